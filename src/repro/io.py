@@ -1,0 +1,78 @@
+"""Atomic file output: nothing half-written is ever left where a later step would read it.
+
+Every writer in the project goes through :func:`atomic_path`: the data goes to a temporary file in
+the destination's own folder (same file system, so the final ``os.replace`` is atomic), and the
+temporary file is removed if anything fails before the rename.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_path", "atomic_open", "write_json", "read_json", "to_jsonable"]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` when the block succeeds.
+
+    The temporary name keeps the suffix of ``path`` so that libraries which choose a format from
+    the extension (matplotlib, h5py, pandas) behave as they would on the final name.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f"{path.suffix}.tmp{path.suffix}", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
+    """``open`` whose result appears at ``path`` only once the block has finished without error."""
+    if not any(m in mode for m in "wx"):
+        raise ValueError(f"atomic_open writes only; got mode {mode!r} for {path}")
+    with atomic_path(path) as tmp:
+        with open(tmp, mode.replace("x", "w"), **kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays, paths and tuples into plain JSON types; NaN becomes None."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "tolist"):  # numpy scalar or array, torch tensor
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as sorted, indented JSON, atomically."""
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        json.dump(to_jsonable(obj), fh, indent=2, sort_keys=True, allow_nan=False)
+        fh.write("\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)

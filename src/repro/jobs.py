@@ -1,0 +1,70 @@
+"""The few lines every pipeline script shares: logging, the job seed, threads, timing, metrics.
+
+A script is thin::
+
+    from repro.jobs import Job
+    job = Job.from_snakemake(snakemake)
+    result = some_method(job.cfg, seed=job.seed)
+    job.write_metrics(snakemake.output.metrics, result)
+
+:meth:`Job.from_snakemake` reads Snakemake's script object by duck typing (``log``, ``config``,
+``rule``, ``wildcards``, ``threads``, ``params``); this module never imports snakemake.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.logs import setup_job_logging
+from repro.provenance import write_metrics
+from repro.seeding import job_seed, wildcards_dict
+
+__all__ = ["Job"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Job:
+    rule: str
+    seed: int
+    scale: str
+    threads: int = 1
+    cfg: dict[str, Any] = field(default_factory=dict)
+    wildcards: dict[str, str] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    @classmethod
+    def from_snakemake(cls, smk: Any) -> "Job":
+        setup_job_logging(smk.log[0] if len(smk.log) else None)
+        params = dict(smk.params.items()) if hasattr(smk.params, "items") else {}
+        wildcards = wildcards_dict(smk.wildcards)
+        threads = int(getattr(smk, "threads", 1) or 1)
+        job = cls(rule=smk.rule, seed=job_seed(smk.config["seed"], smk.rule, **wildcards),
+                  scale=params.get("scale", smk.config["scale"]), threads=threads,
+                  cfg=params.get("cfg", {}), wildcards=wildcards)
+        job.limit_threads()
+        log.info("job %s wildcards=%s seed=%d scale=%s threads=%d", job.rule, wildcards, job.seed, job.scale, threads)
+        return job
+
+    def limit_threads(self) -> None:
+        """Keep numerical libraries within the job's ``threads`` (a cluster node is shared)."""
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[var] = str(self.threads)
+        if "torch" in sys.modules:  # torch reads OMP_NUM_THREADS only when first imported
+            sys.modules["torch"].set_num_threads(self.threads)
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    def write_metrics(self, path: str | os.PathLike, metrics: dict[str, Any]) -> None:
+        """Write ``metrics`` with the provenance block (config hash of this job's preset)."""
+        write_metrics(path, metrics, config={"rule": self.rule, "cfg": self.cfg, "wildcards": self.wildcards},
+                      seed=self.seed, wall_time_s=self.elapsed, scale=self.scale)
+        log.info("wrote %s after %.1f s", path, self.elapsed)

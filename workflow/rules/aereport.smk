@@ -1,0 +1,28 @@
+# The artifact-evaluation report: every claim of every paper, PASS / FAIL / NOT RUN.
+
+
+rule artifact_evaluation:
+    input:
+        metrics=lambda wc: [f"results/{key}/metrics.json" for key in PAPER_TARGETS],
+        papers=repo_path("workflow/papers.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
+        claims=lambda wc: sorted(str(p) for p in (REPO / "workflow/claims").glob("*.yaml")),
+    output:
+        markdown="reports/artifact_evaluation.md",
+        html="reports/artifact_evaluation.html",
+    log:
+        "logs/artifact_evaluation.log",
+    benchmark:
+        "benchmarks/artifact_evaluation.tsv"
+    params:
+        built=lambda wc: {key: targets for key, targets in PAPER_TARGETS.items()},
+        claims_dir=repo_path("workflow/claims"),
+        scale=config["scale"],
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/artifact_evaluation.py"
