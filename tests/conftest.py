@@ -1,0 +1,45 @@
+"""Shared fixtures: run the workflow in a scratch folder, find the shared fixtures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def snakemake_cmd(workdir: Path, *args: str, scale: str = "smoke", config: dict | None = None,
+                  cores: int = 2) -> list[str]:
+    """The snakemake command line for a run of this repo's workflow in ``workdir``."""
+    cfg = {"scale": scale, **(config or {})}
+    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+            "--configfile", str(REPO / "config.yaml"), "--cores", str(cores), "--config",
+            *[f"{k}={v}" for k, v in cfg.items()], "--rerun-incomplete", "--show-failed-logs", *args]
+
+
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
+    """Run snakemake (``args`` are targets and flags); on failure show the end of its output."""
+    env = {**os.environ, "REPRO_NO_PROGRESS": "1"}
+    proc = subprocess.run(snakemake_cmd(workdir, *args, **kwargs), capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    if check and proc.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(args)} failed (exit {proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
+    return proc
+
+
+@pytest.fixture
+def workflow_run():
+    """``workflow_run(workdir, *targets, scale="smoke", config={...})``."""
+    return run_snakemake
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent: the shared fixtures (real slides) come with the project's workspace only")
+    return SHARED
