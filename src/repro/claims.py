@@ -28,6 +28,9 @@ __all__ = ["Claim", "ClaimResult", "load_claims", "lookup_metric", "evaluate", "
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
 SCALES = ("smoke", "small", "paper")
 
+#: Decimal tolerances are not exact in binary (0.97 - 0.95 > 0.02): allow for rounding only.
+_FLOAT_SLACK = 1e-12
+
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
@@ -130,7 +133,7 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
         if math.isnan(value) or math.isnan(rhs):
             ok = False
         elif c.op == "within":
-            ok = abs(value - rhs) <= c.tol
+            ok = abs(value - rhs) <= c.tol + _FLOAT_SLACK
         else:
             ok = _OPS[c.op](value, rhs)
         note = ""

@@ -8,6 +8,7 @@ temporary file is removed if anything fails before the rename.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import math
 import os
@@ -28,7 +29,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f"{path.suffix}.tmp{path.suffix}", dir=path.parent)
+    prefix, suffix = f".{path.stem}.", f"{path.suffix}.tmp{path.suffix}"
+    # A job killed outright (SIGKILL, power cut) cannot remove its temporary file. Each output has
+    # exactly one producing job, so a leftover beside this path is stale: remove it now.
+    for stale in path.parent.glob(f"{glob.escape(prefix)}*{glob.escape(suffix)}"):
+        stale.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     os.close(fd)
     tmp = Path(tmp)
     try:

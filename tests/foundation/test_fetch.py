@@ -1,0 +1,167 @@
+"""repro.data.fetch against a local HTTP server on 127.0.0.1 (Range support, cut connections)."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import io
+import tarfile
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from repro.data.fetch import FetchError, fetch_url, load_tensors, safe_extract
+
+PAYLOAD = bytes(range(256)) * 4096  # 1 MiB, every byte value
+SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Serves PAYLOAD at /data.bin with Range support; /cut.bin drops the connection mid-way once."""
+
+    state: dict = {}
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_GET(self):
+        self.state.setdefault("requests", []).append((self.path, self.headers.get("Range")))
+        if self.path not in ("/data.bin", "/cut.bin", "/norange.bin"):
+            self.send_error(404, "no such file")
+            return
+        start = 0
+        rng = self.headers.get("Range")
+        if rng and self.path != "/norange.bin":
+            start = int(rng.split("=")[1].split("-")[0])
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(PAYLOAD) - 1}/{len(PAYLOAD)}")
+        else:
+            self.send_response(200)
+        body = PAYLOAD[start:]
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.path == "/cut.bin" and not self.state.get("cut_done"):
+            self.state["cut_done"] = True
+            self.wfile.write(body[: len(body) // 3])
+            self.wfile.flush()
+            self.connection.shutdown(2)  # the connection dies a third of the way through
+            return
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def server():
+    _Handler.state = {}
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", _Handler.state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_download_verifies_sha256(server, tmp_path):
+    base, _ = server
+    out = fetch_url(f"{base}/data.bin", tmp_path / "d.bin", sha256=SHA, backoff=0)
+    assert out.read_bytes() == PAYLOAD
+    assert not (tmp_path / "d.bin.part").exists()
+
+
+def test_resume_after_cut_connection_uses_range(server, tmp_path):
+    base, state = server
+    out = fetch_url(f"{base}/cut.bin", tmp_path / "c.bin", sha256=SHA, retries=2, backoff=0)
+    assert out.read_bytes() == PAYLOAD
+    # the second request asked only for the missing bytes
+    ranges = [r for p, r in state["requests"] if p == "/cut.bin"]
+    assert ranges[0] is None and ranges[1] is not None
+    assert int(ranges[1].split("=")[1].rstrip("-")) == len(PAYLOAD) // 3
+
+
+def test_resume_from_existing_part_file(server, tmp_path):
+    base, state = server
+    (tmp_path / "p.bin.part").write_bytes(PAYLOAD[:1000])
+    fetch_url(f"{base}/data.bin", tmp_path / "p.bin", sha256=SHA, backoff=0)
+    assert (tmp_path / "p.bin").read_bytes() == PAYLOAD
+    assert state["requests"][0][1] == "bytes=1000-"
+
+
+def test_server_without_range_restarts_cleanly(server, tmp_path):
+    base, _ = server
+    (tmp_path / "n.bin.part").write_bytes(b"garbage" * 10)
+    fetch_url(f"{base}/norange.bin", tmp_path / "n.bin", sha256=SHA, backoff=0)
+    assert (tmp_path / "n.bin").read_bytes() == PAYLOAD
+
+
+def test_checksum_mismatch_names_url_and_both_hashes_and_leaves_nothing(server, tmp_path):
+    base, _ = server
+    wrong = "0" * 64
+    with pytest.raises(FetchError) as err:
+        fetch_url(f"{base}/data.bin", tmp_path / "bad.bin", sha256=wrong, backoff=0)
+    text = str(err.value)
+    assert f"{base}/data.bin" in text and wrong in text and SHA in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_404_is_a_clear_error_without_retry(server, tmp_path):
+    base, state = server
+    with pytest.raises(FetchError, match="HTTP 404"):
+        fetch_url(f"{base}/missing.bin", tmp_path / "m.bin", sha256=SHA, retries=3, backoff=0)
+    assert len(state["requests"]) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unreachable_host_keeps_no_output(tmp_path):
+    # port 9 on loopback: nothing listens, the connection is refused at once
+    with pytest.raises(FetchError, match="after 2 attempts"):
+        fetch_url("http://127.0.0.1:9/x.bin", tmp_path / "x.bin", sha256=SHA, retries=1, backoff=0, timeout=2)
+    assert not (tmp_path / "x.bin").exists()
+
+
+def _tar_with(tmp_path: Path, names: list[str]) -> Path:
+    path = tmp_path / "a.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            data = name.encode()
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_safe_extract_unpacks_a_clean_tar(tmp_path):
+    archive = _tar_with(tmp_path, ["slides/a.svs", "manifest.csv"])
+    out = safe_extract(archive, tmp_path / "out")
+    assert (out / "slides" / "a.svs").read_text() == "slides/a.svs"
+
+
+@pytest.mark.parametrize("evil", ["../escape.txt", "ok/../../escape.txt", "/abs/escape.txt"])
+def test_safe_extract_rejects_traversal_in_tar_and_writes_nothing(tmp_path, evil):
+    archive = _tar_with(tmp_path, ["fine.txt", evil])
+    with pytest.raises(FetchError, match="outside the target folder"):
+        safe_extract(archive, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "escape.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tar.gz"]
+
+
+def test_safe_extract_rejects_traversal_in_zip(tmp_path):
+    archive = tmp_path / "a.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("fine.txt", "x")
+        zf.writestr("../escape.txt", "x")
+    with pytest.raises(FetchError, match="outside the target folder"):
+        safe_extract(archive, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_load_tensors_refuses_pickled_code(tmp_path):
+    torch = pytest.importorskip("torch")
+    good = tmp_path / "w.pt"
+    torch.save({"w": torch.ones(3)}, good)
+    assert torch.equal(load_tensors(good)["w"], torch.ones(3))
+    evil = tmp_path / "evil.pt"
+    torch.save({"w": torch.ones(3), "obj": _Handler}, evil)  # an arbitrary class: not plain tensors
+    with pytest.raises(ValueError, match="weights_only"):
+        load_tensors(evil)
