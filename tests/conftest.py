@@ -43,3 +43,14 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"{SHARED} is absent: the shared fixtures (real slides) come with the project's workspace only")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def smoke_dir(tmp_path_factory) -> Path:
+    """One working directory shared by the whole session's smoke builds.
+
+    Each paper's smoke test builds its own targets here from nothing; tests that need the whole
+    workflow (the AE report, Snakemake's HTML report) then reuse what is already built instead of
+    running every DAG twice.
+    """
+    return tmp_path_factory.mktemp("smoke")
