@@ -12,7 +12,6 @@ import hashlib
 import json
 import platform
 import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -73,7 +72,6 @@ def provenance(*, config: Any, seed: int | None, wall_time_s: float | None, scal
         "seed": seed,
         "packages": package_versions(),
         "platform": f"{platform.system()} {platform.machine()}",
-        "argv0": Path(sys.argv[0]).name if sys.argv else None,
         "wall_time_s": None if wall_time_s is None else round(float(wall_time_s), 3),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

@@ -22,7 +22,8 @@ def smoke_preset() -> dict:
 
 
 @pytest.mark.slow
-def test_smoke_dag_builds_from_empty_folder(tmp_path, workflow_run):
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
+    tmp_path = smoke_dir  # shared with the reproducibility tests and the whole-workflow tests
     workflow_run(tmp_path, *TARGETS)
     cfg = smoke_preset()
     for target in TARGETS + ["reports/cmcboot_table1.csv", "reports/cmcboot_fig1.csv", "reports/cmcboot_fig2.csv"]:

@@ -1,0 +1,83 @@
+"""Same config, same numbers and same PDF bytes; a SIGKILLed run resumes to identical outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_snakemake, snakemake_cmd
+from repro.provenance import strip_volatile
+
+# cmcboot is the first paper through the skeleton; its smoke DAG is small but has jobs that
+# run for seconds, so a kill lands in the middle of one.
+TARGETS = ["reports/cmcboot_fig1.pdf", "reports/cmcboot_table1.csv", "results/cmcboot/metrics.json"]
+COMPARED = ["results/cmcboot/metrics.json", "reports/cmcboot_fig1.pdf", "reports/cmcboot_fig1.csv",
+            "reports/cmcboot_table1.csv", "results/cmcboot/coverage_long.csv"]
+
+
+def _outputs(workdir: Path) -> dict[str, object]:
+    out = {}
+    for rel in COMPARED:
+        path = workdir / rel
+        out[rel] = strip_volatile(json.loads(path.read_text())) if rel.endswith(".json") else path.read_bytes()
+    return out
+
+
+def _leftovers(workdir: Path) -> list[str]:
+    """Temporary files of atomic writes, or Snakemake's incomplete markers, still lying around."""
+    stale = [str(p.relative_to(workdir)) for d in ("results", "reports") for p in (workdir / d).rglob(".*.tmp*")]
+    incomplete = workdir / ".snakemake" / "incomplete"
+    if incomplete.exists():
+        stale += [str(p) for p in incomplete.iterdir()]
+    return stale
+
+
+@pytest.fixture(scope="module")
+def reference(smoke_dir):
+    run_snakemake(smoke_dir, *TARGETS)
+    return _outputs(smoke_dir)
+
+
+@pytest.mark.slow
+def test_rebuilding_gives_identical_metrics_and_pdf_bytes(smoke_dir, reference):
+    run_snakemake(smoke_dir, *TARGETS, "--forcerun", "cmcboot_aggregate")
+    again = _outputs(smoke_dir)
+    for rel in COMPARED:
+        assert again[rel] == reference[rel], f"{rel} differs between two builds"
+
+
+@pytest.mark.slow
+def test_sigkill_mid_job_then_rerun_incomplete_gives_the_same_outputs(tmp_path, reference):
+    env = {**os.environ, "REPRO_NO_PROGRESS": "1"}
+    proc = subprocess.Popen(snakemake_cmd(tmp_path, *TARGETS, cores=1), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    logs = tmp_path / "logs" / "cmcboot" / "intervals"
+    deadline = time.monotonic() + 300
+    try:
+        # wait until a bootstrap job is running: its log exists and its output does not yet
+        while time.monotonic() < deadline:
+            running = [p for p in logs.rglob("*.log")] if logs.exists() else []
+            pending = [p for p in running if not (tmp_path / "results/cmcboot/chunks" /
+                                                  p.relative_to(logs).with_suffix(".json")).exists()]
+            if pending:
+                break
+            assert proc.poll() is None, "the run finished before it could be killed"
+            time.sleep(0.2)
+        else:
+            pytest.fail("no bootstrap job started within 300 s")
+        time.sleep(1.0)  # well inside the job (each runs for several seconds at smoke scale)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not (tmp_path / "results/cmcboot/metrics.json").exists()
+    # Snakemake's lock survives a SIGKILL; --unlock is what a user runs after a crash
+    run_snakemake(tmp_path, "--unlock")
+    run_snakemake(tmp_path, *TARGETS)
+    assert _outputs(tmp_path) == reference
+    assert _leftovers(tmp_path) == []
