@@ -8,8 +8,9 @@ The variant built by default (the common one; the paper's own parameters are not
 - RIGHT in an interior state: ``p_right = 0.3`` to ``s+1``, ``p_stay = 0.6`` stay, ``p_back = 0.1`` to
   ``s-1``; at ``s0``: ``p_start_stay = 0.7`` stay, ``0.3`` to ``s1``; at ``s5``: ``p_end_stay = 0.3`` stay,
   ``0.7`` to ``s4``;
-- rewards, rescaled by 1/1000 from (5, 10000): ``r_left = 0.005`` for LEFT at ``s0`` and ``r_right = 1``
-  for RIGHT at ``s5`` (deterministic, known; only the kernel is estimated);
+- rewards of the normalised variant (Osband et al. 2013): ``r_left = 0.005`` (= 5/1000) for LEFT at
+  ``s0`` and ``r_right = 1`` for RIGHT at ``s5`` (Strehl and Littman's original: 5 and 10000);
+  deterministic and known, only the kernel is estimated;
 - each episode (or the single chain) starts uniformly in ``s1`` or ``s2`` (``start_states``);
 - discount ``gamma = 0.9``.
 """
@@ -36,7 +37,7 @@ class RiverSwimConfig:
     p_start_stay: float = 0.7     # RIGHT at s0: stay (else to s1)
     p_end_stay: float = 0.3       # RIGHT at the last state: stay (else back one state)
     r_left: float = 0.005         # LEFT at s0 (5 / 1000)
-    r_right: float = 1.0          # RIGHT at the last state (10000 / 10000 ... rescaled: see module doc)
+    r_right: float = 1.0          # RIGHT at the last state (normalised; 10000 in the original)
     start_states: tuple[int, ...] = (1, 2)
     gamma: float = 0.9
 
