@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from conftest import REPO, run_snakemake
+import slurm_harness
 from slurm_harness import SingleNodeSlurm, unavailable_reason
 
 HERE = Path(__file__).resolve().parent
@@ -150,6 +151,28 @@ def test_status_script_asks_sacct_then_squeue(tmp_path, sacct, squeue, expected)
     assert out.returncode == 0 and out.stdout == f"{expected}\n", out.stderr
 
 
+# -- when the live tests run ---------------------------------------------------------------------------
+
+def test_harness_skips_without_root(monkeypatch):
+    monkeypatch.setattr(slurm_harness.os, "geteuid", lambda: 1000)
+    assert "needs root" in unavailable_reason()
+
+
+def test_harness_installs_only_where_allowed(monkeypatch):
+    installed = []
+    monkeypatch.setattr(slurm_harness.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(slurm_harness, "install", lambda: installed.append(True))
+    monkeypatch.setattr(slurm_harness.shutil, "which",
+                        lambda name: None if name in ("slurmd", "sbatch") else f"/usr/bin/{name}")
+    for var in slurm_harness.INSTALL_ENV:
+        monkeypatch.delenv(var, raising=False)
+    reason = unavailable_reason()
+    assert "['slurmd', 'sbatch'] missing" in reason and "CI=true" in reason and not installed
+    monkeypatch.setenv("CI", "true")
+    reason = unavailable_reason()  # installs, but the fake install leaves the binaries missing
+    assert installed and "still missing after apt-get install" in reason
+
+
 # -- live: a private single-node SLURM ---------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -239,7 +262,8 @@ def test_smoke_dag_through_slurm_equals_local_run(slurm, tmp_path):
 @pytest.mark.slow
 def test_cluster_generic_profile_retries_through_sbatch(slurm, tmp_path):
     """profiles/cluster-generic: plain sbatch + status.py (sacct fails here, squeue answers)."""
-    proc = snakemake_cluster(tmp_path, "flaky.txt", "--latency-wait", "5", env=slurm.env(), snakefile=FAULTS,
+    proc = snakemake_cluster(tmp_path, "flaky.txt", "--latency-wait", "5", "--seconds-between-status-checks", "3",
+                             env=slurm.env(), snakefile=FAULTS,
                              profiles=(GENERIC_PROFILE,))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
