@@ -214,7 +214,7 @@ PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE St
         out = self._run("sinfo", "-h", "-N", "-o", "%T").stdout.strip()
         if out.startswith(("drain", "down", "fail")) and "slurmd" in self.procs:
             self._run("scontrol", "update", f"nodename={self.node}", "state=resume")
-        return out.startswith("idle")
+        return out == "idle"  # not "idle*" (not responding)
 
     def _wait(self, ready, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
