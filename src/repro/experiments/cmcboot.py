@@ -1,0 +1,328 @@
+"""The coverage experiment of "Model-based Bootstrap of Controlled Markov Chains" (arXiv 2605.12410)
+on RiverSwim: Monte Carlo replicates of a data set, intervals from every method, coverage and width.
+
+A *setting* is one data design and behaviour policy, named ``n{n}_h{horizon}_{policy}`` (``n``
+transitions in episodes of ``horizon`` steps; ``horizon == n`` is a single chain). A job runs one
+setting x method x chunk of replicates (:func:`run_chunk`); the data of a replicate depend only on
+the global seed, the setting, the chunk and the replicate's place in it, so every method sees the
+same data. :func:`aggregate` sums the chunks into the long table and the metrics the claims read.
+
+Interval methods are registered by name in :data:`INTERVAL_METHODS` (the ``{method}`` wildcard):
+
+- ``model``: model-based bootstrap, percentile (``model_percentile``) and basic (``model_basic``);
+- ``episodic``: episodic bootstrap, percentile (``episodic``);
+- ``clt``: plug-in CLT with the delta method (``clt``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from repro.data.riverswim import RIGHT, FiniteCMC, riverswim
+from repro.methods import cmc_bootstrap as cb
+from repro.registry import Registry
+from repro.rl.simulate import MarkovPolicy, StickyDriftPolicy, simulate_counts
+from repro.seeding import job_seed
+
+if TYPE_CHECKING:  # pandas is imported where tables are built: interval jobs start faster without it
+    import pandas as pd
+
+__all__ = ["INTERVAL_METHODS", "BEHAVIOUR_POLICIES", "setting_name", "parse_setting", "settings", "Context",
+           "make_context", "simulate_data", "run_chunk", "aggregate", "level_key", "ground_truth"]
+
+log = logging.getLogger(__name__)
+
+INTERVAL_METHODS: Registry = Registry("cmcboot interval method")
+BEHAVIOUR_POLICIES: Registry = Registry("cmcboot behaviour policy")
+
+_SETTING = re.compile(r"^n(\d+)_h(\d+)_([a-z]+)$")
+
+
+@BEHAVIOUR_POLICIES.register("uniform")
+def _uniform(n_states: int, **_: Any) -> MarkovPolicy:
+    return MarkovPolicy(np.full((n_states, 2), 0.5))
+
+
+@BEHAVIOUR_POLICIES.register("sticky")
+def _sticky(n_states: int, stick: float = 0.5, p_start: float = 0.2, p_end: float = 0.8) -> StickyDriftPolicy:
+    return StickyDriftPolicy(stick=stick, p_start=p_start, p_end=p_end)
+
+
+def setting_name(n: int, horizon: int, policy: str) -> str:
+    return f"n{n}_h{horizon}_{policy}"
+
+
+def parse_setting(name: str) -> tuple[int, int, str]:
+    """``"n1000_h50_uniform"`` -> ``(1000, 50, "uniform")``; the horizon must divide ``n``."""
+    m = _SETTING.match(name)
+    if not m:
+        raise ValueError(f"cmcboot: bad setting name {name!r} (expected n<N>_h<H>_<policy>)")
+    n, h, policy = int(m[1]), int(m[2]), m[3]
+    if h < 1 or n % h:
+        raise ValueError(f"cmcboot: setting {name!r}: episode length {h} must divide the sample size {n}")
+    return n, h, policy
+
+
+def settings(cfg: dict) -> list[str]:
+    """All settings of a preset: fig1 (sample sizes at the fig1 episode length) and fig2 (episode
+    lengths at the fig2 sample size), for every behaviour policy; sorted, without duplicates."""
+    names = set()
+    for policy in cfg["policies"]:
+        names.update(setting_name(n, cfg["episode_length"], policy) for n in cfg["sample_sizes"])
+        names.update(setting_name(cfg["fig2_sample_size"], h, policy) for h in cfg["episode_lengths"])
+    for name in names:
+        parse_setting(name)
+    return sorted(names)
+
+
+def level_key(level: float) -> str:
+    """``0.95`` -> ``"l95"`` (metric paths are dotted, so keys carry no dot)."""
+    return f"l{round(level * 100):d}"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every job of a preset shares: the chain, the target policy, the targets' support."""
+
+    model: FiniteCMC
+    pi_target: np.ndarray      # (S, A)
+    support: np.ndarray        # (S, A, S) bool: entries of P reported (0 < P < 1)
+    levels: tuple[float, ...]
+    n_boot: int
+    fill: str
+    max_parallel: int
+    policy_kwargs: dict
+    behaviour_estimate: str = "per_step"
+
+    def truth(self) -> dict[str, np.ndarray]:
+        return cb.targets(self.model.P, self.model.R, self.model.gamma, self.pi_target, self.support)
+
+
+def make_context(cfg: dict) -> Context:
+    model = riverswim(cfg.get("riverswim"))
+    S = model.n_states
+    pi_target = np.zeros((S, 2))
+    pi_target[:, RIGHT] = cfg["target_right_prob"]
+    pi_target[:, 1 - RIGHT] = 1.0 - cfg["target_right_prob"]
+    support = (model.P > 0) & (model.P < 1)
+    return Context(model=model, pi_target=pi_target, support=support, levels=tuple(cfg["levels"]),
+                   n_boot=int(cfg["n_boot"]), fill=cfg.get("unvisited_fill", "uniform"),
+                   max_parallel=int(cfg.get("max_parallel", 400_000)), policy_kwargs=dict(cfg.get("behaviour", {})),
+                   behaviour_estimate=cfg.get("behaviour_estimate", "per_step"))
+
+
+def ground_truth(cfg: dict) -> dict[str, Any]:
+    """The true targets of a preset (written by the data step of the workflow)."""
+    ctx = make_context(cfg)
+    truth = ctx.truth()
+    return {"riverswim": {"P": ctx.model.P, "R": ctx.model.R, "init": ctx.model.init, "gamma": ctx.model.gamma},
+            "target_policy": ctx.pi_target, "support": np.argwhere(ctx.support),
+            "truth": truth, "settings": settings(cfg)}
+
+
+@dataclass(frozen=True)
+class ChunkData:
+    counts: np.ndarray          # (R, S, A, S)
+    episode_counts: np.ndarray  # (R, E, S, A, S)
+    starts: np.ndarray          # (R, S)
+    step_counts: np.ndarray | None  # (R, H, S, A); None for a single chain (one episode)
+    design: cb.Design
+
+
+def simulate_data(ctx: Context, setting: str, n_replicates: int, rng: np.random.Generator) -> ChunkData:
+    """``n_replicates`` independent data sets of ``setting`` from the true chain."""
+    n, h, policy_name = parse_setting(setting)
+    design = cb.Design(n_episodes=n // h, horizon=h)
+    kwargs = ctx.policy_kwargs.get(policy_name, {})
+    policy = BEHAVIOUR_POLICIES.create(policy_name, n_states=ctx.model.n_states, **kwargs)
+    episodic = design.n_episodes >= 2  # per-step counts only where a per-step policy can be estimated
+    out = simulate_counts(ctx.model.P, policy, ctx.model.init, n_chains=n_replicates, n_episodes=design.n_episodes,
+                          horizon=h, rng=rng, per_episode=True, return_starts=True, return_step_counts=episodic)
+    episode_counts, starts, step_counts = out if episodic else (*out, None)
+    return ChunkData(counts=episode_counts.sum(1), episode_counts=episode_counts, starts=starts,
+                     step_counts=step_counts, design=design)
+
+
+def _estimates(ctx: Context, counts: np.ndarray) -> dict[str, np.ndarray]:
+    P_hat, _ = cb.empirical_kernel(counts, ctx.fill)
+    return cb.targets(P_hat, ctx.model.R, ctx.model.gamma, ctx.pi_target, ctx.support)
+
+
+def _boot_intervals(ctx: Context, counts: np.ndarray, P_star: np.ndarray, basic_name: str | None,
+                    pct_name: str) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    est = _estimates(ctx, counts)                                                   # (R, K)
+    boot = cb.targets(P_star, ctx.model.R, ctx.model.gamma, ctx.pi_target, ctx.support)  # (R, B, K)
+    out: dict[str, dict] = {pct_name: {}}
+    if basic_name:
+        out[basic_name] = {}
+    for t in cb.TARGETS:
+        pct = [cb.percentile_interval(boot[t], lv, axis=1) for lv in ctx.levels]
+        out[pct_name][t] = (np.stack([p[0] for p in pct], -1), np.stack([p[1] for p in pct], -1))  # (R, K, L)
+        if basic_name:
+            bas = [cb.basic_interval(est[t], boot[t], lv, axis=1) for lv in ctx.levels]
+            out[basic_name][t] = (np.stack([b[0] for b in bas], -1), np.stack([b[1] for b in bas], -1))
+    return out
+
+
+@INTERVAL_METHODS.register("model")
+def model_intervals(ctx: Context, data: ChunkData, rng: np.random.Generator):
+    """Model-based bootstrap: percentile and basic intervals."""
+    init_hat = cb.empirical_initial(data.starts)
+    if ctx.behaviour_estimate not in ("per_step", "stationary"):
+        raise ValueError(f"cmcboot: behaviour_estimate must be per_step or stationary; got {ctx.behaviour_estimate!r}")
+    per_step = ctx.behaviour_estimate == "per_step" and data.step_counts is not None
+    P_star = cb.model_bootstrap_kernels(data.counts, init_hat, data.design, n_boot=ctx.n_boot, rng=rng,
+                                        fill=ctx.fill, step_counts=data.step_counts if per_step else None,
+                                        max_parallel=ctx.max_parallel)
+    return _boot_intervals(ctx, data.counts, P_star, "model_basic", "model_percentile")
+
+
+@INTERVAL_METHODS.register("episodic")
+def episodic_intervals(ctx: Context, data: ChunkData, rng: np.random.Generator):
+    """Episodic bootstrap (whole episodes resampled): percentile intervals."""
+    P_star = cb.episodic_bootstrap_kernels(data.episode_counts, n_boot=ctx.n_boot, rng=rng, fill=ctx.fill)
+    return _boot_intervals(ctx, data.counts, P_star, None, "episodic")
+
+
+@INTERVAL_METHODS.register("clt")
+def clt_intervals(ctx: Context, data: ChunkData, rng: np.random.Generator):
+    """Plug-in CLT (delta method) normal intervals."""
+    est = _estimates(ctx, data.counts)
+    std = cb.clt_std(data.counts, ctx.model.R, ctx.model.gamma, ctx.pi_target, ctx.support, ctx.fill)
+    out = {}
+    for t in cb.TARGETS:
+        bounds = [cb.normal_interval(est[t], std[t], lv) for lv in ctx.levels]
+        out[t] = (np.stack([b[0] for b in bounds], -1), np.stack([b[1] for b in bounds], -1))
+    return {"clt": out}
+
+
+def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, global_seed: int, seed: int) -> dict[str, Any]:
+    """Intervals of ``method`` on one chunk of replicates of ``setting``; coverage counts and widths.
+
+    The data come from a generator seeded by ``(global_seed, setting, chunk)`` only (shared by all
+    methods); the bootstrap uses ``seed`` (the job's own).
+    """
+    n_chunks, n_reps = int(cfg["n_chunks"]), int(cfg["n_replicates"])
+    if n_reps % n_chunks or not 0 <= chunk < n_chunks:
+        raise ValueError(f"cmcboot: n_replicates={n_reps} must split evenly into n_chunks={n_chunks}; chunk {chunk}")
+    ctx = make_context(cfg)
+    R = n_reps // n_chunks
+    data_rng = np.random.default_rng(job_seed(global_seed, "cmcboot_data", setting=setting, chunk=chunk))
+    data = simulate_data(ctx, setting, R, data_rng)
+    intervals = INTERVAL_METHODS.create(method, ctx=ctx, data=data, rng=np.random.default_rng(seed))
+    truth = ctx.truth()
+    _, visited = cb.empirical_kernel(data.counts, ctx.fill)
+    # entries of P in rows without data: every method reports the uninformative [0, 1]
+    unvisited_P = ~np.broadcast_to(visited[..., None], data.counts.shape)[:, ctx.support]  # (R, K)
+    results = {}
+    for variant, by_target in intervals.items():
+        results[variant] = {}
+        for t, (lo, hi) in by_target.items():
+            if t == "P":
+                lo = np.where(unvisited_P[..., None], 0.0, lo)
+                hi = np.where(unvisited_P[..., None], 1.0, hi)
+            hit = (lo <= truth[t][None, :, None]) & (truth[t][None, :, None] <= hi)  # (R, K, L)
+            results[variant][t] = {level_key(lv): {"covered": hit[..., i].sum(0), "width_sum": (hi - lo)[..., i].sum(0)}
+                                   for i, lv in enumerate(ctx.levels)}
+    return {"setting": setting, "method": method, "chunk": chunk, "n_replicates": R,
+            "unvisited_pairs_mean": float((~visited).sum((1, 2)).mean()), "results": results}
+
+
+def aggregate(chunks: Iterable[dict], cfg: dict) -> tuple["pd.DataFrame", dict[str, Any]]:
+    """Sum chunk results into the long table (one row per setting x method x target x level) and the
+    metrics dict (coverage, width, and the summaries that the claims read)."""
+    import pandas as pd
+
+    acc: dict[tuple, list] = {}
+    for c in chunks:
+        for variant, by_target in c["results"].items():
+            for t, by_level in by_target.items():
+                for lk, v in by_level.items():
+                    key = (c["setting"], variant, t, lk)
+                    cov, wid, reps = acc.get(key, (0, 0, 0))
+                    acc[key] = (np.asarray(v["covered"]) + cov, np.asarray(v["width_sum"]) + wid, reps + c["n_replicates"])
+    levels = {level_key(lv): lv for lv in cfg["levels"]}
+    rows = []
+    for (setting, variant, t, lk), (cov, wid, reps) in sorted(acc.items()):
+        n, h, policy = parse_setting(setting)
+        per_entry = cov / reps
+        rows.append({"setting": setting, "n": n, "episode_length": h, "n_episodes": n // h, "policy": policy,
+                     "method": variant, "target": t, "level": levels[lk], "coverage": float(per_entry.mean()),
+                     "coverage_min_entry": float(per_entry.min()), "width": float((wid / reps).mean()),
+                     "n_replicates": reps, "mc_se": float(np.sqrt(per_entry.mean() * (1 - per_entry.mean()) / reps))})
+    table = pd.DataFrame(rows)
+    return table, _metrics(table, cfg)
+
+
+def _regime_summary(table: "pd.DataFrame", mask: "pd.Series") -> dict[str, dict[str, float]]:
+    out = {}
+    sub = table[mask]
+    for variant, g in sub.groupby("method", sort=True):
+        gap = g["coverage"] - g["level"]
+        out[variant] = {"abs_gap": float(gap.abs().mean()), "max_abs_gap": float(gap.abs().max()),
+                        "shortfall": float(-gap.mean()), "coverage_mean": float(g["coverage"].mean()),
+                        "n_cells": int(len(g))}
+    return out
+
+
+def _metrics(table: "pd.DataFrame", cfg: dict) -> dict[str, Any]:
+    coverage: dict = {}
+    width: dict = {}
+    for r in table.itertuples(index=False):
+        lk = level_key(r.level)
+        coverage.setdefault(r.method, {}).setdefault(r.target, {}).setdefault(r.setting, {})[lk] = r.coverage
+        width.setdefault(r.method, {}).setdefault(r.target, {}).setdefault(r.setting, {})[lk] = r.width
+    fig1 = table["episode_length"] == cfg["episode_length"]
+    regimes = {
+        "small_n": fig1 & (table["n"] == min(cfg["sample_sizes"])),
+        "moderate_n": fig1 & (table["n"] == cfg["moderate_sample_size"]),
+        "short_episodes": (table["n"] == cfg["fig2_sample_size"]) & (table["episode_length"] == min(cfg["episode_lengths"])),
+    }
+    summary: dict = {}
+    for regime, mask in regimes.items():
+        for variant, stats in _regime_summary(table, mask).items():
+            summary.setdefault(variant, {})[regime] = stats
+    # "closer to nominal than the baselines": the smaller baseline gap minus the percentile gap (> 0: closer)
+    advantage = {}
+    for regime in regimes:
+        try:
+            mine = summary["model_percentile"][regime]["abs_gap"]
+            base = min(summary[b][regime]["abs_gap"] for b in ("episodic", "clt"))
+        except KeyError:
+            continue
+        advantage[regime] = base - mine
+    return {"coverage": coverage, "width": width, "summary": summary, "advantage": advantage,
+            "regimes": {"small_n": int(min(cfg["sample_sizes"])), "moderate_n": int(cfg["moderate_sample_size"]),
+                        "short_episodes": int(min(cfg["episode_lengths"])), "fig1_episode_length": int(cfg["episode_length"]),
+                        "fig2_sample_size": int(cfg["fig2_sample_size"])},
+            "n_settings": int(table["setting"].nunique())}
+
+
+def bench_model_bootstrap(n_boot: int = 1000, n_steps: int = 10_000, *, seed: int = 0,
+                          policy: str = "uniform") -> dict[str, Any]:
+    """Wall time of ``n_boot`` model-based bootstrap replicates of one ``n_steps``-step RiverSwim chain.
+
+    Times the simulation of the bootstrap chains with their re-estimated kernels, and separately the
+    bootstrap targets (V^pi, V*, Q* of every bootstrap kernel). Not deterministic (a timing).
+    """
+    import time
+
+    cfg = {"target_right_prob": 0.8, "levels": [0.95], "n_boot": n_boot}
+    ctx = make_context(cfg)
+    data = simulate_data(ctx, setting_name(n_steps, n_steps, policy), 1, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1)
+    t0 = time.perf_counter()
+    P_star = cb.model_bootstrap_kernels(data.counts, cb.empirical_initial(data.starts), data.design,
+                                        n_boot=n_boot, rng=rng, fill=ctx.fill)
+    t1 = time.perf_counter()
+    cb.targets(P_star[0], ctx.model.R, ctx.model.gamma, ctx.pi_target, ctx.support)
+    t2 = time.perf_counter()
+    log.info("model bootstrap: %d chains x %d steps in %.2f s (+ targets %.2f s)", n_boot, n_steps, t1 - t0, t2 - t1)
+    return {"n_boot": n_boot, "n_steps": n_steps, "policy": policy, "simulate_and_refit_s": t1 - t0,
+            "targets_s": t2 - t1, "total_s": t2 - t0, "ns_per_chain_step": 1e9 * (t1 - t0) / (n_boot * n_steps)}

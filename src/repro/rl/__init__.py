@@ -1,0 +1,18 @@
+"""Finite Markov decision process tools shared by the RL papers.
+
+- :mod:`repro.rl.mdp`: exact policy evaluation (V^pi, Q^pi by a linear solve), value and policy
+  iteration (V*, Q*), greedy policies and the derivative of a value with respect to the kernel.
+- :mod:`repro.rl.simulate`: a finite controlled Markov chain simulator vectorised over many chains
+  (one Python loop over time steps, numpy over chains), with stationary, nonstationary and
+  history-dependent behaviour policies.
+
+Every function accepts a batch of kernels ``P`` of shape ``(..., S, A, S)`` where that is natural,
+so thousands of bootstrap kernels are evaluated in one call.
+"""
+
+from repro.rl.mdp import (greedy_policy, policy_evaluation, policy_iteration, policy_kernel,
+                          value_gradient, value_iteration)
+from repro.rl.simulate import (MarkovPolicy, StickyDriftPolicy, simulate_counts, simulate_trajectories)
+
+__all__ = ["greedy_policy", "policy_evaluation", "policy_iteration", "policy_kernel", "value_gradient",
+           "value_iteration", "MarkovPolicy", "StickyDriftPolicy", "simulate_counts", "simulate_trajectories"]

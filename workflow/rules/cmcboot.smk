@@ -1,0 +1,184 @@
+# cmcboot: "Model-based Bootstrap of Controlled Markov Chains" (arXiv 2605.12410).
+# Coverage of model-based bootstrap, episodic bootstrap and plug-in CLT intervals on RiverSwim.
+# DAG: truth (the chain and its true targets) -> intervals per {setting}/{method}/chunk{chunk}
+#      -> aggregate (metrics.json, long table) -> fig1, fig2, table1.
+from repro.experiments.cmcboot import settings as cmcboot_settings
+
+
+register_targets(
+    "cmcboot",
+    [
+        "reports/cmcboot_fig1.pdf",
+        "reports/cmcboot_fig2.pdf",
+        "reports/cmcboot_table1.csv",
+        "reports/cmcboot_table1.md",
+        "results/cmcboot/metrics.json",
+    ],
+)
+
+
+rule cmcboot_truth:
+    output:
+        truth="results/cmcboot/truth.json",
+    log:
+        "logs/cmcboot/truth.log",
+    benchmark:
+        "benchmarks/cmcboot/truth.tsv"
+    params:
+        cfg=lambda wc: preset("cmcboot"),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/cmcboot/truth.py"
+
+
+rule cmcboot_intervals:
+    input:
+        truth=rules.cmcboot_truth.output.truth,
+    output:
+        chunk="results/cmcboot/chunks/{setting}/{method}/chunk{chunk}.json",
+    log:
+        "logs/cmcboot/intervals/{setting}/{method}/chunk{chunk}.log",
+    benchmark:
+        "benchmarks/cmcboot/intervals/{setting}/{method}/chunk{chunk}.tsv"
+    wildcard_constraints:
+        setting=r"n\d+_h\d+_[a-z]+",
+        method=r"[a-z]+",
+        chunk=r"\d+",
+    params:
+        cfg=lambda wc: preset("cmcboot"),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/cmcboot/intervals.py"
+
+
+rule cmcboot_aggregate:
+    input:
+        chunks=lambda wc: expand(
+            "results/cmcboot/chunks/{setting}/{method}/chunk{chunk}.json",
+            setting=cmcboot_settings(preset("cmcboot")),
+            method=preset("cmcboot", "methods"),
+            chunk=range(preset("cmcboot", "n_chunks")),
+        ),
+    output:
+        metrics="results/cmcboot/metrics.json",
+        table="results/cmcboot/coverage_long.csv",
+    log:
+        "logs/cmcboot/aggregate.log",
+    benchmark:
+        "benchmarks/cmcboot/aggregate.tsv"
+    params:
+        cfg=lambda wc: preset("cmcboot"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/cmcboot/aggregate.py"
+
+
+rule cmcboot_fig1:
+    input:
+        table=rules.cmcboot_aggregate.output.table,
+    output:
+        pdf=report(
+            "reports/cmcboot_fig1.pdf",
+            caption="../report/cmcboot_fig1.rst",
+            category="cmcboot",
+        ),
+        csv="reports/cmcboot_fig1.csv",
+    log:
+        "logs/cmcboot/fig1.log",
+    benchmark:
+        "benchmarks/cmcboot/fig1.tsv"
+    params:
+        cfg=lambda wc: preset("cmcboot"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/cmcboot/fig1.py"
+
+
+rule cmcboot_fig2:
+    input:
+        table=rules.cmcboot_aggregate.output.table,
+    output:
+        pdf=report(
+            "reports/cmcboot_fig2.pdf",
+            caption="../report/cmcboot_fig2.rst",
+            category="cmcboot",
+        ),
+        csv="reports/cmcboot_fig2.csv",
+    log:
+        "logs/cmcboot/fig2.log",
+    benchmark:
+        "benchmarks/cmcboot/fig2.tsv"
+    params:
+        cfg=lambda wc: preset("cmcboot"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/cmcboot/fig2.py"
+
+
+rule cmcboot_table1:
+    input:
+        table=rules.cmcboot_aggregate.output.table,
+    output:
+        csv="reports/cmcboot_table1.csv",
+        md="reports/cmcboot_table1.md",
+    log:
+        "logs/cmcboot/table1.log",
+    benchmark:
+        "benchmarks/cmcboot/table1.tsv"
+    params:
+        cfg=lambda wc: preset("cmcboot"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/cmcboot/table1.py"
+
+
+# Not a paper target: time of the model-based bootstrap (n_boot chains of n_steps steps), for the
+# README. `snakemake results/cmcboot/bench.json`.
+rule cmcboot_bench:
+    output:
+        bench="results/cmcboot/bench.json",
+    log:
+        "logs/cmcboot/bench.log",
+    benchmark:
+        "benchmarks/cmcboot/bench.tsv"
+    params:
+        n_boot=1000,
+        n_steps=10000,
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/cmcboot/bench.py"
