@@ -30,8 +30,11 @@ SLURM_PROFILE = REPO / "profiles" / "slurm"
 GENERIC_PROFILE = REPO / "profiles" / "cluster-generic"
 TEST_PROFILE = HERE / "slurm_profile"  # partition, squeue status, short first poll for the private cluster
 FAULTS = HERE / "cluster_faults" / "Snakefile"
-#: A small multi-rule DAG of the real workflow at scale=smoke, run locally and through SLURM.
-SMOKE_TARGETS = ["reports/artifact_evaluation.md"]
+#: A small multi-rule DAG of a real paper at scale=smoke, run locally and through SLURM: cmcboot cut to
+#: one setting and two methods (tests/workflow/slurm_cmcboot.yaml), truth -> intervals x2 -> aggregate
+#: -> fig1 + table1, 6 jobs.
+SMOKE_TARGETS = ["reports/cmcboot_fig1.pdf", "reports/cmcboot_table1.md"]
+SMOKE_CONFIG = ["--configfile", str(REPO / "config.yaml"), str(HERE / "slurm_cmcboot.yaml")]
 
 
 def profile_retries(profile: Path) -> int:
@@ -43,7 +46,7 @@ def snakemake_cluster(workdir: Path, *args: str, profiles=(SLURM_PROFILE, TEST_P
     """snakemake with cluster profiles, run from the checkout (so profiles/default applies, as for a user)."""
     cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "--directory", str(workdir),
            *[f"--profile={p}" for p in profiles], *args]
-    if snakefile == REPO / "Snakefile":
+    if snakefile == REPO / "Snakefile" and "--configfile" not in args:
         cmd += ["--configfile", str(REPO / "config.yaml")]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                           env={**(env or os.environ), "REPRO_NO_PROGRESS": "1"})
@@ -235,19 +238,20 @@ def test_planted_failure_is_retried_then_reported(slurm, tmp_path):
 def test_smoke_dag_through_slurm_equals_local_run(slurm, tmp_path):
     local, cluster = tmp_path / "local", tmp_path / "slurm"
     start = time.monotonic()
-    run_snakemake(local, *SMOKE_TARGETS)
+    run_snakemake(local, *SMOKE_TARGETS, *SMOKE_CONFIG)
     local_s = time.monotonic() - start
 
     before = set(slurm_jobs(slurm))
     start = time.monotonic()
-    proc = snakemake_cluster(cluster, *SMOKE_TARGETS, "--config", "scale=smoke", env=slurm.env())
+    proc = snakemake_cluster(cluster, *SMOKE_TARGETS, "--config", "scale=smoke", *SMOKE_CONFIG, env=slurm.env())
     slurm_s = time.monotonic() - start
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:] + "\n" + slurm.logs()
 
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
+    local_jobs = len(list((local / "benchmarks").rglob("*.tsv")))  # one benchmark file per job
     states = slurm_jobs(slurm)
-    assert submitted and set(submitted) == set(states) - before
+    assert len(submitted) == local_jobs and set(submitted) == set(states) - before
     assert {states[j] for j in submitted} == {"COMPLETED"}
     print(f"\nsmoke DAG {SMOKE_TARGETS}: local {local_s:.1f} s, SLURM {slurm_s:.1f} s, "
           f"{len(submitted)} SLURM jobs")
