@@ -243,7 +243,11 @@ PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE St
         if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is None:
             try:
                 self._run("scancel", "--user", pwd.getpwuid(os.getuid()).pw_name)
-                time.sleep(1)
+                # wait for the jobs' slurmstepd to clean up, so none outlives slurmd
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and self._run(
+                        "squeue", "-h", "--states=PENDING,RUNNING,COMPLETING,CONFIGURING").stdout.strip():
+                    time.sleep(0.5)
             except (OSError, subprocess.SubprocessError):
                 pass
         for name in reversed(list(self.procs)):
