@@ -53,6 +53,7 @@ class Proposal:
     max_seconds: float
     max_rss_mb: float | None
     mean_cpus: float | None
+    max_cpu_seconds: float | None
     mem_mb: int
     runtime: int
 
@@ -146,21 +147,30 @@ def propose(rows: list[BenchmarkRow], *, mem_headroom: float = 1.5, time_headroo
         rss = [r.max_rss_mb for r in runs if r.max_rss_mb is not None]
         max_rss = max(rss) if rss else None
         cpu = [r.cpu_seconds / r.seconds for r in runs if r.cpu_seconds is not None and r.seconds > 0]
+        cpu_seconds = [r.cpu_seconds for r in runs if r.cpu_seconds is not None]
         mem_mb = max(min_mem_mb, _round_up(max_rss * mem_headroom, mem_step_mb)) if max_rss else min_mem_mb
         runtime = max(min_runtime, math.ceil(max_seconds * time_headroom / 60))
         proposals[rule] = Proposal(rule, len({r.path for r in runs}), len(runs), max_seconds, max_rss,
-                                   sum(cpu) / len(cpu) if cpu else None, mem_mb, runtime)
+                                   sum(cpu) / len(cpu) if cpu else None, max(cpu_seconds, default=None),
+                                   mem_mb, runtime)
     return proposals
 
 
 def to_markdown(proposals: dict[str, Proposal]) -> str:
-    """A Markdown table of the measurements and the proposal, one line per rule."""
-    lines = ["| rule | jobs | runs | max wall (s) | max RSS (MB) | mean CPUs busy | mem_mb | runtime (min) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    """A Markdown table of the measurements and the proposal, one line per rule.
+
+    "mean CPUs busy" (CPU seconds / wall seconds) far below the rule's threads means the job waited:
+    on I/O, or on a machine busier than it had cores, in which case wall times (and the runtime
+    proposed from them) overstate what an idle node needs; "max CPU (s)" does not depend on load.
+    """
+    lines = ["| rule | jobs | runs | max wall (s) | max RSS (MB) | mean CPUs busy | max CPU (s) | mem_mb | "
+             "runtime (min) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in proposals.values():
         rss = "NA" if p.max_rss_mb is None else f"{p.max_rss_mb:.0f}"
         cpus = "NA" if p.mean_cpus is None else f"{p.mean_cpus:.2f}"
-        lines.append(f"| {p.rule} | {p.n_files} | {p.n_runs} | {p.max_seconds:.1f} | {rss} | {cpus} | "
+        cpu_s = "NA" if p.max_cpu_seconds is None else f"{p.max_cpu_seconds:.1f}"
+        lines.append(f"| {p.rule} | {p.n_files} | {p.n_runs} | {p.max_seconds:.1f} | {rss} | {cpus} | {cpu_s} | "
                      f"{p.mem_mb} | {p.runtime} |")
     return "\n".join(lines) + "\n"
 

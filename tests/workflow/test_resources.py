@@ -49,6 +49,7 @@ def test_proposal_covers_the_largest_job_with_headroom(benchmarks):
     assert (sim.mem_mb, sim.runtime) == (1300, 4)
     # mean busy CPUs over jobs: (29/30 + 180/95) / 2
     assert sim.mean_cpus == pytest.approx((29 / 30 + 180 / 95) / 2)
+    assert sim.max_cpu_seconds == 180.0
 
 
 def test_repeats_count_and_floors_apply(benchmarks):
@@ -57,7 +58,7 @@ def test_repeats_count_and_floors_apply(benchmarks):
     assert (fig.n_files, fig.n_runs, fig.max_seconds, fig.max_rss_mb) == (1, 3, 5.5, 130.0)
     assert (fig.mem_mb, fig.runtime) == (500, 1)  # 195 MB and 11 s fall under the floors
     ae = proposals["artifact_evaluation"]
-    assert ae.max_rss_mb is None and ae.mean_cpus is None and ae.mem_mb == 500
+    assert ae.max_rss_mb is None and ae.mean_cpus is None and ae.max_cpu_seconds is None and ae.mem_mb == 500
 
 
 def test_headroom_is_a_parameter(benchmarks):
@@ -70,7 +71,7 @@ def test_headroom_is_a_parameter(benchmarks):
 def test_set_resources_block_is_profile_yaml(benchmarks):
     block = yaml.safe_load(to_set_resources(propose(collect(benchmarks))))
     assert block["set-resources"]["cmcboot_simulate"] == {"mem_mb": 1300, "runtime": 4}
-    assert "| cmcboot_simulate | 2 | 2 | 95.0 | 812 |" in to_markdown(propose(collect(benchmarks)))
+    assert "| cmcboot_simulate | 2 | 2 | 95.0 | 812 | 1.43 | 180.0 | 1300 | 4 |" in to_markdown(propose(collect(benchmarks)))
 
 
 def test_bad_files_are_named(tmp_path):
