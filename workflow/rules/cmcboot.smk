@@ -78,6 +78,7 @@ rule cmcboot_aggregate:
         "benchmarks/cmcboot/aggregate.tsv"
     params:
         cfg=lambda wc: preset("cmcboot"),
+        scale=lambda wc: scale_of("cmcboot"),
     threads: 1
     resources:
         mem_mb=1000,

@@ -285,9 +285,13 @@ def _metrics(table: "pd.DataFrame", cfg: dict) -> dict[str, Any]:
         "short_episodes": (table["n"] == cfg["fig2_sample_size"]) & (table["episode_length"] == min(cfg["episode_lengths"])),
     }
     summary: dict = {}
+    by_policy: dict = {}  # the same summaries for each behaviour policy alone (for the reader)
     for regime, mask in regimes.items():
         for variant, stats in _regime_summary(table, mask).items():
             summary.setdefault(variant, {})[regime] = stats
+        for policy in sorted(table["policy"].unique()):
+            for variant, stats in _regime_summary(table, mask & (table["policy"] == policy)).items():
+                by_policy.setdefault(policy, {}).setdefault(variant, {})[regime] = stats
     # "closer to nominal than the baselines": the smaller baseline gap minus the percentile gap (> 0: closer)
     advantage = {}
     for regime in regimes:
@@ -297,7 +301,8 @@ def _metrics(table: "pd.DataFrame", cfg: dict) -> dict[str, Any]:
         except KeyError:
             continue
         advantage[regime] = base - mine
-    return {"coverage": coverage, "width": width, "summary": summary, "advantage": advantage,
+    return {"coverage": coverage, "width": width, "summary": summary, "summary_by_policy": by_policy,
+            "advantage": advantage,
             "regimes": {"small_n": int(min(cfg["sample_sizes"])), "moderate_n": int(cfg["moderate_sample_size"]),
                         "short_episodes": int(min(cfg["episode_lengths"])), "fig1_episode_length": int(cfg["episode_length"]),
                         "fig2_sample_size": int(cfg["fig2_sample_size"])},

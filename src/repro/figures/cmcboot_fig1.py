@@ -8,7 +8,7 @@ import pandas as pd
 
 from repro.figures.style import method_color
 
-__all__ = ["build", "coverage_grid", "METHOD_ORDER", "METHOD_LABELS"]
+__all__ = ["build", "coverage_grid", "coverage_figure", "METHOD_ORDER", "METHOD_LABELS"]
 
 METHOD_ORDER = ("model_percentile", "model_basic", "episodic", "clt")
 METHOD_LABELS = {"model_percentile": "model-based percentile", "model_basic": "model-based basic",
@@ -21,6 +21,7 @@ def coverage_grid(table: pd.DataFrame, x: str, xlabel: str, title: str) -> plt.F
     """Coverage against column ``x``: rows of panels are targets, columns nominal levels."""
     targets = [t for t in TARGET_LABELS if t in set(table["target"])]
     levels = sorted(table["level"].unique())
+    xs = sorted(table[x].unique())
     fig, axes = plt.subplots(len(targets), len(levels), figsize=(2.4 * len(levels) + 0.6, 1.9 * len(targets) + 0.6),
                              sharex=True, squeeze=False)
     for i, target in enumerate(targets):
@@ -35,6 +36,8 @@ def coverage_grid(table: pd.DataFrame, x: str, xlabel: str, title: str) -> plt.F
                         ax.plot(line[x], line["coverage"], style, marker="o", color=method_color(method),
                                 label=f"{METHOD_LABELS[method]}, {policy}")
             ax.set_xscale("log")
+            ax.minorticks_off()
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
             ax.set_ylim(-0.02, 1.02)
             if i == 0:
                 ax.set_title(f"nominal {level:.0%}")
@@ -49,12 +52,17 @@ def coverage_grid(table: pd.DataFrame, x: str, xlabel: str, title: str) -> plt.F
     return fig
 
 
+def coverage_figure(table: pd.DataFrame, *, fixed: str, value: int, x: str, xlabel: str,
+                    title: str) -> tuple[plt.Figure, pd.DataFrame]:
+    """Rows of the long table with ``fixed == value``, plotted against ``x``; returns figure and rows."""
+    plotted = table[table[fixed] == value].sort_values(["target", "level", "method", "policy", x]).reset_index(drop=True)
+    if plotted.empty:
+        raise ValueError(f"cmcboot figure: no rows of the coverage table with {fixed}={value}")
+    return coverage_grid(plotted, x, xlabel, title), plotted
+
+
 def build(table: pd.DataFrame, *, episode_length: int) -> tuple[plt.Figure, pd.DataFrame]:
     """Fig. 1 from the long coverage table; returns the figure and the rows it plots."""
-    plotted = table[table["episode_length"] == episode_length].sort_values(
-        ["target", "level", "method", "policy", "n"]).reset_index(drop=True)
-    if plotted.empty:
-        raise ValueError(f"cmcboot fig1: no rows with episode_length={episode_length}")
-    fig = coverage_grid(plotted, "n", "sample size (transitions)",
-                        f"RiverSwim: coverage vs sample size (episodes of {episode_length} steps)")
-    return fig, plotted
+    return coverage_figure(table, fixed="episode_length", value=episode_length, x="n",
+                           xlabel="sample size (transitions)",
+                           title=f"RiverSwim: coverage vs sample size (episodes of {episode_length} steps)")

@@ -224,6 +224,8 @@ def simulate_counts(P: np.ndarray, policy: Policy, init: np.ndarray, *, n_chains
     base = slot * cells
     unique_slots = per_episode or n_episodes == 1
     counts = np.zeros(n_slots * cells, dtype=np.int64)
+    pending, pending_size = [], 0
+    flush_size = max(4 * n_slots * cells, 1 << 20)  # a bincount costs O(len(counts)): amortise it
     s = sample_categorical(init[gI], rng.random(n))
     starts = np.bincount(group * S + s, minlength=n_chains * S).reshape(n_chains, S)
     step_counts = np.zeros((n_chains, horizon, S * A), dtype=np.int64) if return_step_counts else None
@@ -240,8 +242,12 @@ def simulate_counts(P: np.ndarray, policy: Policy, init: np.ndarray, *, n_chains
         idx = base + (s * A + a) * S + s_next
         if unique_slots:  # one transition per slot and step: plain fancy indexing is exact
             counts[idx] += 1
-        else:
-            counts += np.bincount(idx, minlength=counts.size)
+        else:  # several episodes share a slot: buffer the steps, then one bincount per flush
+            pending.append(idx)
+            pending_size += n
+            if pending_size >= flush_size or t == horizon - 1:
+                counts += np.bincount(np.concatenate(pending), minlength=counts.size)
+                pending, pending_size = [], 0
         memory = policy.update(memory, s, a)
         s = s_next
     shape = (n_chains, n_episodes, S, A, S) if per_episode else (n_chains, S, A, S)
