@@ -66,7 +66,7 @@ def test_unknown_encoder_kind_is_a_clear_error():
 
 def test_slide_features_round_trip_and_prefetch_agrees(synth_slides, tmp_path, lite0):
     slide_path = synth_slides[0][0]
-    cfg = {"encoders": ENCODERS, "patch": {"max_patches": 20}, "features": {"batch_size": 8}}
+    cfg = {"encoders": ENCODERS, "patch": {"max_patches": 8}, "features": {"batch_size": 3}}
     tissue_step(slide_path, tmp_path / "t.npz", cfg)
     patch_step(slide_path, tmp_path / "t.npz", tmp_path / "p.h5", tmp_path / "p.png", cfg)
     features_step(slide_path, tmp_path / "p.h5", tmp_path / "f.h5", "efficientnet_lite0", cfg)

@@ -43,6 +43,7 @@ class Slide:
             raise OSError(f"slide {self.path}: unsupported or unreadable format ({err})") from err
         except openslide.OpenSlideError as err:
             raise OSError(f"slide {self.path}: OpenSlide cannot open it, truncated or corrupt? ({err})") from err
+        _check_tiff_extent(self.path)
         props = self._osr.properties
         self.vendor = props.get("openslide.vendor", "unknown")
         self.objective_power = _float(props.get("openslide.objective-power"))
@@ -143,6 +144,25 @@ class Slide:
 
     def __repr__(self) -> str:
         return f"Slide({str(self.path)!r}, vendor={self.vendor}, dims={self.dimensions}, levels={self.level_count}, mpp={self.mpp})"
+
+
+def _check_tiff_extent(path: Path) -> None:
+    """A TIFF-based slide whose tiles point past the end of the file was cut short: fail now,
+    not at the first unlucky read_region (OpenSlide opens such files while their directories are
+    intact)."""
+    if path.suffix.lower() not in (".svs", ".tif", ".tiff", ".ndpi", ".scn", ".bif", ".svslide"):
+        return
+    import tifffile
+
+    size = path.stat().st_size
+    try:
+        with tifffile.TiffFile(path) as tif:
+            end = max((int(o) + int(c) for page in tif.pages for o, c in zip(page.dataoffsets, page.databytecounts)),
+                      default=0)
+    except Exception as err:  # noqa: BLE001 - any parse failure of a file OpenSlide opened is corruption
+        raise OSError(f"slide {path}: TIFF structure unreadable, truncated or corrupt? ({err})") from err
+    if end > size:
+        raise OSError(f"slide {path}: truncated ({size} bytes, tiles reach byte {end})")
 
 
 def _float(value) -> float | None:
