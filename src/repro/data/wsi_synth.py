@@ -95,11 +95,9 @@ class SynthConfig:
 
     @classmethod
     def from_dict(cls, cfg: dict[str, Any]) -> "SynthConfig":
-        known = set(cls.__dataclass_fields__)
-        unknown = set(cfg) - known
-        if unknown:
-            raise ValueError(f"wsi synthetic config: unknown keys {sorted(unknown)}; known: {sorted(known)}")
-        obj = cls(**cfg)
+        from repro.wsi.config import from_dict
+
+        obj = from_dict(cls, cfg, "wsi.<scale>.synthetic")
         if obj.size % obj.map_downsample:
             raise ValueError(f"wsi synthetic config: size {obj.size} is not a multiple of map_downsample {obj.map_downsample}")
         return obj

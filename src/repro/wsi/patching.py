@@ -25,6 +25,7 @@ import h5py
 import numpy as np
 
 from repro.io import atomic_path
+from repro.wsi.config import from_dict
 from repro.wsi.reader import Slide
 from repro.wsi.tissue import TissueMask
 
@@ -48,11 +49,7 @@ class PatchConfig:
 
     @classmethod
     def from_dict(cls, cfg: dict[str, Any] | None) -> "PatchConfig":
-        cfg = dict(cfg or {})
-        unknown = set(cfg) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"wsi patch config: unknown keys {sorted(unknown)}")
-        return cls(**cfg)
+        return from_dict(cls, cfg, "wsi.<scale>.patch")
 
 
 @dataclass

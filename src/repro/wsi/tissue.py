@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
+from repro.wsi.config import from_dict
 from repro.wsi.reader import Slide
 
 __all__ = ["TissueConfig", "TissueMask", "detect_tissue", "segment_rgb"]
@@ -57,11 +58,7 @@ class TissueConfig:
 
     @classmethod
     def from_dict(cls, cfg: dict[str, Any] | None) -> "TissueConfig":
-        cfg = dict(cfg or {})
-        unknown = set(cfg) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"wsi tissue config: unknown keys {sorted(unknown)}")
-        return cls(**cfg)
+        return from_dict(cls, cfg, "wsi.<scale>.tissue")
 
 
 @dataclass
