@@ -137,7 +137,9 @@ rule wsi_features:
     params:
         cfg=lambda wc: preset("wsi"),
         device=config["device"],
-    threads: 2
+    # One thread per job: slides fan out across cores instead. Two OpenMP threads on a busy node
+    # spin-wait each other (measured here: 2 img/s with 2 threads vs 23 with 1 under load).
+    threads: 1
     resources:
         mem_mb=3000,
         runtime=30,

@@ -38,7 +38,7 @@ def _best(fn, repeats: int) -> float:
 
 
 def benchmark_slide(slide_path: str, *, encoder: str = "efficientnet_lite0", cfg: dict | None = None,
-                    threads: int = 2, repeats: int = 3, default_mpp: float | None = None) -> dict:
+                    threads: int = 1, repeats: int = 3, default_mpp: float | None = None) -> dict:
     """Patching and feature throughput of ``slide_path`` and their floors (patches per second)."""
     import torch
 
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("slide", nargs="?", help="a slide; default: draw one synthetic slide of the small preset")
     parser.add_argument("--encoder", default="efficientnet_lite0")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--default-mpp", type=float, default=None)
     args = parser.parse_args(argv)
