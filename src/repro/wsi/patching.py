@@ -140,19 +140,11 @@ def _plain(v):
     return v
 
 
-def _resize(img: np.ndarray, size: int) -> np.ndarray:
-    if img.shape[0] == size and img.shape[1] == size:
-        return img
-    from PIL import Image
-
-    return np.asarray(Image.fromarray(img).resize((size, size), Image.Resampling.BOX))
-
-
 def read_patches(slide: Slide, coords: np.ndarray, attrs: dict[str, Any]):
     """Yield each patch (target_patch_size x target_patch_size x 3 uint8) at ``coords``, in order."""
     level, read_size, out = int(attrs["patch_level"]), int(attrs["patch_size"]), int(attrs["target_patch_size"])
     for x, y in coords:
-        yield _resize(slide.read_region((int(x), int(y)), level, (read_size, read_size)), out)
+        yield slide.read_region((int(x), int(y)), level, (read_size, read_size), out_size=out)
 
 
 def save_preview(path: str | os.PathLike, slide: Slide, tissue: TissueMask, grid: PatchGrid, max_size: int = 1024) -> None:
