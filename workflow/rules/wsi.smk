@@ -144,7 +144,7 @@ rule wsi_features:
         mem_mb=3000,
         runtime=30,
     conda:
-        "../../envs/torch.yaml"
+        "../../envs/wsi.yaml"
     script:
         "../scripts/wsi/features.py"
 
