@@ -12,6 +12,11 @@ SMALL = SynthConfig(n_slides=3, size=1344)
 
 
 @pytest.fixture(scope="session")
+def small_cfg() -> SynthConfig:
+    return SMALL
+
+
+@pytest.fixture(scope="session")
 def synth_slides(tmp_path_factory):
     """Three synthetic slides: ``[(slide_path, truth_path, summary), ...]``."""
     d = tmp_path_factory.mktemp("synth")

@@ -16,10 +16,10 @@ from repro.data.wsi_synth import (
     plant_labels,
     plant_layout,
 )
-from tests.wsi.conftest import SMALL
 
 
-def test_openslide_opens_every_level_with_mpp(written_slide):
+def test_openslide_opens_every_level_with_mpp(written_slide, small_cfg):
+    SMALL = small_cfg
     path, rgb = written_slide
     osr = openslide.OpenSlide(str(path))
     assert osr.properties["openslide.vendor"] == "aperio"
@@ -55,7 +55,8 @@ def test_level0_region_equals_written_pixels(written_slide):
     assert np.abs(got - shifted).mean() > 3 * np.abs(err).mean()
 
 
-def test_slides_are_deterministic_per_seed(tmp_path):
+def test_slides_are_deterministic_per_seed(tmp_path, small_cfg):
+    SMALL = small_cfg
     a = generate_slide("S0001", 1, 5, SMALL, tmp_path / "a.tiff", tmp_path / "a.npz")
     b = generate_slide("S0001", 1, 5, SMALL, tmp_path / "b.tiff", tmp_path / "b.npz")
     c = generate_slide("S0001", 1, 6, SMALL, tmp_path / "c.tiff", tmp_path / "c.npz")
