@@ -18,6 +18,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/cmcboot.smk"
+include: "workflow/rules/wsi.smk"
 include: "workflow/rules/aereport.smk"
 
 
