@@ -74,7 +74,7 @@ def prepare_cohort(bags_path: str, manifest_path: str, *, pca_dim: int | None = 
     if pca_dim and pca_dim < feats[0].shape[1]:
         from sklearn.decomposition import PCA
 
-        pca = PCA(n_components=pca_dim, random_state=seed).fit(np.concatenate(feats))
+        pca = PCA(n_components=pca_dim, random_state=seed % (2**32)).fit(np.concatenate(feats))
         feats = [pca.transform(f).astype(np.float32) for f in feats]
         log.info("PCA %d -> %d keeps %.1f%% of the variance", raw[ids[0]].features.shape[1], pca_dim,
                  100 * pca.explained_variance_ratio_.sum())
@@ -213,6 +213,8 @@ class FoldResult:
     predictions: pd.DataFrame
     state_dict: dict
     model_cfg: dict
+    in_dim: int
+    out_dim: int
     diagnostics: dict = field(default_factory=dict)
 
 
@@ -301,7 +303,7 @@ def _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_e
     if aris0:
         diag.update(ari_q0=float(np.nanmean(aris0)), ari_final=float(np.nanmean(aris1)))
     log.info("%s %s fold %d: %s = %.4f (train %.1f s)", task, method, fold, task_obj.metric_name, metric, train_s)
-    return FoldResult(metric, pred, model.state_dict(), mcfg, diag)
+    return FoldResult(metric, pred, model.state_dict(), mcfg, train.bags[0].x.shape[1], task_obj.out_dim, diag)
 
 
 def summarize_folds(results: list[dict]) -> dict:
