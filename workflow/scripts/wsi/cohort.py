@@ -1,0 +1,10 @@
+"""Draw the synthetic cohort: pyramidal TIFF slides, ground-truth maps, manifest with labels."""
+from pathlib import Path
+
+from repro.data.wsi_synth import generate_cohort
+from repro.jobs import Job
+
+job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
+out = snakemake.output  # noqa: F821
+generate_cohort(job.cfg, seed=job.seed, slides_dir=Path(out.slides[0]).parent, truth_dir=Path(out.truth[0]).parent,
+                manifest_path=out.manifest, workers=job.threads)

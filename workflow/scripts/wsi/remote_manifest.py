@@ -1,0 +1,6 @@
+"""The label manifest of a remote cohort, from its download manifest."""
+from repro.jobs import Job
+from repro.wsi.cohort import write_remote_labels
+
+job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
+write_remote_labels(snakemake.input.manifest, snakemake.output.manifest)  # noqa: F821
