@@ -125,7 +125,7 @@ TASKS: Registry = Registry("task")
 class SurvivalTask:
     metric_name = "c_index"
 
-    def fit(self, train: pd.DataFrame) -> "SurvivalTask":
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SurvivalTask":
         self.cuts_ = time_bins(train.survival_months.to_numpy(), train.event.to_numpy(), 4)
         self.out_dim = len(self.cuts_) + 1
         return self
@@ -150,8 +150,8 @@ class SurvivalTask:
 class SubtypeTask:
     metric_name = "auc"
 
-    def fit(self, train: pd.DataFrame) -> "SubtypeTask":
-        self.n_classes_ = int(train.subtype.max()) + 1
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SubtypeTask":
+        self.n_classes_ = int(cohort.subtype.max()) + 1   # the label space only, no test labels
         self.out_dim = self.n_classes_
         return self
 
@@ -178,7 +178,7 @@ class SubtypeTask:
 class GeneTask:
     metric_name = "pearson_r"
 
-    def fit(self, train: pd.DataFrame) -> "GeneTask":
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "GeneTask":
         self.mean_, self.sd_ = float(train.gene_expr.mean()), float(train.gene_expr.std() + 1e-8)
         self.out_dim = 1
         return self
@@ -249,7 +249,7 @@ def train_fold(method: str, task: str, data: CohortData, folds: pd.DataFrame, fo
     if len(test_idx) == 0:
         raise ValueError(f"train_fold: fold {fold} is empty")
     train, test = data.subset(train_idx), data.subset(test_idx)
-    task_obj = TASKS.create(task).fit(train.table)
+    task_obj = TASKS.create(task).fit(train.table, data.table)
     # torch's parameter init and dropout draw from the default generator: fork it, seed it, restore it
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed % (2**63))

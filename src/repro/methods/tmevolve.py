@@ -23,7 +23,8 @@ names below are ours (the paper's numbering is unknown):
 Choices the paper leaves open
 -----------------------------
 - Seeds: farthest-point sampling on the grid positions, started at the patch nearest the slide's
-  centroid (deterministic); prototypes/centres at q = 0 are the seeds' features/positions.
+  centroid, ties broken by position (so the model is invariant to patch order); prototypes/centres
+  at q = 0 are the seeds' features/positions.
 - S: spatial distance in grid units divided by ``s = sqrt(N / K)`` (the radius of a region of
   average size), weight ``lambda = spatial_weight`` (1.0) and temperature ``tau`` (0.1); cosine
   distance on the encoded features. After each step prototypes and centres are S-weighted means
@@ -100,16 +101,24 @@ class TMEvolveConfig:
 
 
 def farthest_point_seeds(points: torch.Tensor, k: int) -> torch.Tensor:
-    """Indices (k,) of k points by farthest-point sampling, starting at the point nearest the centroid."""
+    """Indices (k,) of k points by farthest-point sampling, starting at the point nearest the centroid.
+
+    Ties (frequent on a grid) are broken by position, (y, x) lexicographic, never by patch order,
+    so the seeds, and TMEvolve, do not depend on the order of the patches.
+    """
     n = points.shape[0]
     k = min(k, n)
-    d_centre = ((points - points.mean(0)) ** 2).sum(-1)
+    p = points.detach().double()
+    p0 = p - p.min(0).values
+    key = p0[:, 1] * (p0[:, 0].max() + 1) + p0[:, 0]
+    tie = key / (key.max() + 1) * 1e-9                      # < 1e-9: below any real distance gap on a grid
+    d_centre = ((p - p.mean(0)) ** 2).sum(-1) + tie
     idx = [int(torch.argmin(d_centre))]
-    dist = ((points - points[idx[0]]) ** 2).sum(-1)       # (N,) distance to the chosen set
+    dist = ((p - p[idx[0]]) ** 2).sum(-1)                   # (N,) distance to the chosen set
     for _ in range(k - 1):
-        nxt = int(torch.argmax(dist))
+        nxt = int(torch.argmax(dist - tie))
         idx.append(nxt)
-        dist = torch.minimum(dist, ((points - points[nxt]) ** 2).sum(-1))
+        dist = torch.minimum(dist, ((p - p[nxt]) ** 2).sum(-1))
     return torch.tensor(idx, dtype=torch.long, device=points.device)
 
 
