@@ -275,7 +275,7 @@ def _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_e
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss)
+            total += float(loss.detach())
         log.info("epoch %d loss %.4f", epoch, total / len(train.bags))
     train_s = time.perf_counter() - t0
     model.eval()
