@@ -3,7 +3,7 @@
 Panels: (a) slide thumbnail (when available) and the ground-truth tissue type of each patch;
 (b) soft regions (argmax S) at q = 0; (c) after Q steps; (d) boundary flux magnitude
 ``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (e) concept response a_i;
-(f) survival C-index (mean +- sd over folds) of every method.
+(f) survival C-index (mean +- sd over folds) of every method. Region colours are arbitrary labels.
 """
 
 from __future__ import annotations
@@ -31,22 +31,28 @@ def fig3_table(patches: pd.DataFrame, bars: pd.DataFrame) -> pd.DataFrame:
 
 def build_fig3(patches: pd.DataFrame, bars: pd.DataFrame, facts: dict, thumbnail: np.ndarray | None = None) -> plt.Figure:
     """``patches``: per-patch maps (``trace_slide``); ``bars``: ``method, mean, sd``; ``facts``: Q, K, ARI, types."""
-    fig, axes = plt.subplots(2, 3, figsize=(10, 6.4))
+    fig = plt.figure(figsize=(12, 6.4))
+    gs = fig.add_gridspec(2, 4)
+    ax_thumb = fig.add_subplot(gs[0, 0])
+    axes = np.array([[fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[0, 2]), fig.add_subplot(gs[0, 3])],
+                     [fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[1, 1]), fig.add_subplot(gs[1, 2:])]])
     types = list(facts.get("tissue_types") or [])
     n_types = max(len(types), int(patches.truth.max()) + 1, 1)
     type_cmap = ListedColormap(PALETTE[:n_types])
-    region_cmap = ListedColormap((PALETTE * 3)[: max(int(facts["K"]), 1)])
+    region_cmap = ListedColormap((PALETTE[::-1] * 3)[: max(int(facts["K"]), 1)])
+    if thumbnail is not None:
+        ax_thumb.imshow(thumbnail)
+    else:
+        ax_thumb.text(0.5, 0.5, "no slide image\n(bags only)", ha="center", va="center")
+    ax_thumb.set_title("(a) slide thumbnail")
+    ax_thumb.set_axis_off()
     ax = axes[0, 0]
     ax.imshow(_grid_image(patches.assign(truth=patches.truth.where(patches.truth >= 0)), "truth"), cmap=type_cmap,
               vmin=-0.5, vmax=n_types - 0.5, interpolation="nearest")
-    if thumbnail is not None:
-        inset = ax.inset_axes([0.62, 0.62, 0.38, 0.38])
-        inset.imshow(thumbnail)
-        inset.set_axis_off()
     handles = [plt.Rectangle((0, 0), 1, 1, color=PALETTE[i]) for i in range(len(types))]
     if handles:
         ax.legend(handles, types, loc="upper left", bbox_to_anchor=(0, -0.02), ncol=3, fontsize=6)
-    ax.set_title(f"(a) ground-truth tissue, {facts['slide_id']}")
+    ax.set_title(f"(a) ground-truth tissue per patch, {facts['slide_id']}")
     for ax, col, title in ((axes[0, 1], "region_q0", f"(b) regions q = 0 (ARI {facts['ari_q0']:.2f})"),
                            (axes[0, 2], "region_final", f"(c) regions q = {facts['Q']} (ARI {facts['ari_final']:.2f})")):
         ax.imshow(_grid_image(patches, col), cmap=region_cmap, vmin=-0.5, vmax=facts["K"] - 0.5, interpolation="nearest")
