@@ -19,6 +19,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/cmcboot.smk"
 include: "workflow/rules/wsi.smk"
+include: "workflow/rules/tmevolve.smk"
 include: "workflow/rules/aereport.smk"
 
 

@@ -1,0 +1,317 @@
+"""One training loop for every slide-level MIL model and task, with k-fold cross-validation.
+
+- Data: :func:`prepare_cohort` reads the WSI stage's bags (``repro.wsi.bags.load_bags``) and
+  manifest, optionally reduces the patch features by PCA (fitted on all patches, no labels), and
+  builds each slide's grid graph once; :func:`load_prepared` gives :class:`CohortData` back.
+- Folds: :func:`make_folds`, stratified by subtype x event, fixed by a seed, shared by every task
+  and method.
+- Tasks (registered in :data:`TASKS`): ``survival`` (discrete-time NLL over 4 bins from quartiles
+  of the training fold's uncensored times, C-index of ``risk = -sum S``; :mod:`repro.metrics.survival`),
+  ``subtype`` (cross-entropy, macro one-vs-rest AUC), ``gene`` (MSE on the standardised target,
+  Pearson r).
+- :func:`train_fold`: Adam, batch of one slide, a fixed number of epochs, loss = task loss +
+  the model's auxiliary loss (TMEvolve's balance term); then predictions on the held-out fold.
+
+Choices: no early stopping and no validation split (fixed epochs from the preset); the fold's
+summary is mean +- sample sd (ddof = 1) over folds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy import stats
+from sklearn.metrics import adjusted_rand_score, roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+
+from repro.methods.mil import SlideBag, create_mil_model
+from repro.metrics.survival import concordance_index, discretize, nll_survival_loss, risk_from_logits, time_bins
+from repro.registry import Registry
+
+__all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "TASKS", "train_fold", "FoldResult",
+           "summarize_folds", "region_ari"]
+
+log = logging.getLogger(__name__)
+
+MANIFEST_COLUMNS = ("slide_id", "survival_months", "event", "subtype", "gene_expr")
+
+
+# ----------------------------------------------------------------------------------------------
+# Data
+
+
+@dataclass
+class CohortData:
+    bags: list[SlideBag]
+    table: pd.DataFrame            # one row per bag, same order
+    tissue_types: list[str]
+
+    def subset(self, idx: np.ndarray) -> "CohortData":
+        return CohortData([self.bags[i] for i in idx], self.table.iloc[idx].reset_index(drop=True), self.tissue_types)
+
+
+def prepare_cohort(bags_path: str, manifest_path: str, *, pca_dim: int | None = None, knn_k: int = 8,
+                   seed: int = 0) -> dict:
+    """Read the WSI stage's outputs into one dict of arrays (torch-saveable), graphs included."""
+    from repro.wsi.bags import load_bags, read_bag_attrs
+
+    attrs = read_bag_attrs(bags_path)
+    raw = load_bags(bags_path)
+    table = pd.read_csv(manifest_path)
+    missing = [c for c in MANIFEST_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{manifest_path}: missing columns {missing}")
+    table = table[table.slide_id.astype(str).isin(raw)].reset_index(drop=True)
+    if len(table) < 2:
+        raise ValueError(f"{manifest_path}: fewer than 2 slides with bags in {bags_path}")
+    ids = table.slide_id.astype(str).tolist()
+    feats = [np.asarray(raw[s].features, np.float32) for s in ids]
+    if pca_dim and pca_dim < feats[0].shape[1]:
+        from sklearn.decomposition import PCA
+
+        pca = PCA(n_components=pca_dim, random_state=seed % (2**32)).fit(np.concatenate(feats))
+        feats = [pca.transform(f).astype(np.float32) for f in feats]
+        log.info("PCA %d -> %d keeps %.1f%% of the variance", raw[ids[0]].features.shape[1], pca_dim,
+                 100 * pca.explained_variance_ratio_.sum())
+    mu = np.concatenate(feats).mean(0)
+    sd = np.concatenate(feats).std(0) + 1e-6
+    step = int(attrs["patch_size_level0"])
+    slides = []
+    for s, f in zip(ids, feats):
+        bag = SlideBag.from_arrays((f - mu) / sd, raw[s].coords, step, patch_types=raw[s].patch_types, k=knn_k,
+                                   slide_id=s)
+        slides.append({"slide_id": s, "x": bag.x, "grid": bag.grid, "nbr8": bag.nbr8, "knn": bag.knn,
+                       "patch_types": torch.from_numpy(bag.patch_types.astype(np.int64)),
+                       "coords": torch.from_numpy(np.asarray(raw[s].coords, np.int64))})
+    types = attrs.get("tissue_types", [])
+    return {"slides": slides, "table": table.to_dict(orient="list"), "tissue_types": list(types),
+            "patch_size_level0": step}
+
+
+def load_prepared(path: str) -> CohortData:
+    """The :func:`prepare_cohort` dict saved with ``torch.save``, as :class:`CohortData`."""
+    blob = torch.load(path, weights_only=False)
+    bags = [SlideBag(x=s["x"], grid=s["grid"], nbr8=s["nbr8"], knn=s["knn"],
+                     patch_types=s["patch_types"].numpy().astype(np.int16), slide_id=s["slide_id"])
+            for s in blob["slides"]]
+    return CohortData(bags, pd.DataFrame(blob["table"]), list(blob["tissue_types"]))
+
+
+def make_folds(table: pd.DataFrame, n_folds: int, seed: int) -> pd.DataFrame:
+    """Fold of each slide (``slide_id, fold``), stratified by subtype x event, fixed by ``seed``."""
+    strata = table.subtype.astype(str) + "_" + table.event.astype(str)
+    counts = strata.value_counts()
+    strata = strata.where(strata.map(counts) >= n_folds, "rare")           # tiny strata pooled
+    if (strata.value_counts() < n_folds).any():
+        strata = pd.Series("all", index=table.index)
+    skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed % (2**32))
+    fold = np.zeros(len(table), np.int64)
+    for k, (_, test) in enumerate(skf.split(np.zeros(len(table)), strata)):
+        fold[test] = k
+    return pd.DataFrame({"slide_id": table.slide_id.astype(str), "fold": fold})
+
+
+# ----------------------------------------------------------------------------------------------
+# Tasks: targets, loss, score and metric of one slide-level prediction task
+
+TASKS: Registry = Registry("task")
+
+
+class SurvivalTask:
+    metric_name = "c_index"
+
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SurvivalTask":
+        self.cuts_ = time_bins(train.survival_months.to_numpy(), train.event.to_numpy(), 4)
+        self.out_dim = len(self.cuts_) + 1
+        return self
+
+    def targets(self, table: pd.DataFrame) -> dict:
+        return {"y": torch.as_tensor(discretize(table.survival_months.to_numpy(), self.cuts_)),
+                "event": torch.as_tensor(table.event.to_numpy(), dtype=torch.float32)}
+
+    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
+        return nll_survival_loss(out.view(1, -1), tgt["y"][i:i + 1], tgt["event"][i:i + 1])
+
+    def score(self, outs: np.ndarray) -> np.ndarray:
+        return risk_from_logits(outs).numpy()
+
+    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        try:
+            return concordance_index(table.event.to_numpy(), table.survival_months.to_numpy(), score)
+        except ValueError:  # no comparable pair in a tiny (smoke) test fold
+            return float("nan")
+
+
+class SubtypeTask:
+    metric_name = "auc"
+
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SubtypeTask":
+        self.n_classes_ = int(cohort.subtype.max()) + 1   # the label space only, no test labels
+        self.out_dim = self.n_classes_
+        return self
+
+    def targets(self, table: pd.DataFrame) -> dict:
+        return {"y": torch.as_tensor(table.subtype.to_numpy(), dtype=torch.long)}
+
+    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(out.view(1, -1), tgt["y"][i:i + 1])
+
+    def score(self, outs: np.ndarray) -> np.ndarray:
+        return torch.softmax(torch.as_tensor(outs), dim=-1).numpy()
+
+    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        y = table.subtype.to_numpy()
+        present = np.unique(y)
+        if len(present) < 2:
+            return float("nan")
+        if score.shape[1] == 2:
+            return float(roc_auc_score(y, score[:, 1]))
+        # macro one-vs-rest AUC over the classes present in the test fold
+        return float(np.mean([roc_auc_score(y == c, score[:, c]) for c in present]))
+
+
+class GeneTask:
+    metric_name = "pearson_r"
+
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "GeneTask":
+        self.mean_, self.sd_ = float(train.gene_expr.mean()), float(train.gene_expr.std() + 1e-8)
+        self.out_dim = 1
+        return self
+
+    def targets(self, table: pd.DataFrame) -> dict:
+        return {"y": torch.as_tensor((table.gene_expr.to_numpy() - self.mean_) / self.sd_, dtype=torch.float32)}
+
+    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
+        return torch.nn.functional.mse_loss(out.view(1), tgt["y"][i:i + 1])
+
+    def score(self, outs: np.ndarray) -> np.ndarray:
+        return np.asarray(outs)[:, 0] * self.sd_ + self.mean_
+
+    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        if np.std(score) == 0:
+            return 0.0
+        return float(stats.pearsonr(table.gene_expr.to_numpy(), score)[0])
+
+
+TASKS.register("survival")(SurvivalTask)
+TASKS.register("subtype")(SubtypeTask)
+TASKS.register("gene")(GeneTask)
+
+
+# ----------------------------------------------------------------------------------------------
+# Training
+
+
+@dataclass
+class FoldResult:
+    metric: float
+    predictions: pd.DataFrame
+    state_dict: dict
+    model_cfg: dict
+    in_dim: int
+    out_dim: int
+    diagnostics: dict = field(default_factory=dict)
+
+
+def region_ari(S: torch.Tensor, patch_types: np.ndarray) -> float:
+    """Adjusted Rand index between argmax regions and the ground-truth patch types (known patches)."""
+    known = patch_types >= 0
+    if known.sum() < 2:
+        return float("nan")
+    return float(adjusted_rand_score(patch_types[known], S.argmax(1).numpy()[known]))
+
+
+def model_config(method: str, task: str, cfg: dict) -> dict:
+    """Keyword arguments of the model: the preset's ``model`` block plus the task's Q and K."""
+    return {**cfg.get("model", {}), **cfg.get("qk", {}).get(task, {})}
+
+
+def build_model(method: str, task_obj, in_dim: int, model_cfg: dict, concept_emb, seed: int):
+    return create_mil_model(method, in_dim, task_obj.out_dim, concept_emb=concept_emb, seed=seed, **model_cfg)
+
+
+def train_fold(method: str, task: str, data: CohortData, folds: pd.DataFrame, fold: int, cfg: dict, *,
+               concept_emb: np.ndarray | None = None, seed: int = 0, device: str = "cpu") -> FoldResult:
+    """Train ``method`` on every fold but ``fold`` and predict ``fold``.
+
+    ``cfg`` is the preset: ``epochs``, ``lr``, ``weight_decay``, ``model`` (kwargs of every model),
+    ``qk`` (per-task Q and K of TMEvolve).
+    """
+    fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
+    if np.isnan(fold_of.astype(float)).any():
+        raise ValueError("train_fold: some slides have no fold in the folds table")
+    train_idx, test_idx = np.flatnonzero(fold_of != fold), np.flatnonzero(fold_of == fold)
+    if len(test_idx) == 0:
+        raise ValueError(f"train_fold: fold {fold} is empty")
+    train, test = data.subset(train_idx), data.subset(test_idx)
+    task_obj = TASKS.create(task).fit(train.table, data.table)
+    # torch's parameter init and dropout draw from the default generator: fork it, seed it, restore it
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed % (2**63))
+        return _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_emb, seed, device,
+                                  len(train_idx), len(test_idx))
+
+
+def _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_emb, seed, device, n_train, n_test):
+    mcfg = model_config(method, task, cfg)
+    model = build_model(method, task_obj, train.bags[0].x.shape[1], mcfg, concept_emb, seed).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"], weight_decay=cfg.get("weight_decay", 0.0))
+    tgt = task_obj.targets(train.table)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    from repro.logs import progress
+
+    for epoch in progress(range(cfg["epochs"]), desc=f"{task}/{method}/fold{fold}", unit="epoch"):
+        model.train()
+        total = 0.0
+        for i in rng.permutation(len(train.bags)):
+            res = model(train.bags[i])
+            loss = task_obj.loss(res["out"], tgt, int(i)) + res["aux_loss"]
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach())
+        log.info("epoch %d loss %.4f", epoch, total / len(train.bags))
+    train_s = time.perf_counter() - t0
+    model.eval()
+    outs, aris0, aris1 = [], [], []
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        for bag in test.bags:
+            res = model(bag, trace=True) if getattr(model, "supports_trace", False) else model(bag)
+            outs.append(res["out"].numpy())
+            if "trace" in res:
+                aris0.append(region_ari(res["trace"]["S"][0], bag.patch_types))
+                aris1.append(region_ari(res["trace"]["S"][-1], bag.patch_types))
+    infer_ms = 1000 * (time.perf_counter() - t0) / len(test.bags)
+    outs = np.stack(outs)
+    score = task_obj.score(outs)
+    metric = task_obj.metric(test.table, score)
+    pred = pd.DataFrame({"slide_id": test.table.slide_id.astype(str), "fold": fold})
+    if score.ndim == 1:
+        pred["score"] = score
+    else:
+        for c in range(score.shape[1]):
+            pred[f"score_{c}"] = score[:, c]
+    diag = {"train_s": train_s, "infer_ms_per_slide": infer_ms, "n_train": n_train, "n_test": n_test,
+            "n_params": sum(p.numel() for p in model.parameters())}
+    if aris0:
+        diag.update(ari_q0=float(np.nanmean(aris0)), ari_final=float(np.nanmean(aris1)))
+    log.info("%s %s fold %d: %s = %.4f (train %.1f s)", task, method, fold, task_obj.metric_name, metric, train_s)
+    return FoldResult(metric, pred, model.state_dict(), mcfg, train.bags[0].x.shape[1], task_obj.out_dim, diag)
+
+
+def summarize_folds(results: list[dict]) -> dict:
+    """Mean, sample sd and per-fold values of each fold's ``metric`` and diagnostics."""
+    vals = np.array([r["metric"] if r["metric"] is not None else np.nan for r in results], float)
+    out = {"mean": float(np.nanmean(vals)), "sd": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0,
+           "folds": vals.tolist(), "metric": results[0]["metric_name"]}
+    for key in ("ari_q0", "ari_final", "infer_ms_per_slide", "train_s", "n_params"):
+        if all(key in r["diagnostics"] for r in results):
+            out[key] = float(np.mean([r["diagnostics"][key] for r in results]))
+    return out

