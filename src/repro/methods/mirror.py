@@ -212,7 +212,8 @@ def group_index(groups: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
 
 def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z: np.ndarray, *,
                             fit: str = "ols", norm: str = "l2", lasso_alpha: float | None = None,
-                            nodewise_alpha: float | None = None, random_state: int = 0) -> dict:
+                            nodewise_alpha: float | None = None, lasso_tol: float = 1e-4,
+                            random_state: int = 0) -> dict:
     """Block mirror statistics M_J for every group (OLS or lasso fits).
 
     Parameters
@@ -221,6 +222,8 @@ def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z:
     Z : (n, P) standard Gaussian perturbation, column k used for column k of X.
     fit : "ols" or "lasso".
     norm : "l2" or "whitened" (OLS only).
+    lasso_alpha, nodewise_alpha, lasso_tol : lasso settings (None: LassoCV / universal level); tol of
+        sklearn's coordinate descent.
 
     Returns
     -------
@@ -234,7 +237,7 @@ def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z:
     if fit == "ols":
         return _group_mirror_ols(X, y, Z, labels, blocks, norm)
     if fit == "lasso":
-        return _group_mirror_lasso(X, y, Z, labels, blocks, lasso_alpha, nodewise_alpha, random_state)
+        return _group_mirror_lasso(X, y, Z, labels, blocks, lasso_alpha, nodewise_alpha, lasso_tol, random_state)
     raise ValueError(f"fit must be 'ols' or 'lasso', got {fit!r}")
 
 
@@ -274,7 +277,7 @@ def _group_mirror_ols(X, y, Z, labels, blocks, norm):
     return out
 
 
-def _group_mirror_lasso(X, y, Z, labels, blocks, alpha, nodewise_alpha, random_state):
+def _group_mirror_lasso(X, y, Z, labels, blocks, alpha, nodewise_alpha, tol, random_state):
     from sklearn.linear_model import Lasso, LassoCV
 
     n, P = X.shape
@@ -285,13 +288,13 @@ def _group_mirror_lasso(X, y, Z, labels, blocks, alpha, nodewise_alpha, random_s
     out = {"labels": labels, "M": np.empty(len(blocks)), "C": [], "b_plus": [], "b_minus": [], "alpha": alpha}
     for g, J in enumerate(blocks):
         rest = np.delete(X, J, axis=1)
-        node = Lasso(alpha=nodewise_alpha, max_iter=5000)
+        node = Lasso(alpha=nodewise_alpha, max_iter=100_000, tol=tol)
         targets = np.hstack([X[:, J], Z[:, J]])
         resid = targets - node.fit(rest, targets).predict(rest)  # nodewise lasso residuals on X_-J
         d = len(J)
         C = block_perturbation(resid[:, :d], resid[:, d:])
         design = np.hstack([X[:, J] + Z[:, J] @ C, X[:, J] - Z[:, J] @ C, rest])
-        coef = Lasso(alpha=alpha, max_iter=5000).fit(design, y).coef_
+        coef = Lasso(alpha=alpha, max_iter=100_000, tol=tol).fit(design, y).coef_
         bp, bm = coef[:d], coef[d:2 * d]
         out["M"][g] = block_statistic(bp, bm)
         out["C"].append(C)
