@@ -44,6 +44,13 @@ Choices the paper leaves open
   kernel, Silverman bandwidth) over the explained rows; M_J = ||D+ + D-||_F - ||D+ - D-||_F. For a
   linear model the SHAP derivative is the coefficient, so this is GM's statistic times sqrt(m).
 
+- Threshold: the paper's Eq. 2.5 (no +1) is the default of ``group_gm``. With independent,
+  symmetric null signs it controls the modified FDR E[V / (R + 1/q)] exactly (the knockoff argument of
+  Barber & Candes 2015 with offset 0) and the FDR only as the number of selections grows; with few
+  true groups (tens) it overshoots q. ``offset=1`` (registered as ``group_gm_plus``) is the
+  knockoff+ form. ``group_gm_whitened`` uses ``norm="whitened"``. Both variants are ours, reported
+  beside the paper's statistic, never instead of it.
+
 Deviations
 ----------
 - NGM scores a copy by connection weights; we use smoothed Permutation-SHAP derivatives (the
