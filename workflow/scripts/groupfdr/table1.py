@@ -1,0 +1,10 @@
+"""Table 1: FDR and power of every method in every setting and at every q."""
+import pandas as pd
+
+from repro.experiments.groupfdr import table1
+from repro.figures.style import save_table
+from repro.jobs import Job
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+save_table(table1(pd.read_csv(snakemake.input.summary)), snakemake.output.csv,  # noqa: F821
+           title="groupfdr: empirical FDR and power (mean +- s.e. over replicates)")
