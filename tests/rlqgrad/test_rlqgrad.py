@@ -126,9 +126,9 @@ def test_aggregate_recovers_planted_slope_and_ratios():
     variance = [{"method": m, "n_qubits": n, "mean_variance": 10 ** (-0.5 * n + c)}
                 for m, c in (("backprop", 0.0), ("rlqgrad", None)) for n in (2, 4, 6) if c is not None]
     variance += [{"method": "rlqgrad", "n_qubits": n, "mean_variance": 0.3} for n in (2, 4, 6)]
-    bench = [{"method": "backprop", "n_qubits": 12, "step_s": 2.0, "step_peak_mb": 5.0},
-             {"method": "rlqgrad", "n_qubits": 12, "step_s": 0.5, "step_peak_mb": 1.0, "proposal_s": 0.01,
-              "proposal_peak_mb": 0.1}]
+    bench = [{"method": "backprop", "n_qubits": 12, "step_s": 2.0, "step_cpu_s": 2.0, "step_peak_mb": 5.0},
+             {"method": "rlqgrad", "n_qubits": 12, "step_s": 1.0, "step_cpu_s": 0.5, "step_peak_mb": 1.0,
+              "proposal_s": 0.01, "proposal_cpu_s": 0.01, "proposal_peak_mb": 0.1}]
     train = [{"dataset": "digits", "n_qubits": 4, "method": m, "seed": 0, "val_accuracy": a, "s_per_update": 1.0}
              for m, a in (("backprop", 0.8), ("adjoint", 0.9), ("rlqgrad", 0.7))]
     metrics, _ = aggregate(variance, bench, train, {"max_abs_diff": 0.0})
@@ -137,5 +137,6 @@ def test_aggregate_recovers_planted_slope_and_ratios():
     assert metrics["variance"]["rlqgrad"]["abs_slope_log10_per_qubit"] == pytest.approx(0.0, abs=1e-12)
     assert metrics["speedup"]["n12"]["rlqgrad_step_over_backprop"] == pytest.approx(4.0)
     assert metrics["speedup"]["n12"]["rlqgrad_proposal_over_backprop"] == pytest.approx(200.0)
+    assert metrics["speedup"]["n12"]["rlqgrad_step_over_backprop_wall"] == pytest.approx(2.0)
     assert metrics["accuracy"]["digits"]["n4"]["best_gradient_method"] == "adjoint"
     assert metrics["accuracy"]["rlqgrad_minus_best"]["min"] == pytest.approx(-0.2)

@@ -28,4 +28,4 @@ def test_smoke_dag_builds_from_empty_folder(tmp_path, workflow_run):
     table1 = pd.read_csv(tmp_path / "reports/rlqgrad_table1.csv")
     assert table1["val_accuracy"].between(0, 1).all() and len(table1) == 4
     cost = pd.read_csv(tmp_path / "results/rlqgrad/cost.csv")
-    assert (cost["step_s"] > 0).all() and (cost["step_peak_mb"] > 0).all()
+    assert (cost["step_cpu_s"] > 0).all() and (cost["step_peak_mb"] > 0).all()
