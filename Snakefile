@@ -21,6 +21,7 @@ include: "workflow/rules/cmcboot.smk"
 include: "workflow/rules/wsi.smk"
 include: "workflow/rules/tmevolve.smk"
 include: "workflow/rules/groupfdr.smk"
+include: "workflow/rules/rlqgrad.smk"
 include: "workflow/rules/aereport.smk"
 
 

@@ -1,0 +1,1 @@
+"""Methods and baselines, one module per method family."""

@@ -1,0 +1,252 @@
+"""The measurements of the RLQ-Grad rebuild: gradient agreement, barren-plateau variance, cost per
+update, and the aggregation into ``results/rlqgrad/metrics.json``.
+
+- :func:`gradient_agreement`: backprop, parameter shift and adjoint on random circuits (complex128);
+  the largest absolute difference of expectations and of vector-Jacobian products.
+- :func:`gradient_variance`: Var over random initialisations (theta ~ U[0, 2 pi), input angles
+  ~ U[0, 2 pi)) of dC/dtheta_k for the local cost C = <Z_0>, averaged over k (McClean et al. 2018,
+  the barren-plateau curve). For ``rlqgrad`` the surrogate gradient is the update g sampled from a
+  freshly initialised PPO policy at the state [theta, C, 0, 0].
+- :func:`benchmark_update`: wall time and peak memory of one training update of each method (the
+  same ``step`` the training loop runs) on a random batch; for RLQ-Grad also the proposal alone
+  (policy forward + theta update) and the circuit forward pass it needs for its state and reward.
+  Time is measured twice: wall clock, and the CPU time of the (single-threaded) job process;
+  the two agree on an idle machine, and the speedups use CPU time because the machines this
+  was built on were shared by several jobs at once (wall-clock ratios are kept as ``*_wall``).
+- :func:`aggregate`: slopes of log10 variance vs n, speedups, accuracy differences.
+
+Choices: the cost for the variance curve is the local <Z_0> (the QNN reads <Z_q>); the slope is the
+least-squares slope of log10(variance) against n; memory is the peak of live torch allocations made
+during the update (:class:`repro.quantum.AllocationTracker`), in MB = 10^6 bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from repro.methods.rlqgrad import PPOAgent, RLQGradConfig, build_trainer, rl_state
+from repro.quantum.gradients import GRADIENTS
+from repro.quantum.memory import AllocationTracker
+from repro.quantum.simulator import Ansatz
+from repro.seeding import torch_generator
+
+__all__ = ["gradient_agreement", "gradient_variance", "benchmark_update", "aggregate", "table1", "table2", "GRADIENT_METHODS"]
+
+log = logging.getLogger(__name__)
+
+GRADIENT_METHODS = ("backprop", "parameter_shift", "adjoint")
+MB = 1e6
+
+
+def _grads(method: str, ansatz: Ansatz, x: torch.Tensor, theta: torch.Tensor, w: torch.Tensor, dtype):
+    x, theta = x.clone().requires_grad_(True), theta.clone().requires_grad_(True)
+    e = GRADIENTS.get(method)(ansatz, x, theta, dtype)
+    gx, gt = torch.autograd.grad((e * w).sum(), (x, theta))
+    return e.detach(), gx, gt
+
+
+def gradient_agreement(*, max_qubits: int, n_layers: int, n_circuits: int, batch: int, seed: int) -> dict[str, Any]:
+    """Largest |difference| between the three methods (complex128) on random circuits, n = 1..max_qubits."""
+    gen = torch_generator(seed)
+    worst = 0.0
+    per_n = {}
+    for n in range(1, max_qubits + 1):
+        ansatz = Ansatz(n, n_layers)
+        diff_n = 0.0
+        for _ in range(n_circuits):
+            x = torch.rand(batch, n, generator=gen, dtype=torch.float64) * 2 * math.pi
+            theta = ansatz.random_theta(gen)
+            w = torch.randn(batch, n, generator=gen, dtype=torch.float64)
+            ref = _grads("backprop", ansatz, x, theta, w, torch.complex128)
+            for method in GRADIENT_METHODS[1:]:
+                out = _grads(method, ansatz, x, theta, w, torch.complex128)
+                diff_n = max(diff_n, *(float((a - b).abs().max()) for a, b in zip(out, ref)))
+        per_n[f"n{n}"] = diff_n
+        worst = max(worst, diff_n)
+    log.info("gradient agreement up to n=%d: max |diff| = %.3g", max_qubits, worst)
+    return {"max_abs_diff": worst, "per_n": per_n, "max_qubits": max_qubits, "n_layers": n_layers,
+            "n_circuits": n_circuits}
+
+
+def gradient_variance(method: str, cfg: RLQGradConfig, *, n_inits: int, seed: int) -> dict[str, Any]:
+    """Variance over ``n_inits`` random initialisations of the (surrogate) gradient of <Z_0>."""
+    ansatz = Ansatz(cfg.n_qubits, cfg.n_layers)
+    gen = torch_generator(seed)
+    rows = []
+    for i in range(n_inits):
+        theta = ansatz.random_theta(gen)
+        x = torch.rand(1, cfg.n_qubits, generator=gen, dtype=torch.float64) * 2 * math.pi
+        if method == "rlqgrad":
+            with torch.no_grad():
+                c = float(GRADIENTS.get("none")(ansatz, x, theta)[0, 0])
+            agent = PPOAgent(2 * ansatz.n_params + 2, ansatz.n_params, cfg, seed=seed + 1000 + i)
+            g = agent.act(rl_state(theta, c, 0.0, torch.zeros(ansatz.n_params)))[0]
+        else:
+            w = torch.zeros(1, cfg.n_qubits, dtype=torch.float64)
+            w[0, 0] = 1.0  # C = <Z_0>
+            g = _grads(method, ansatz, x, theta, w, torch.complex128)[2]
+        rows.append(g.reshape(-1).double())
+    grads = torch.stack(rows)  # (inits, P)
+    var = grads.var(dim=0)  # per parameter, over initialisations
+    return {"method": method, "n_qubits": cfg.n_qubits, "n_layers": cfg.n_layers, "n_inits": n_inits,
+            "mean_variance": float(var.mean()), "variance_first_param": float(var[0]),
+            "mean_abs_gradient": float(grads.abs().mean())}
+
+
+def _clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float], count: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per call since ``start``."""
+    wall, cpu = _clocks()
+    return (wall - start[0]) / count, (cpu - start[1]) / count
+
+
+def _timed_steps(trainer, z, y, n_steps: int, time_cap_s: float) -> tuple[float, float, int]:
+    start = _clocks()
+    done = 0
+    while done < n_steps:
+        trainer.step(z, y)
+        done += 1
+        if time.perf_counter() - start[0] > time_cap_s:
+            break
+    return (*_since(start, done), done)
+
+
+def benchmark_update(method: str, cfg: RLQGradConfig, *, reps: int, time_cap_s: float, n_classes: int,
+                     seed: int) -> dict[str, Any]:
+    """Wall time and peak memory of one update of ``method`` (a random batch of ``cfg.batch_size``).
+
+    RLQ-Grad's cost is averaged over whole rollouts, so it includes its share of the PPO
+    optimisation; its proposal (policy forward + theta update) and the circuit forward pass are
+    timed alone as well.
+    """
+    gen = torch_generator(seed)
+    z = torch.randn(cfg.batch_size, cfg.pca_dim, generator=gen, dtype=cfg.real_dtype)
+    y = torch.randint(n_classes, (cfg.batch_size,), generator=gen)
+    trainer = build_trainer(method, in_dim=cfg.pca_dim, n_classes=n_classes, cfg=cfg, total_steps=10**6, seed=seed)
+    trainer.step(z, y)  # warm-up (and, for RLQ-Grad, the first action)
+    n_steps = cfg.rollout * max(1, math.ceil(reps / cfg.rollout)) if method == "rlqgrad" else reps
+    step_s, step_cpu_s, done = _timed_steps(trainer, z, y, n_steps, time_cap_s)
+    with AllocationTracker() as tracker:
+        for _ in range(cfg.rollout if method == "rlqgrad" else 1):  # a whole rollout: includes one PPO optimisation
+            trainer.step(z, y)
+    out = {"method": method, "n_qubits": cfg.n_qubits, "n_layers": cfg.n_layers, "batch_size": cfg.batch_size,
+           "dtype": cfg.dtype, "n_params_circuit": trainer.model.ansatz.n_params, "step_s": step_s, "step_cpu_s": step_cpu_s,
+           "steps_timed": done, "step_peak_mb": tracker.peak_bytes / MB,
+           "step_max_alloc_mb": tracker.max_alloc_bytes / MB}
+    with torch.no_grad():
+        fwd_start = _clocks()
+        for _ in range(3):
+            trainer.model(z)
+        out["forward_s"], out["forward_cpu_s"] = _since(fwd_start, 3)
+    if method == "rlqgrad":
+        state = rl_state(trainer.model.theta, 1.0, 0.5, trainer.prev_update)
+        n_prop = 50
+        prop_start = _clocks()
+        for _ in range(n_prop):
+            trainer.propose(state)
+        out["proposal_s"], out["proposal_cpu_s"] = _since(prop_start, n_prop)
+        with AllocationTracker() as tracker:
+            trainer.propose(state)
+        out["proposal_peak_mb"] = tracker.peak_bytes / MB
+    log.info("%s n=%d: %.4g s (CPU %.4g s) per update, peak %.3g MB", method, cfg.n_qubits, step_s, step_cpu_s,
+             out["step_peak_mb"])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# aggregation
+# --------------------------------------------------------------------------------------------
+def _slope(ns: np.ndarray, values: np.ndarray) -> float:
+    if len(ns) < 2:
+        return float("nan")
+    return float(np.polyfit(ns, np.log10(values), 1)[0])
+
+
+def aggregate(variance: list[dict], bench: list[dict], train: list[dict], agreement: dict) -> tuple[dict, dict]:
+    """Metrics (nested dict for the claims) and tidy tables (variance, cost, accuracy)."""
+    var_df = pd.DataFrame(variance).sort_values(["method", "n_qubits"])
+    var_tab = (var_df.groupby(["method", "n_qubits"], as_index=False)
+               .agg(mean_variance=("mean_variance", "mean"), seeds=("mean_variance", "size")))
+    metrics: dict[str, Any] = {"agreement": agreement, "variance": {}, "speedup": {}, "memory": {}, "time": {},
+                               "accuracy": {}}
+    decays = []
+    for method, grp in var_tab.groupby("method"):
+        ns, vs = grp["n_qubits"].to_numpy(float), grp["mean_variance"].to_numpy(float)
+        slope = _slope(ns, vs)
+        decay = float(np.log10(vs[0]) - np.log10(vs[-1]))
+        metrics["variance"][method] = {"slope_log10_per_qubit": slope, "abs_slope_log10_per_qubit": abs(slope),
+                                       "decay_orders": decay,
+                                       "by_n": {f"n{int(n)}": float(v) for n, v in zip(ns, vs)}}
+        if method in GRADIENT_METHODS:
+            decays.append(decay)
+    metrics["variance"]["min_decay_orders_gradient_methods"] = min(decays) if decays else float("nan")
+
+    cost = pd.DataFrame(bench).sort_values(["n_qubits", "method"])
+    for n, grp in cost.groupby("n_qubits"):
+        row = grp.set_index("method")
+        key = f"n{int(n)}"
+        metrics["time"][key] = {m: float(row.loc[m, "step_cpu_s"]) for m in row.index}
+        metrics["time"][key].update({f"{m}_wall": float(row.loc[m, "step_s"]) for m in row.index})
+        metrics["memory"][key] = {f"{m}_step_mb": float(row.loc[m, "step_peak_mb"]) for m in row.index}
+        if "rlqgrad" in row.index:
+            rl = row.loc["rlqgrad"]
+            metrics["memory"][key]["rlqgrad_proposal_mb"] = float(rl["proposal_peak_mb"])
+            metrics["time"][key]["rlqgrad_proposal"] = float(rl["proposal_cpu_s"])
+            metrics["speedup"][key] = {}
+            for m in GRADIENT_METHODS:
+                if m in row.index:
+                    ratios = {"step": row.loc[m, "step_cpu_s"] / rl["step_cpu_s"],
+                              "proposal": row.loc[m, "step_cpu_s"] / rl["proposal_cpu_s"],
+                              "step_wall": row.loc[m, "step_s"] / rl["step_s"]}
+                    for what, ratio in ratios.items():
+                        name = f"rlqgrad_{what}_over_{m}" if what != "step_wall" else f"rlqgrad_step_over_{m}_wall"
+                        metrics["speedup"][key][name] = float(ratio)
+    if len(cost):
+        metrics["speedup"]["max_n"] = int(cost["n_qubits"].max())
+
+    acc_df = pd.DataFrame(train)
+    acc_tab = (acc_df.groupby(["dataset", "n_qubits", "method"], as_index=False)
+               .agg(val_accuracy=("val_accuracy", "mean"), val_accuracy_sd=("val_accuracy", "std"),
+                    seeds=("val_accuracy", "size"), s_per_update=("s_per_update", "mean")))
+    diffs = []
+    for (dataset, n), grp in acc_tab.groupby(["dataset", "n_qubits"]):
+        row = grp.set_index("method")["val_accuracy"]
+        entry = {m: float(v) for m, v in row.items()}
+        baselines = [m for m in GRADIENT_METHODS if m in row.index]
+        if "rlqgrad" in row.index and baselines:
+            best = max(baselines, key=lambda m: row[m])
+            entry["best_gradient_method"] = best
+            entry["rlqgrad_minus_best"] = float(row["rlqgrad"] - row[best])
+            diffs.append(entry["rlqgrad_minus_best"])
+        metrics["accuracy"].setdefault(dataset, {})[f"n{int(n)}"] = entry
+    if diffs:
+        metrics["accuracy"]["rlqgrad_minus_best"] = {"min": min(diffs), "max": max(diffs)}
+    tables = {"variance": var_tab, "cost": cost, "accuracy": acc_tab}
+    return metrics, tables
+
+
+def table1(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Table 1: top-1 validation accuracy per dataset, n and method (mean and sd over seeds)."""
+    acc = tables["accuracy"][["dataset", "n_qubits", "method", "val_accuracy", "val_accuracy_sd", "seeds", "s_per_update"]]
+    return acc.sort_values(["dataset", "n_qubits", "method"]).reset_index(drop=True)
+
+
+def table2(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Table 2: CPU time, wall time and peak memory per update at each n; RLQ-Grad's speedups (CPU time)."""
+    cost = tables["cost"].copy()
+    rl = cost[cost["method"] == "rlqgrad"].set_index("n_qubits")
+    cost["rlqgrad_step_speedup"] = cost["step_cpu_s"] / cost["n_qubits"].map(rl["step_cpu_s"])
+    cost["rlqgrad_proposal_speedup"] = cost["step_cpu_s"] / cost["n_qubits"].map(rl["proposal_cpu_s"])
+    cols = ["n_qubits", "method", "n_params_circuit", "batch_size", "step_cpu_s", "step_s", "step_peak_mb",
+            "forward_cpu_s", "rlqgrad_step_speedup", "rlqgrad_proposal_speedup"]
+    return cost[cols].sort_values(["n_qubits", "method"]).reset_index(drop=True)

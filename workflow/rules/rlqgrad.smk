@@ -1,0 +1,199 @@
+# rlqgrad: "Modeling quantum neural network gradient with reinforcement learning" (RLQ-Grad).
+# DAG: data (PCA of scikit-learn sets) -> agreement / variance / benchmark / train per n x method x seed
+#      -> evaluate (metrics.json, tables) -> fig1 (barren plateau), fig2 (time and memory).
+
+register_targets(
+    "rlqgrad",
+    [
+        "reports/rlqgrad_fig1.pdf",
+        "reports/rlqgrad_fig2.pdf",
+        "reports/rlqgrad_table1.md",
+        "reports/rlqgrad_table2.md",
+        "results/rlqgrad/metrics.json",
+    ],
+)
+
+
+wildcard_constraints:
+    n=r"\d+",
+    seed=r"\d+",
+    dataset=r"[a-z_]+",
+    method=r"backprop|parameter_shift|adjoint|rlqgrad",
+
+
+rule rlqgrad_data:
+    output:
+        data="results/rlqgrad/data/{dataset}.npz",
+    log:
+        "logs/rlqgrad/data/{dataset}.log",
+    benchmark:
+        "benchmarks/rlqgrad/data/{dataset}.tsv"
+    params:
+        cfg=lambda wc: {"pca_dim": preset("rlqgrad", "model", "pca_dim")},
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/data.py"
+
+
+rule rlqgrad_agreement:
+    output:
+        metrics="results/rlqgrad/agreement.json",
+    log:
+        "logs/rlqgrad/agreement.log",
+    benchmark:
+        "benchmarks/rlqgrad/agreement.tsv"
+    params:
+        cfg=lambda wc: preset("rlqgrad", "agreement"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/agreement.py"
+
+
+rule rlqgrad_variance:
+    output:
+        metrics="results/rlqgrad/variance/n{n}/{method}/seed{seed}.json",
+    log:
+        "logs/rlqgrad/variance/n{n}/{method}/seed{seed}.log",
+    benchmark:
+        "benchmarks/rlqgrad/variance/n{n}/{method}/seed{seed}.tsv"
+    params:
+        cfg=lambda wc: {"model": preset("rlqgrad", "model"), **preset("rlqgrad", "variance")},
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/variance.py"
+
+
+rule rlqgrad_benchmark:
+    output:
+        metrics="results/rlqgrad/benchmark/n{n}/{method}.json",
+    log:
+        "logs/rlqgrad/benchmark/n{n}/{method}.log",
+    benchmark:
+        "benchmarks/rlqgrad/benchmark/n{n}/{method}.tsv"
+    params:
+        cfg=lambda wc: {"model": preset("rlqgrad", "model"), **preset("rlqgrad", "benchmark")},
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/benchmark.py"
+
+
+rule rlqgrad_train:
+    input:
+        data="results/rlqgrad/data/{dataset}.npz",
+    output:
+        metrics="results/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.json",
+    log:
+        "logs/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.log",
+    benchmark:
+        "benchmarks/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.tsv"
+    params:
+        cfg=lambda wc: {"model": preset("rlqgrad", "model"), **preset("rlqgrad", "train")},
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/train.py"
+
+
+rule rlqgrad_evaluate:
+    input:
+        agreement="results/rlqgrad/agreement.json",
+        variance=expand(
+            "results/rlqgrad/variance/n{n}/{method}/seed{seed}.json",
+            n=preset("rlqgrad", "variance", "qubits"),
+            method=preset("rlqgrad", "methods"),
+            seed=preset("rlqgrad", "variance", "seeds"),
+        ),
+        benchmark=expand(
+            "results/rlqgrad/benchmark/n{n}/{method}.json",
+            n=preset("rlqgrad", "benchmark", "qubits"),
+            method=preset("rlqgrad", "methods"),
+        ),
+        train=expand(
+            "results/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.json",
+            dataset=preset("rlqgrad", "datasets"),
+            n=preset("rlqgrad", "train", "qubits"),
+            method=preset("rlqgrad", "methods"),
+            seed=preset("rlqgrad", "seeds"),
+        ),
+    output:
+        metrics="results/rlqgrad/metrics.json",
+        variance="results/rlqgrad/variance.csv",
+        cost="results/rlqgrad/cost.csv",
+        table1="reports/rlqgrad_table1.md",
+        table1_csv="reports/rlqgrad_table1.csv",
+        table2="reports/rlqgrad_table2.md",
+        table2_csv="reports/rlqgrad_table2.csv",
+    log:
+        "logs/rlqgrad/evaluate.log",
+    benchmark:
+        "benchmarks/rlqgrad/evaluate.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/evaluate.py"
+
+
+rule rlqgrad_fig1:
+    input:
+        variance="results/rlqgrad/variance.csv",
+    output:
+        pdf=report("reports/rlqgrad_fig1.pdf", caption="../report/rlqgrad_fig1.rst", category="rlqgrad"),
+    log:
+        "logs/rlqgrad/fig1.log",
+    benchmark:
+        "benchmarks/rlqgrad/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/fig1.py"
+
+
+rule rlqgrad_fig2:
+    input:
+        cost="results/rlqgrad/cost.csv",
+    output:
+        pdf=report("reports/rlqgrad_fig2.pdf", caption="../report/rlqgrad_fig2.rst", category="rlqgrad"),
+    log:
+        "logs/rlqgrad/fig2.log",
+    benchmark:
+        "benchmarks/rlqgrad/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/quantum.yaml"
+    script:
+        "../scripts/rlqgrad/fig2.py"
