@@ -1,0 +1,1 @@
+"""Data: synthetic generators with planted ground truth, and fetchers of real data."""
