@@ -232,6 +232,6 @@ def distill(method: str, train: SplitFeatures, n_pairs: int, cfg: dict, seed: in
     import repro.methods.mdadd  # noqa: F401  (registers mdadd, mdadd_noqueue)
     import repro.methods.mdd_baselines  # noqa: F401  (registers the baselines)
 
-    if n_pairs < 1:
+    if n_pairs < 1 and method != "full":
         raise ValueError(f"n_pairs must be >= 1, got {n_pairs}")
     return DISTILLERS.get(method)(train, n_pairs, cfg, seed)
