@@ -193,7 +193,7 @@ def distill_lors(train: SplitFeatures, n_pairs: int, cfg: LoRSConfig, student: S
         opt.step()
         trace.append(float(loss.detach()))
     labels = (eye + U @ V.T).detach().numpy().astype(np.float32)
-    log.info("lors: objective %.4g -> %.4g; learned lr %.3g", trace[0], trace[-1], float(log_lr.exp()))
+    log.info("lors: objective %.4g -> %.4g; learned lr %.3g", trace[0], trace[-1], float(log_lr.detach().exp()))
     return DistilledSet(image=xs.detach().numpy().copy(), text=ts.detach().numpy().copy(), targets=labels,
                         seen_seeds=seeds, trace=trace)
 

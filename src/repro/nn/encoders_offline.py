@@ -86,7 +86,7 @@ def encode_images(model, images, *, size: int, batch_size: int = 16, device: str
     with torch.inference_mode():
         for start in range(0, n, batch_size):
             batch = [_as_array(images[i]) for i in range(start, min(n, start + batch_size))]
-            x = torch.stack([F.interpolate(torch.from_numpy(b).permute(2, 0, 1)[None].float() / 255.0, size=(size, size),
+            x = torch.stack([F.interpolate(torch.from_numpy(np.array(b)).permute(2, 0, 1)[None].float() / 255.0, size=(size, size),
                                            mode="bilinear", align_corners=False, antialias=True)[0] for b in batch])
             x = ((x - mean) / std).to(device=device).contiguous(memory_format=torch.channels_last)
             feat = model.extract_features(x).mean(dim=(2, 3))  # global average pool; (B, 1280)
