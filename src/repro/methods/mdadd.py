@@ -67,15 +67,15 @@ Deviations
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from repro.data.caption_features import SplitFeatures
 from repro.logs import progress
-from repro.methods.mdd import (DISTILLERS, DistilledSet, StudentConfig, contrastive_loss, make_student,
-                               sample_real_pairs)
+from repro.methods.mdd import (DISTILLERS, DistilledSet, StudentConfig, config_from_dict, contrastive_loss,
+                               make_student, sample_real_pairs)
 from repro.seeding import job_seed, torch_generator
 
 __all__ = ["MDADDConfig", "second_moment_gap", "second_moment_gap_naive", "second_moment_gap_gram", "socm_loss",
@@ -265,11 +265,7 @@ class MDADDConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "MDADDConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"mdadd config: unknown keys {sorted(unknown)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "mdadd")
 
 
 def distill_mdadd(train: SplitFeatures, n_pairs: int, cfg: MDADDConfig, student: StudentConfig, *,

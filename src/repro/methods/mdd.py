@@ -32,7 +32,8 @@ from repro.registry import Registry
 from repro.seeding import job_seed, torch_generator
 
 __all__ = ["DistilledSet", "StudentConfig", "DualProjection", "make_student", "contrastive_loss", "Standardizer",
-           "train_heads", "evaluate_heads", "evaluate_distilled", "DISTILLERS", "distill", "sample_real_pairs"]
+           "train_heads", "evaluate_heads", "evaluate_distilled", "DISTILLERS", "distill", "sample_real_pairs",
+           "config_from_dict"]
 
 log = logging.getLogger(__name__)
 
@@ -225,6 +226,16 @@ def evaluate_distilled(dset: DistilledSet, test: SplitFeatures, cfg: StudentConf
             log.info("%s init %d: %s", kind, s, {k: round(v, 2) for k, v in rec.items()})
             out[kind].append(rec)
     return out
+
+
+def config_from_dict(cls, d: dict, name: str):
+    """``cls(**d)`` for a frozen config dataclass; unknown keys are a ``ValueError`` naming ``name``."""
+    from dataclasses import fields
+
+    unknown = set(d) - {f.name for f in fields(cls)}
+    if unknown:
+        raise ValueError(f"{name} config: unknown keys {sorted(unknown)}")
+    return cls(**d)
 
 
 def distill(method: str, train: SplitFeatures, n_pairs: int, cfg: dict, seed: int) -> DistilledSet:

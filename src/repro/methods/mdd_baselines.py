@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -29,7 +29,8 @@ from torch.func import functional_call
 from repro.data.caption_features import SplitFeatures
 from repro.logs import progress
 from repro.methods.mdadd import MDADDConfig, distill_mdadd
-from repro.methods.mdd import DISTILLERS, DistilledSet, StudentConfig, contrastive_loss, make_student, sample_real_pairs
+from repro.methods.mdd import (DISTILLERS, DistilledSet, StudentConfig, config_from_dict, contrastive_loss, make_student,
+                               sample_real_pairs)
 from repro.seeding import job_seed, torch_generator
 
 __all__ = ["herding_select", "LoRSConfig", "distill_lors"]
@@ -129,10 +130,7 @@ class LoRSConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "LoRSConfig":
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"lors config: unknown keys {sorted(unknown)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "lors")
 
 
 def _expert_trajectory(train: SplitFeatures, student: StudentConfig, cfg: LoRSConfig, seed: int) -> list[dict]:
