@@ -1,0 +1,124 @@
+"""Real image-caption corpora: Flickr30K and MS-COCO in the Karpathy split format.
+
+Karpathy & Fei-Fei (CVPR 2015) published one JSON per dataset (``dataset_flickr30k.json``,
+``dataset_coco.json`` in ``caption_datasets.zip``)::
+
+    {"dataset": "flickr30k",
+     "images": [{"filename": "1000092795.jpg", "filepath": "val2014" (COCO only),
+                 "split": "train" | "val" | "test" | "restval",
+                 "sentences": [{"raw": "Two young guys ...", "tokens": [...]}, ...]}, ...]}
+
+:func:`load_karpathy` reads such a JSON and an image folder (``<image_root>/<filepath>/<filename>``)
+into :class:`~repro.data.captions_synth.ImageCaptionCorpus` (image paths, not pixels; the feature
+stage decodes them). ``restval`` is folded into ``train``, as in the usual 113k-image COCO
+training set and in LoRS / CovMatch. :func:`fetch_archive` downloads one archive of a manifest
+(``source: remote``) with a sha256 check and an atomic rename; ``source: local`` points at a
+folder where the user has put the JSON and the images.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from repro.data.captions_synth import ImageCaptionCorpus
+from repro.io import atomic_path
+
+__all__ = ["load_karpathy", "fetch_archive", "KARPATHY_SPLITS"]
+
+log = logging.getLogger(__name__)
+
+KARPATHY_SPLITS = {"train": "train", "restval": "train", "val": "val", "test": "test"}
+
+
+def load_karpathy(json_path: str | os.PathLike, image_root: str | os.PathLike, *,
+                  max_images: dict[str, int] | None = None, check_files: bool = True) -> ImageCaptionCorpus:
+    """Read a Karpathy-split JSON and its image folder.
+
+    Parameters
+    ----------
+    json_path : path
+        ``dataset_flickr30k.json`` or ``dataset_coco.json``.
+    image_root : path
+        Folder holding the images (``<image_root>/<filepath>/<filename>``; Flickr30K has no filepath).
+    max_images : dict, optional
+        Keep at most this many images per split (``{"train": 2000, "test": 500}``), first in file order.
+    check_files : bool
+        Raise a ``ValueError`` naming the first missing image file.
+    """
+    json_path, image_root = Path(json_path), Path(image_root)
+    try:
+        with open(json_path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{json_path}: cannot read the Karpathy split file: {err}") from None
+    if not isinstance(doc, dict) or "images" not in doc:
+        raise ValueError(f"{json_path}: no 'images' list (not a Karpathy split file)")
+    counts: dict[str, int] = {}
+    paths, split, captions, owner = [], [], [], []
+    for k, item in enumerate(doc["images"]):
+        for key in ("filename", "split", "sentences"):
+            if key not in item:
+                raise ValueError(f"{json_path}: image entry {k} has no {key!r}")
+        if item["split"] not in KARPATHY_SPLITS:
+            raise ValueError(f"{json_path}: image entry {k} has unknown split {item['split']!r}")
+        s = KARPATHY_SPLITS[item["split"]]
+        if max_images is not None and counts.get(s, 0) >= max_images.get(s, float("inf")):
+            continue
+        counts[s] = counts.get(s, 0) + 1
+        path = image_root / item.get("filepath", "") / item["filename"]
+        if check_files and not path.is_file():
+            raise ValueError(f"{json_path}: image {path} is missing")
+        idx = len(paths)
+        paths.append(str(path))
+        split.append(s)
+        for sent in item["sentences"]:
+            captions.append(sent["raw"].strip())
+            owner.append(idx)
+    log.info("%s: %s images, %d captions", json_path.name, counts, len(captions))
+    return ImageCaptionCorpus(captions=captions, caption_image=np.asarray(owner, np.int64),
+                              split=np.asarray(split), image_paths=paths)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch_archive(url: str, dest: str | os.PathLike, *, sha256: str | None, extract_to: str | os.PathLike | None = None,
+                  timeout: float = 60.0) -> Path:
+    """Download ``url`` to ``dest`` (atomic), check its sha256, optionally unzip it into ``extract_to``.
+
+    A checksum mismatch is a ``ValueError`` naming the URL and both digests, and leaves nothing at
+    ``dest``. ``sha256=None`` skips the check (logged as a warning: only for archives whose digest
+    the manifest does not know yet). Members that would escape ``extract_to`` are refused.
+    """
+    dest = Path(dest)
+    with atomic_path(dest) as tmp:
+        with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as fh:  # noqa: S310
+            shutil.copyfileobj(response, fh, 1 << 20)
+        got = _sha256(tmp)
+        if sha256 is None:
+            log.warning("%s: no sha256 in the manifest; got %s", url, got)
+        elif got != sha256.lower():
+            raise ValueError(f"{url}: sha256 mismatch, expected {sha256}, got {got}")
+    if extract_to is not None:
+        root = Path(extract_to).resolve()
+        with zipfile.ZipFile(dest) as zf:
+            for member in zf.namelist():
+                target = (root / member).resolve()
+                if root not in target.parents and target != root:
+                    raise ValueError(f"{dest}: member {member!r} escapes {root}")
+            zf.extractall(root)
+    return dest

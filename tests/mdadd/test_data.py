@@ -1,0 +1,144 @@
+"""Data of MDA-DD: the synthetic scene corpus (ground truth), the Karpathy loader, the feature cache."""
+
+import json
+
+import numpy as np
+import pytest
+
+from repro.data.caption_features import (SplitFeatures, corpus_for_source, load_corpus, read_features, save_corpus,
+                                         write_features)
+from repro.data.captions_synth import COLOURS, POSITIONS, SceneConfig, make_corpus, render_scene
+from repro.data.karpathy import fetch_archive, load_karpathy
+
+
+def test_captions_describe_their_own_scene():
+    corpus = make_corpus(30, 10, seed=0, cfg=SceneConfig(image_size=32, captions_per_image=3))
+    assert len(corpus.captions) == 120 and corpus.images.shape == (40, 32, 32, 3)
+    for cap, img in zip(corpus.captions, corpus.caption_image):
+        scene = corpus.scenes[img]
+        for obj in scene["objects"]:
+            assert obj["colour"] in cap and obj["position"] in cap
+        # colours absent from the scene are absent from its caption
+        for colour in set(COLOURS) - {o["colour"] for o in scene["objects"]}:
+            assert f" {colour} " not in cap
+
+
+def test_rendered_object_has_its_colour_at_its_position():
+    scene = {"background": "grey", "objects": [{"shape": "square", "colour": "red", "size": "large",
+                                                 "position": "top left"}]}
+    img = render_scene(scene, 40)
+    cy, cx = POSITIONS["top left"]
+    np.testing.assert_allclose(img[int(cy * 40), int(cx * 40)] / 255, COLOURS["red"], atol=0.01)
+    np.testing.assert_allclose(img[int(0.8 * 40), int(0.8 * 40)] / 255, (0.55, 0.55, 0.55), atol=0.01)
+
+
+def test_corpus_is_reproducible_and_round_trips(tmp_path):
+    a = make_corpus(5, 3, seed=11, cfg=SceneConfig(image_size=16, captions_per_image=2))
+    b = make_corpus(5, 3, seed=11, cfg=SceneConfig(image_size=16, captions_per_image=2))
+    np.testing.assert_array_equal(a.images, b.images)
+    assert a.captions == b.captions
+    save_corpus(tmp_path / "c.npz", a)
+    c = load_corpus(tmp_path / "c.npz")
+    np.testing.assert_array_equal(c.images, a.images)
+    assert c.captions == a.captions and list(c.split) == list(a.split) and c.scenes == a.scenes
+
+
+@pytest.fixture
+def karpathy_fixture(tmp_path):
+    """A tiny Karpathy-format dataset: 4 PNG images in a COCO-like filepath layout."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    images = []
+    for i, (split, sub) in enumerate([("train", "train2014"), ("restval", "val2014"), ("test", "val2014"),
+                                      ("val", "val2014")]):
+        (tmp_path / "images" / sub).mkdir(parents=True, exist_ok=True)
+        arr = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
+        Image.fromarray(arr).save(tmp_path / "images" / sub / f"im{i}.png")
+        images.append({"filepath": sub, "filename": f"im{i}.png", "split": split, "imgid": i,
+                       "sentences": [{"raw": f"caption {i}.{k} ", "tokens": []} for k in range(i + 1)]})
+    (tmp_path / "dataset_coco.json").write_text(json.dumps({"dataset": "coco", "images": images}))
+    return tmp_path
+
+
+def test_karpathy_loader_reads_splits_and_captions(karpathy_fixture):
+    corpus = load_karpathy(karpathy_fixture / "dataset_coco.json", karpathy_fixture / "images")
+    assert list(corpus.split) == ["train", "train", "test", "val"]  # restval folds into train
+    assert corpus.captions[:3] == ["caption 0.0", "caption 1.0", "caption 1.1"]
+    np.testing.assert_array_equal(corpus.caption_image, [0, 1, 1, 2, 2, 2, 3, 3, 3, 3])
+    assert corpus.image_paths[2].endswith("val2014/im2.png")
+    same = corpus_for_source("local", json_path=karpathy_fixture / "dataset_coco.json",
+                             image_root=karpathy_fixture / "images", max_images={"train": 1})
+    assert list(same.split) == ["train", "test", "val"] and same.captions[0] == "caption 0.0"
+
+
+def test_karpathy_loader_names_bad_input(karpathy_fixture):
+    (karpathy_fixture / "images" / "val2014" / "im2.png").unlink()
+    with pytest.raises(ValueError, match="im2.png is missing"):
+        load_karpathy(karpathy_fixture / "dataset_coco.json", karpathy_fixture / "images")
+    (karpathy_fixture / "bad.json").write_text(json.dumps({"images": [{"filename": "x.png", "split": "dev",
+                                                                        "sentences": []}]}))
+    with pytest.raises(ValueError, match="unknown split 'dev'"):
+        load_karpathy(karpathy_fixture / "bad.json", karpathy_fixture / "images", check_files=False)
+    with pytest.raises(ValueError, match="unknown data source"):
+        corpus_for_source("hub")
+
+
+def test_fetch_archive_checks_sha256(tmp_path):
+    import hashlib
+    import zipfile
+
+    archive = tmp_path / "src.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("dataset_flickr30k.json", '{"images": []}')
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    out = fetch_archive(archive.as_uri(), tmp_path / "dl" / "a.zip", sha256=digest, extract_to=tmp_path / "x")
+    assert out.is_file() and (tmp_path / "x" / "dataset_flickr30k.json").is_file()
+    with pytest.raises(ValueError, match="sha256 mismatch"):
+        fetch_archive(archive.as_uri(), tmp_path / "dl" / "b.zip", sha256="0" * 64)
+    assert not (tmp_path / "dl" / "b.zip").exists()  # nothing partial is left
+
+
+def test_image_encoder_reads_files_like_arrays(karpathy_fixture):
+    from PIL import Image
+
+    from repro.nn.encoders_offline import EFFICIENTNET_LITE0_DIM, encode_images, load_efficientnet_lite0
+
+    corpus = load_karpathy(karpathy_fixture / "dataset_coco.json", karpathy_fixture / "images")
+    arrays = [np.asarray(Image.open(p).convert("RGB")) for p in corpus.image_paths]
+    model = load_efficientnet_lite0()
+    from_files = encode_images(model, corpus.image_paths, size=64, batch_size=2)
+    from_arrays = encode_images(model, arrays, size=64, batch_size=4)  # other batching, same numbers
+    assert from_files.shape == (4, EFFICIENTNET_LITE0_DIM)
+    np.testing.assert_allclose(from_files, from_arrays, rtol=1e-4, atol=1e-5)
+    assert np.linalg.norm(from_files[0] - from_files[1]) > 1e-3  # different images, different features
+
+
+def test_pretrained_encoders_separate_colours():
+    """Frozen ImageNet / MiniLM features carry the scene: same-colour pairs are closer than cross-colour ones."""
+    from repro.nn.encoders_offline import encode_images, encode_texts, load_efficientnet_lite0, load_minilm
+
+    def scene(colour, pos):
+        return {"background": "grey", "objects": [{"shape": "circle", "colour": colour, "size": "large",
+                                                    "position": pos}]}
+
+    imgs = np.stack([render_scene(scene(c, p), 64) for c in ("red", "blue") for p in ("left", "right")])
+    f = encode_images(load_efficientnet_lite0(), imgs, size=64)
+    f = f / np.linalg.norm(f, axis=1, keepdims=True)
+    assert f[0] @ f[1] > f[0] @ f[2] and f[2] @ f[3] > f[1] @ f[3]  # red-red, blue-blue beat red-blue
+    t = encode_texts(load_minilm(), ["a red circle", "a red disc", "a blue square", "a blue box"])
+    assert t[0] @ t[1] > t[0] @ t[2] and t[2] @ t[3] > t[1] @ t[3]
+
+
+def test_feature_file_round_trip(tmp_path):
+    rng = np.random.default_rng(1)
+    feats = {s: SplitFeatures(image=rng.normal(size=(3, 5)).astype(np.float32),
+                              text=rng.normal(size=(6, 4)).astype(np.float32), caption_image=np.repeat(np.arange(3), 2))
+             for s in ("train", "test")}
+    write_features(tmp_path / "f.h5", feats, dataset="x", image_size=64)
+    back = read_features(tmp_path / "f.h5")
+    for s in feats:
+        np.testing.assert_array_equal(back[s].image, feats[s].image)
+        np.testing.assert_array_equal(back[s].caption_image, feats[s].caption_image)
+    with pytest.raises(ValueError, match="not a caption feature file"):
+        read_features(tmp_path / "missing.h5")

@@ -1,0 +1,260 @@
+# MDA-DD (paper 16): multimodal dataset distillation in a frozen feature space.
+# DAG: corpus (or fetch) -> features -> distill {method} x {n_pairs} -> evaluate -> aggregate
+#      -> table1, fig1 (recall vs pairs), fig2 (initialisation gap); cost -> fig3 (SOCM vs full moment).
+
+register_targets(
+    "mdadd",
+    [
+        "reports/mdadd_table1.csv",
+        "reports/mdadd_table1.md",
+        "reports/mdadd_fig1.pdf",
+        "reports/mdadd_fig2.pdf",
+        "reports/mdadd_fig3.pdf",
+        "results/mdadd/metrics.json",
+    ],
+)
+
+MDADD_SOURCE = config["mdadd"].get("source", "synthetic")
+MDADD_DATASET = (
+    "synthetic" if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "dataset")
+)
+
+
+wildcard_constraints:
+    n_pairs=r"\d+|all",
+    method=r"[a-z_]+",
+
+
+rule mdadd_corpus:
+    output:
+        corpus="resources/mdadd/synthetic/corpus.npz",
+    log:
+        "logs/mdadd/corpus.log",
+    benchmark:
+        "benchmarks/mdadd/corpus.tsv"
+    params:
+        cfg=lambda wc: preset("mdadd", "corpus"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/mdadd/corpus.py"
+
+
+if MDADD_SOURCE == "remote":
+
+    rule mdadd_fetch:
+        output:
+            json="resources/mdadd/{dataset}/dataset_{dataset}.json",
+        log:
+            "logs/mdadd/fetch_{dataset}.log",
+        benchmark:
+            "benchmarks/mdadd/fetch_{dataset}.tsv"
+        params:
+            cfg=lambda wc: preset("mdadd", "data"),
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=240,
+        conda:
+            "../../envs/base.yaml"
+        script:
+            "../scripts/mdadd/fetch.py"
+
+
+rule mdadd_features:
+    input:
+        unpack(
+            lambda wc: (
+                {"corpus": "resources/mdadd/synthetic/corpus.npz"}
+                if MDADD_SOURCE == "synthetic"
+                else {"json": preset("mdadd", "data", "json")}
+            )
+        ),
+    output:
+        features="results/mdadd/features/{dataset}.h5",
+    log:
+        "logs/mdadd/features_{dataset}.log",
+    benchmark:
+        "benchmarks/mdadd/features_{dataset}.tsv"
+    params:
+        cfg=lambda wc: preset("mdadd", "encode"),
+        source=MDADD_SOURCE,
+        image_root=lambda wc: (
+            None if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "images")
+        ),
+        max_images=lambda wc: (
+            None if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "max_images")
+        ),
+        device=config["device"],
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/mdadd/features.py"
+
+
+rule mdadd_distill:
+    input:
+        features="results/mdadd/features/{dataset}.h5",
+    output:
+        distilled="results/mdadd/distilled/{dataset}/{method}/n{n_pairs}.npz",
+    log:
+        "logs/mdadd/distill/{dataset}/{method}/n{n_pairs}.log",
+    benchmark:
+        "benchmarks/mdadd/distill/{dataset}/{method}/n{n_pairs}.tsv"
+    params:
+        cfg=lambda wc: preset("mdadd"),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/mdadd/distill.py"
+
+
+rule mdadd_evaluate:
+    input:
+        features="results/mdadd/features/{dataset}.h5",
+        distilled="results/mdadd/distilled/{dataset}/{method}/n{n_pairs}.npz",
+    output:
+        metrics="results/mdadd/eval/{dataset}/{method}/n{n_pairs}.json",
+    log:
+        "logs/mdadd/evaluate/{dataset}/{method}/n{n_pairs}.log",
+    benchmark:
+        "benchmarks/mdadd/evaluate/{dataset}/{method}/n{n_pairs}.tsv"
+    params:
+        cfg=lambda wc: preset("mdadd"),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/mdadd/evaluate.py"
+
+
+rule mdadd_cost:
+    output:
+        cost="results/mdadd/cost.csv",
+    log:
+        "logs/mdadd/cost.log",
+    benchmark:
+        "benchmarks/mdadd/cost.tsv"
+    params:
+        cfg=lambda wc: preset("mdadd", "cost"),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/mdadd/cost.py"
+
+
+rule mdadd_aggregate:
+    input:
+        evals=lambda wc: expand(
+            "results/mdadd/eval/{dataset}/{method}/n{n_pairs}.json",
+            dataset=MDADD_DATASET,
+            method=preset("mdadd", "methods"),
+            n_pairs=preset("mdadd", "n_pairs"),
+        )
+        + [f"results/mdadd/eval/{MDADD_DATASET}/full/nall.json"],
+        cost="results/mdadd/cost.csv",
+    output:
+        metrics="results/mdadd/metrics.json",
+        tidy="results/mdadd/recall_tidy.csv",
+        gap="results/mdadd/init_gap.csv",
+        table_csv="reports/mdadd_table1.csv",
+        table_md="reports/mdadd_table1.md",
+    log:
+        "logs/mdadd/aggregate.log",
+    benchmark:
+        "benchmarks/mdadd/aggregate.tsv"
+    params:
+        cfg=lambda wc: preset("mdadd"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/mdadd/aggregate.py"
+
+
+rule mdadd_fig1:
+    input:
+        tidy="results/mdadd/recall_tidy.csv",
+    output:
+        pdf=report(
+            "reports/mdadd_fig1.pdf", caption="../report/mdadd_fig1.rst", category="mdadd"
+        ),
+        csv="reports/mdadd_fig1.csv",
+    log:
+        "logs/mdadd/fig1.log",
+    benchmark:
+        "benchmarks/mdadd/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/mdadd/fig1.py"
+
+
+rule mdadd_fig2:
+    input:
+        gap="results/mdadd/init_gap.csv",
+    output:
+        pdf=report(
+            "reports/mdadd_fig2.pdf", caption="../report/mdadd_fig2.rst", category="mdadd"
+        ),
+        csv="reports/mdadd_fig2.csv",
+    log:
+        "logs/mdadd/fig2.log",
+    benchmark:
+        "benchmarks/mdadd/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/mdadd/fig2.py"
+
+
+rule mdadd_fig3:
+    input:
+        cost="results/mdadd/cost.csv",
+    output:
+        pdf=report(
+            "reports/mdadd_fig3.pdf", caption="../report/mdadd_fig3.rst", category="mdadd"
+        ),
+        csv="reports/mdadd_fig3.csv",
+    log:
+        "logs/mdadd/fig3.log",
+    benchmark:
+        "benchmarks/mdadd/fig3.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/mdadd/fig3.py"

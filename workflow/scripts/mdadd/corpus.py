@@ -1,0 +1,11 @@
+"""Render the synthetic scene-caption corpus (images + captions sharing one latent scene)."""
+from repro.data.caption_features import save_corpus
+from repro.data.captions_synth import SceneConfig, make_corpus
+from repro.jobs import Job
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+c = job.cfg
+corpus = make_corpus(c["n_train"], c["n_test"], seed=job.seed,
+                     cfg=SceneConfig(image_size=c["image_size"], max_objects=c["max_objects"],
+                                     captions_per_image=c["captions_per_image"]))
+save_corpus(snakemake.output.corpus, corpus)  # noqa: F821

@@ -1,0 +1,10 @@
+"""Distil (or select) n pairs with one registered method in the frozen feature space."""
+from repro.data.caption_features import read_features
+from repro.jobs import Job
+from repro.methods.mdd import distill, standardised
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+train, = standardised(read_features(snakemake.input.features)["train"])  # noqa: F821
+n = snakemake.wildcards.n_pairs  # noqa: F821
+dset = distill(snakemake.wildcards.method, train, 0 if n == "all" else int(n), job.cfg, seed=job.seed)  # noqa: F821
+dset.save(snakemake.output.distilled)  # noqa: F821

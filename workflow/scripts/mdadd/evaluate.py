@@ -1,0 +1,18 @@
+"""Train retrieval students on a distilled set from unseen (and seen) initialisations; TR/IR@K on test."""
+from repro.data.caption_features import read_features
+from repro.jobs import Job
+from repro.methods.mdd import DistilledSet, StudentConfig, evaluate_distilled, standardised
+from repro.seeding import job_seed
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+feats = read_features(snakemake.input.features)  # noqa: F821
+_, test = standardised(feats["train"], feats["test"])
+dset = DistilledSet.load(snakemake.input.distilled)  # noqa: F821
+e = job.cfg["eval"]
+full = snakemake.wildcards.method == "full"  # noqa: F821
+# every method is evaluated from the same unseen initialisations (common random numbers)
+recall = evaluate_distilled(dset, test, StudentConfig(**job.cfg["student"]), seed=job_seed(snakemake.config["seed"], "mdadd-eval"),  # noqa: F821
+                            n_unseen=e["unseen_inits"], n_seen=e["seen_inits"], lr=e["lr"], batch_size=e["batch_size"],
+                            steps=e["full_steps"] if full else e["steps"])
+job.write_metrics(snakemake.output.metrics, {"method": snakemake.wildcards.method, "n_pairs": len(dset),  # noqa: F821
+                                             "recall": recall, "objective_trace": dset.trace})

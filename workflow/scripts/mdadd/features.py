@@ -1,0 +1,12 @@
+"""Encode every image (EfficientNet-Lite0) and caption (all-MiniLM-L6-v2) once; frozen encoders."""
+from repro.data.caption_features import corpus_for_source, encode_corpus, write_features
+from repro.jobs import Job
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+p = snakemake.params  # noqa: F821
+corpus = corpus_for_source(p.source, corpus=snakemake.input.get("corpus"), json_path=snakemake.input.get("json"),  # noqa: F821
+                           image_root=p.image_root, max_images=p.max_images)
+feats = encode_corpus(corpus, image_size=job.cfg["image_size"], batch_size=job.cfg["batch_size"], device=p.device)
+write_features(snakemake.output.features, feats, dataset=snakemake.wildcards.dataset,  # noqa: F821
+               image_encoder="efficientnet-lite0 (ImageNet)", text_encoder="all-MiniLM-L6-v2",
+               image_size=job.cfg["image_size"])
