@@ -17,6 +17,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/grokcap.smk"
 include: "workflow/rules/aereport.smk"
 
 

@@ -1,0 +1,1 @@
+"""Data: synthetic generators with known ground truth, and fetchers of real data."""

@@ -1,0 +1,1 @@
+"""Methods: one module per method or baseline family."""
