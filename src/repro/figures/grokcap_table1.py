@@ -29,13 +29,13 @@ def table(metrics: dict) -> pd.DataFrame:
     frac = (metrics.get("grokking") or {}).get("fraction", {})
     for key in sorted(set(t_mem) | set(t_gen), key=lambda k: int(k[1:])):
         entry = t_mem.get(key) or t_gen.get(key)
-        rows.append({"quantity": f"width {key[1:]}", "P": entry["P"], "T_mem median": _fmt_time(t_mem.get(key)),
+        rows.append({"quantity": f"width {key[1:]}", "P": _f(entry["P"], ",.0f"), "T_mem median": _fmt_time(t_mem.get(key)),
                      "T_gen median": _fmt_time(t_gen.get(key)),
                      "grokked fraction": "" if key not in frac else f"{frac[key]:.2f}"})
     for name in ("t_mem", "t_gen"):
         fit = (metrics.get("power_law") or {}).get(name)
         if fit and fit.get("b") is not None:
-            rows.append({"quantity": f"{name} power law a P^b", "P": math.nan,
+            rows.append({"quantity": f"{name} power law a P^b", "P": "",
                          "T_mem median": f"a = {_f(fit['a'], '.3g')}",
                          "T_gen median": f"b = {_f(fit['b'])} [{_f(fit['b_lo'])}, {_f(fit['b_hi'])}]",
                          "grokked fraction": f"{fit['n_censored']}/{fit['n']} censored"})
@@ -44,10 +44,10 @@ def table(metrics: dict) -> pd.DataFrame:
     for label, value in (("crossing, medians", cross.get("empirical_P")),
                          ("crossing, power laws", cross.get("power_law_P")),
                          ("grokking threshold", grok.get("threshold_P"))):
-        rows.append({"quantity": label, "P": math.nan if value is None else value, "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
+        rows.append({"quantity": label, "P": _f(value, ",.0f"), "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
     cap = metrics.get("capacity")
     if cap:
-        rows.append({"quantity": "capacity (bits/param)", "P": math.nan,
+        rows.append({"quantity": "capacity (bits/param)", "P": "",
                      "T_mem median": f"{_f(cap['bits_per_param'])} [{_f(cap['lo'])}, {_f(cap['hi'])}]",
                      "T_gen median": f"paper {cap['paper_bits_per_param']}", "grokked fraction": ""})
     return pd.DataFrame(rows)
