@@ -23,6 +23,7 @@ include: "workflow/rules/tmevolve.smk"
 include: "workflow/rules/groupfdr.smk"
 include: "workflow/rules/rlqgrad.smk"
 include: "workflow/rules/mdadd.smk"
+include: "workflow/rules/grokcap.smk"
 include: "workflow/rules/aereport.smk"
 
 

@@ -1,0 +1,542 @@
+"""Memorisation speed vs generalisation speed across model sizes, and where grokking appears.
+
+Implements "Model Capacity Determines Grokking through Competing Memorisation and Generalisation
+Speeds" (arXiv 2605.09724) at CPU scale:
+
+- the small transformer of the paper's code (pre-norm RMSNorm blocks, SwiGLU MLP of width 4d,
+  causal attention, read-out at the last token ``=``), built from nanoGPT-style small modules;
+- AdamW training, full batch where the set fits in one batch, with early stopping once the 99%
+  thresholds are reached;
+- T_mem(P): steps to 99% train accuracy on the random-label twin of the training set (§3, "random
+  data of equivalent complexity"); T_gen(P): steps to 99% validation accuracy on the modular task;
+- the capacity estimate of Morris et al. (2025), adapted as in the paper: bits memorised on random
+  labels, ``n log2 V + sum_i log2 p(y_i | x_i)``, regressed on the parameter count P; the slope is
+  bits per parameter (the paper reports C = 2.16);
+- power laws T(P) = a P^b fitted in log-log space, their crossing, and the grokking threshold (the
+  smallest P from which on models grok).
+
+Choices the paper leaves open
+-----------------------------
+- Position information: learned absolute position embeddings (nanoGPT) instead of RoPE; sequences
+  have 4 tokens, so this adds 4 d parameters.
+- Accuracy is measured every ``eval_every`` steps in eval mode (no dropout) on the whole set; a
+  time T is the first evaluated step at which accuracy >= 99%, so T has a resolution of
+  ``eval_every`` steps.
+- Weight decay: 1.0 on the modular task (the grokking runs), 0.01 on random labels (the speed and
+  capacity runs), as in the paper's central configuration.
+- A run that does not reach 99% within ``max_steps`` is *censored* (T > max_steps), never given the
+  cap as its value. Power laws are fitted by maximum likelihood with right censoring (a Tobit
+  regression of log T on log P with normal errors), which reduces to least squares when nothing is
+  censored; the empirical crossing uses per-width medians, where a censored median is the cap (a
+  lower bound), and is reported with that caveat.
+- Grokking in one run: train and validation accuracy both reach 99%, and validation does so at
+  least ``grok_delay_ratio`` (2) times later than training (the paper: generalisation "long after"
+  memorisation). The threshold is the smallest grid P from which on a majority of seeds grok at
+  every larger width, reported as the geometric mean of that P and the grid point below it.
+- Capacity slope: least squares through the origin (bits = C P), with a t-interval from the
+  residuals; the intercept model is reported beside it.
+
+Deviations
+----------
+- Small primes (e.g. 23 to 31) and widths 8 to 64 instead of p = 97 to 139 and widths 20 to 1000,
+  with step caps that fit a 2-core CPU; the random-label twin permutes the training labels rather
+  than drawing fresh uniform labels (see ``repro.data.modular``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from scipy import optimize, stats
+
+from repro.data.modular import ModularData, task_data
+
+__all__ = [
+    "GrokConfig", "GrokTransformer", "count_parameters", "train_run", "run_grokcap",
+    "fit_power_law", "power_law_crossing", "crossing_point", "grokking_threshold", "capacity_fit",
+    "bits_memorised", "runs_table", "curves_table", "summarise", "TASKS",
+]
+
+log = logging.getLogger(__name__)
+
+TASKS = ("modular", "random", "capacity")
+
+
+@dataclass(frozen=True)
+class GrokConfig:
+    """One run's settings; defaults are the paper's central configuration (configs/central.yaml)."""
+
+    p: int = 97                      # prime modulus (paper: 97 to 139)
+    operation: str = "div"           # a / b mod p (addition as a variant)
+    train_fraction: float = 0.5      # paper: 0.5
+    width: int = 128                 # d_model (paper: widths 20 to 1000)
+    depth: int = 2                   # paper: 2 blocks
+    heads: int = 1                   # paper: 1 head
+    dropout: float = 0.2             # paper: 0.2
+    lr: float = 1e-3                 # AdamW, paper
+    beta1: float = 0.9
+    beta2: float = 0.98              # paper: betas (0.9, 0.98)
+    weight_decay_grok: float = 1.0   # modular task (grokking runs), paper
+    weight_decay_speed: float = 0.01  # random-label runs (speed and capacity), paper
+    batch_size: int = 512            # paper: 512; full batch when the set is smaller
+    max_steps: int = 100_000         # step cap: a run that hits it is censored
+    eval_every: int = 10             # resolution of T
+    threshold: float = 0.99          # the 99% accuracy thresholds
+    labels: str = "permute"          # random-label twin: permute | uniform
+    capacity_data_factor: float = 4.0  # capacity data hold factor x P bits (> 3.6, Morris et al.'s upper value)
+    capacity_patience: int = 50      # evals without a 0.1% loss improvement ending a capacity run
+    capacity_max_steps: int = 100_000  # step cap of a capacity run (its bits are read at the end)
+    grok_delay_ratio: float = 2.0    # grokking: T_gen >= ratio * T_train (modular task)
+    keep_curve_points: int = 200     # accuracy-curve points kept in a run's output
+
+    @classmethod
+    def from_dict(cls, cfg: dict[str, Any], **overrides: Any) -> "GrokConfig":
+        known = {k: v for k, v in {**cfg, **overrides}.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+# ----------------------------------------------------------------------------------------------
+# Model (nanoGPT-style small modules; B batch, T = 4 tokens, C = width, nh heads, hs = C / nh)
+# ----------------------------------------------------------------------------------------------
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight  # (B, T, C)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, width: int, heads: int, dropout: float) -> None:
+        super().__init__()
+        if width % heads:
+            raise ValueError(f"grokking: width {width} is not divisible by heads {heads}")
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width, bias=False)
+        self.proj = nn.Linear(width, width, bias=False)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)                                # 3 x (B, T, C)
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)          # (B, nh, T, hs)
+        y = y.transpose(1, 2).reshape(B, T, C)                               # (B, T, C)
+        return F.dropout(self.proj(y), self.dropout, self.training)
+
+
+class SwiGLU(nn.Module):
+    """The paper's feed-forward: w2(silu(w1 x) * w3 x), hidden width 4 C."""
+
+    def __init__(self, width: int, dropout: float) -> None:
+        super().__init__()
+        self.w1 = nn.Linear(width, 4 * width, bias=False)
+        self.w3 = nn.Linear(width, 4 * width, bias=False)
+        self.w2 = nn.Linear(4 * width, width, bias=False)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.silu(self.w1(x)) * self.w3(x)                                  # (B, T, 4C)
+        return F.dropout(self.w2(h), self.dropout, self.training)           # (B, T, C)
+
+
+class Block(nn.Module):
+    def __init__(self, width: int, heads: int, dropout: float) -> None:
+        super().__init__()
+        self.norm1, self.attn = RMSNorm(width), CausalSelfAttention(width, heads, dropout)
+        self.norm2, self.mlp = RMSNorm(width), SwiGLU(width, dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x))                                     # (B, T, C)
+        return x + self.mlp(self.norm2(x))                                   # (B, T, C)
+
+
+class GrokTransformer(nn.Module):
+    """Token + position embedding, ``depth`` pre-norm blocks, RMSNorm, logits at the last token."""
+
+    def __init__(self, n_tokens: int, width: int, depth: int, heads: int, dropout: float = 0.0,
+                 seq_len: int = 4) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(n_tokens, width)
+        self.pos = nn.Parameter(torch.randn(seq_len, width) * 0.02)  # learned positions (nanoGPT), not RoPE
+        self.blocks = nn.ModuleList(Block(width, heads, dropout) for _ in range(depth))
+        self.norm = RMSNorm(width)
+        self.head = nn.Linear(width, n_tokens, bias=False)  # logits over all p + 2 tokens, as the paper
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.tok(idx) + self.pos[: idx.shape[1]]                         # (B, T, C)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x[:, -1]))                                # (B, V): read-out at '='
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# ----------------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------------
+
+def bits_memorised(logits: torch.Tensor, y: torch.Tensor, n_classes: int) -> float:
+    """Morris et al. (2025) memorisation: ``n log2 V + sum_i log2 p(y_i | x_i)`` in bits."""
+    logp = F.log_softmax(logits.double(), dim=-1).gather(1, y[:, None]).squeeze(1)  # (n,) nats
+    return float(len(y) * math.log2(n_classes) + logp.sum().item() / math.log(2))
+
+
+@torch.no_grad()
+def _evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float, torch.Tensor]:
+    model.eval()
+    logits = model(x)
+    model.train()
+    return float((logits.argmax(-1) == y).float().mean()), float(F.cross_entropy(logits, y)), logits
+
+
+def _thin(values: list, keep: int) -> list:
+    if len(values) <= keep:
+        return values
+    idx = np.unique(np.linspace(0, len(values) - 1, keep).round().astype(int))
+    return [values[i] for i in idx]
+
+
+def train_run(cfg: GrokConfig, task: str, train: ModularData, val: ModularData | None, *, seed: int,
+              device: str = "cpu") -> dict[str, Any]:
+    """Train one model on one task until its thresholds are reached or ``cfg.max_steps``.
+
+    Parameters
+    ----------
+    cfg : GrokConfig
+    task : {"modular", "random", "capacity"}
+        ``modular`` stops once train and validation accuracy reach ``cfg.threshold``; ``random``
+        once train accuracy does; ``capacity`` once train accuracy does or the train loss stops
+        improving (``cfg.capacity_patience`` evaluations without a 0.1% relative gain).
+    train, val : ModularData
+        Training data; validation data (modular task only).
+    seed : int
+        Seeds the initialisation, dropout and mini-batch order (the global torch RNG is left as found).
+
+    Returns
+    -------
+    dict
+        ``P``, ``t_train`` (steps to 99% train accuracy, or None when censored), ``t_val`` (modular),
+        ``steps``, final accuracies and loss, ``bits`` memorised, and the thinned accuracy curve.
+    """
+    if task not in TASKS:
+        raise ValueError(f"grokking: unknown task {task!r}; known: {', '.join(TASKS)}")
+    if task == "modular" and val is None:
+        raise ValueError("grokking: the modular task needs validation data")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed % (2**63))
+        model = GrokTransformer(train.n_tokens, cfg.width, cfg.depth, cfg.heads, cfg.dropout).to(device)
+        wd = cfg.weight_decay_grok if task == "modular" else cfg.weight_decay_speed
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), weight_decay=wd,
+                                foreach=True)  # one fused update over all tensors: 25% faster on CPU
+        x, y = torch.as_tensor(train.x, device=device), torch.as_tensor(train.y, device=device)
+        xv = yv = None
+        if val is not None:
+            xv, yv = torch.as_tensor(val.x, device=device), torch.as_tensor(val.y, device=device)
+        n, bs = len(y), min(cfg.batch_size, len(y))
+        n_batches = n // bs  # drop the ragged last batch: every step sees bs examples
+        curve: list[tuple[int, float, float, float]] = []
+        t_train = t_val = None
+        best_loss, stale = math.inf, 0
+        step = 0
+        model.train()
+        max_steps = cfg.capacity_max_steps if task == "capacity" else cfg.max_steps
+        while step < max_steps:
+            perm = torch.randperm(n, device=device) if n_batches > 1 else None
+            for b in range(n_batches):
+                idx = perm[b * bs:(b + 1) * bs] if perm is not None else slice(None)
+                loss = F.cross_entropy(model(x[idx]), y[idx])                 # full batch when n <= bs
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                step += 1
+                if step % cfg.eval_every and step != max_steps:
+                    continue
+                acc, tr_loss, _ = _evaluate(model, x, y)
+                vacc = _evaluate(model, xv, yv)[0] if xv is not None else float("nan")
+                curve.append((step, acc, vacc, tr_loss))
+                if t_train is None and acc >= cfg.threshold:
+                    t_train = step
+                if t_val is None and vacc >= cfg.threshold:
+                    t_val = step
+                if tr_loss < best_loss * (1 - 1e-3):
+                    best_loss, stale = tr_loss, 0
+                else:
+                    stale += 1
+                done = {"modular": t_train is not None and t_val is not None,
+                        "random": t_train is not None,
+                        "capacity": t_train is not None or stale >= cfg.capacity_patience}[task]
+                if done or step >= max_steps:
+                    break
+            else:
+                continue
+            break
+        acc, tr_loss, logits = _evaluate(model, x, y)
+    out = {
+        "task": task, "width": cfg.width, "P": count_parameters(model), "n_train": n, "steps": step,
+        "t_train": t_train, "t_val": t_val, "max_steps": max_steps,
+        "train_acc": acc, "train_loss": tr_loss, "val_acc": curve[-1][2] if curve else float("nan"),
+        "bits": bits_memorised(logits, y, train.n_tokens if task == "capacity" else train.n_tokens - 2),
+        "dataset_bits": n * math.log2(train.n_tokens if task == "capacity" else train.n_tokens - 2),
+        "curve": [dict(zip(("step", "train_acc", "val_acc", "train_loss"), c)) for c in _thin(curve, cfg.keep_curve_points)],
+    }
+    log.info("%s width=%d P=%d steps=%d t_train=%s t_val=%s train_acc=%.3f bits=%.0f", task, cfg.width,
+             out["P"], step, t_train, t_val, acc, out["bits"])
+    return out
+
+
+def run_grokcap(cfg: dict[str, Any], *, task: str, width: int, replicate: int, data: dict[str, np.ndarray],
+                seed: int, device: str = "cpu") -> dict[str, Any]:
+    """One grid cell (task x width x seed): pick its data, train, return the run record.
+
+    ``data`` is the seed replicate's arrays (:func:`repro.data.modular.seed_dataset`), shared by
+    the ``modular`` and ``random`` runs of that replicate, so the random-label twin permutes the
+    very training set whose T_gen is measured. ``seed`` drives initialisation and batch order.
+    """
+    gc = GrokConfig.from_dict(cfg, width=int(width))
+    if int(data["p"]) != gc.p:
+        raise ValueError(f"grokking: data were built for p={int(data['p'])}, config has p={gc.p}")
+    P = count_parameters(GrokTransformer(gc.p + 2, gc.width, gc.depth, gc.heads))
+    n_capacity = math.ceil(gc.capacity_data_factor * P / math.log2(gc.p + 2))  # more bits than P can hold
+    train, val = task_data(task, data, n_capacity=n_capacity)
+    out = train_run(gc, task, train, val, seed=seed, device=device)
+    out.update(seed=int(replicate), config=asdict(gc))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Analysis: power laws with censoring, crossings, the grokking threshold, capacity
+# ----------------------------------------------------------------------------------------------
+
+def fit_power_law(P: np.ndarray, T: np.ndarray, censored: np.ndarray | None = None,
+                  level: float = 0.95) -> dict[str, float]:
+    """Fit ``T = a P^b`` as ``log T = log a + b log P + e``, ``e ~ N(0, s^2)``, with right censoring.
+
+    A censored entry means ``T > T_i`` (the run hit its step cap ``T_i``). With no censoring this
+    is ordinary least squares in log-log space; otherwise the Tobit likelihood is maximised, each
+    censored point contributing ``log(1 - Phi((log T_i - mu_i) / s))``.
+
+    Returns ``a``, ``b``, ``b_se``, ``b_lo``, ``b_hi`` (a Wald interval at ``level``), ``sigma``,
+    ``n``, ``n_censored``; NaNs when fewer than two distinct P carry an uncensored time.
+    """
+    P, T = np.asarray(P, float), np.asarray(T, float)
+    cens = np.zeros(len(P), bool) if censored is None else np.asarray(censored, bool)
+    if not (len(P) == len(T) == len(cens)):
+        raise ValueError("fit_power_law: P, T and censored differ in length")
+    if np.any(P <= 0) or np.any(T <= 0):
+        raise ValueError("fit_power_law: P and T must be positive")
+    nan = {"a": math.nan, "b": math.nan, "b_se": math.nan, "b_lo": math.nan, "b_hi": math.nan,
+           "sigma": math.nan, "n": int(len(P)), "n_censored": int(cens.sum())}
+    x, y = np.log(P), np.log(T)
+    obs = ~cens
+    if len(np.unique(x[obs])) < 2:
+        return nan
+    X = np.column_stack([np.ones_like(x), x])
+    beta, *_ = np.linalg.lstsq(X[obs], y[obs], rcond=None)
+    z = stats.norm.ppf(0.5 + level / 2)
+    if not cens.any():
+        resid = y - X @ beta
+        dof = max(len(y) - 2, 1)
+        s2 = float(resid @ resid / dof)
+        cov = s2 * np.linalg.inv(X.T @ X)
+        tq = stats.t.ppf(0.5 + level / 2, dof)
+        se = math.sqrt(cov[1, 1])
+        return {"a": float(np.exp(beta[0])), "b": float(beta[1]), "b_se": se, "b_lo": float(beta[1] - tq * se),
+                "b_hi": float(beta[1] + tq * se), "sigma": math.sqrt(s2), "n": int(len(y)), "n_censored": 0}
+
+    def nll(theta: np.ndarray) -> float:
+        mu, s = X @ theta[:2], math.exp(theta[2])
+        ll = stats.norm.logpdf(y[obs], mu[obs], s).sum() + stats.norm.logsf(y[cens], mu[cens], s).sum()
+        return -float(ll)
+
+    s0 = float(np.std(y[obs] - X[obs] @ beta)) or 0.1
+    res = optimize.minimize(nll, np.r_[beta, math.log(max(s0, 1e-3))], method="BFGS")
+    theta = res.x
+    hess = optimize.approx_fprime(theta, lambda t: optimize.approx_fprime(t, nll, 1e-5), 1e-5)
+    try:
+        se = math.sqrt(max(float(np.linalg.inv((hess + hess.T) / 2)[1, 1]), 0.0))
+    except np.linalg.LinAlgError:
+        se = math.nan
+    return {"a": float(np.exp(theta[0])), "b": float(theta[1]), "b_se": se, "b_lo": float(theta[1] - z * se),
+            "b_hi": float(theta[1] + z * se), "sigma": float(math.exp(theta[2])), "n": int(len(y)),
+            "n_censored": int(cens.sum())}
+
+
+def power_law_crossing(fit1: dict[str, float], fit2: dict[str, float]) -> float:
+    """P at which ``a1 P^b1 = a2 P^b2``; NaN when the exponents are equal or a fit is missing."""
+    a1, b1, a2, b2 = fit1["a"], fit1["b"], fit2["a"], fit2["b"]
+    if not all(np.isfinite([a1, b1, a2, b2])) or b1 == b2:
+        return math.nan
+    return float(math.exp((math.log(a2) - math.log(a1)) / (b1 - b2)))
+
+
+def crossing_point(P: np.ndarray, T1: np.ndarray, T2: np.ndarray) -> float:
+    """First P at which the curves ``T1(P)`` and ``T2(P)`` cross, interpolated linearly in log-log.
+
+    ``P`` must be increasing. Returns NaN when ``log T1 - log T2`` never changes sign (an exact
+    tie at a grid point is a crossing there).
+    """
+    P, T1, T2 = (np.asarray(v, float) for v in (P, T1, T2))
+    if len(P) < 2 or np.any(np.diff(P) <= 0):
+        raise ValueError("crossing_point: P must hold at least two increasing values")
+    d = np.log(T1) - np.log(T2)
+    for i in range(len(P)):
+        if d[i] == 0:
+            return float(P[i])
+        if i + 1 < len(P) and d[i] * d[i + 1] < 0:
+            lx0, lx1 = math.log(P[i]), math.log(P[i + 1])
+            return float(math.exp(lx0 + d[i] / (d[i] - d[i + 1]) * (lx1 - lx0)))
+    return math.nan
+
+
+def grokking_threshold(P: np.ndarray, grok_fraction: np.ndarray) -> dict[str, float]:
+    """The smallest grid P from which on a majority of seeds grok at every larger P.
+
+    Returns ``first_P`` (that grid point), ``P`` (the geometric mean of it and the grid point
+    below; ``first_P`` itself when it is the smallest grid point, flagged by ``at_grid_edge``) and
+    NaNs when the largest model does not grok.
+    """
+    P, frac = np.asarray(P, float), np.asarray(grok_fraction, float)
+    order = np.argsort(P)
+    P, frac = P[order], frac[order]
+    groks = frac > 0.5
+    if not groks[-1]:
+        return {"P": math.nan, "first_P": math.nan, "at_grid_edge": 0}
+    k = len(P) - 1
+    while k > 0 and groks[k - 1]:
+        k -= 1
+    if k == 0:
+        return {"P": float(P[0]), "first_P": float(P[0]), "at_grid_edge": 1}
+    return {"P": float(math.sqrt(P[k - 1] * P[k])), "first_P": float(P[k]), "at_grid_edge": 0}
+
+
+def capacity_fit(P: np.ndarray, bits: np.ndarray, level: float = 0.95) -> dict[str, float]:
+    """Bits per parameter: least-squares slope of ``bits = C P`` through the origin, t-interval.
+
+    Also returns the slope and intercept of the model with an intercept (``slope_icpt``,
+    ``intercept``) as a check on proportionality.
+    """
+    P, bits = np.asarray(P, float), np.asarray(bits, float)
+    if len(P) < 1 or len(P) != len(bits):
+        raise ValueError("capacity_fit: need P and bits of equal, non-zero length")
+    C = float(P @ bits / (P @ P))
+    resid = bits - C * P
+    dof = len(P) - 1
+    se = math.sqrt(float(resid @ resid) / dof / float(P @ P)) if dof else math.nan  # one run: no interval
+    tq = stats.t.ppf(0.5 + level / 2, dof) if dof else math.nan
+    lin = stats.linregress(P, bits) if len(np.unique(P)) > 1 else None
+    return {"bits_per_param": C, "se": se, "lo": C - tq * se, "hi": C + tq * se, "n": int(len(P)),
+            "slope_icpt": float(lin.slope) if lin else math.nan,
+            "intercept": float(lin.intercept) if lin else math.nan}
+
+
+# ----------------------------------------------------------------------------------------------
+# Aggregation: runs -> per-width timescales, fits, crossing, threshold, capacity
+# ----------------------------------------------------------------------------------------------
+
+def runs_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per run: task, width, seed, P, the times (NaN when censored) and censoring flags."""
+
+    rows = []
+    for r in records:
+        rows.append({"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]),
+                     "n_train": int(r["n_train"]), "steps": int(r["steps"]), "max_steps": int(r["max_steps"]),
+                     "t_train": math.nan if r["t_train"] is None else float(r["t_train"]),
+                     "t_val": math.nan if r["t_val"] is None else float(r["t_val"]),
+                     "train_acc": r["train_acc"], "val_acc": r["val_acc"], "bits": r["bits"],
+                     "dataset_bits": r["dataset_bits"]})
+    if not rows:
+        raise ValueError("grokking: no runs to aggregate")
+    df = pd.DataFrame(rows).sort_values(["task", "width", "seed"], kind="stable").reset_index(drop=True)
+    return df
+
+
+def _timescale(df: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per-width summary of one time column: censored runs count at the cap in the median."""
+
+    out = []
+    for width, g in df.groupby("width", sort=True):
+        t = g[column].to_numpy(float)
+        cens = np.isnan(t)
+        filled = np.where(cens, g["max_steps"].to_numpy(float), t)
+        med = float(np.median(filled))
+        out.append({"width": int(width), "P": int(g["P"].iloc[0]), "n": int(len(t)), "n_censored": int(cens.sum()),
+                    "median": med, "median_censored": bool(cens.sum() * 2 >= len(t)),
+                    "mean": float(np.mean(t[~cens])) if (~cens).any() else math.nan,
+                    "sd": float(np.std(t[~cens], ddof=1)) if (~cens).sum() > 1 else math.nan})
+    return pd.DataFrame(out)
+
+
+def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
+              paper_capacity: float = 2.16) -> tuple[dict[str, Any], pd.DataFrame]:
+    """The paper's quantities from all runs; returns ``(metrics, runs_table)``.
+
+    T_mem(P) is ``t_train`` of the ``random`` runs, T_gen(P) is ``t_val`` of the ``modular`` runs;
+    a run without a time is censored at its ``max_steps``. The empirical crossing uses per-width
+    medians and skips widths where both medians are censored (their order is unknown).
+    """
+    df = runs_table(records)
+    mod, rnd, cap = (df[df.task == t] for t in TASKS)
+    metrics: dict[str, Any] = {"n_runs": int(len(df))}
+    if len(mod):
+        grokked = (~mod.t_train.isna()) & (~mod.t_val.isna()) & (mod.t_val >= grok_delay_ratio * mod.t_train)
+        df.loc[mod.index, "grokked"] = grokked.astype(float)
+    if len(mod) and len(rnd):
+        tm, tg = _timescale(rnd, "t_train"), _timescale(mod, "t_val")
+        tt = _timescale(mod, "t_train")
+        fits = {name: fit_power_law(g.P, np.where(g[col].isna(), g.max_steps, g[col]), g[col].isna())
+                for name, g, col in (("t_mem", rnd, "t_train"), ("t_gen", mod, "t_val"))}
+        both = tm.merge(tg, on=["width", "P"], suffixes=("_mem", "_gen"))
+        known = both[~(both.median_censored_mem & both.median_censored_gen)]
+        emp = crossing_point(known.P, known.median_mem, known.median_gen) if len(known) >= 2 else math.nan
+        pl = power_law_crossing(fits["t_mem"], fits["t_gen"])
+        frac = df.loc[mod.index].groupby("width").grokked.mean()
+        Pw = mod.groupby("width").P.first()
+        thr = grokking_threshold(Pw.loc[frac.index].to_numpy(), frac.to_numpy())
+        metrics.update({
+            "t_mem": {f"w{w}": rec for w, rec in zip(tm.width, tm.to_dict("records"))},
+            "t_gen": {f"w{w}": rec for w, rec in zip(tg.width, tg.to_dict("records"))},
+            "t_train_modular": {f"w{w}": rec for w, rec in zip(tt.width, tt.to_dict("records"))},
+            "power_law": fits,
+            "crossing": {"power_law_P": pl, "empirical_P": emp},
+            "grokking": {"fraction": {f"w{w}": float(f) for w, f in frac.items()},
+                         "frac_smallest_width": float(frac.iloc[0]), "frac_largest_width": float(frac.iloc[-1]),
+                         "threshold_P": thr["P"], "first_grokking_P": thr["first_P"],
+                         "threshold_at_grid_edge": thr["at_grid_edge"], "delay_ratio": grok_delay_ratio},
+            "threshold_vs_crossing": {
+                "log10_ratio_empirical": _log10_ratio(thr["P"], emp),
+                "log10_ratio_power_law": _log10_ratio(thr["P"], pl)},
+        })
+    if len(cap):
+        c = capacity_fit(cap.P.to_numpy(), cap.bits.to_numpy())
+        metrics["capacity"] = {**c, "paper_bits_per_param": paper_capacity,
+                               "mean_fraction_of_data_bits": float((cap.bits / cap.dataset_bits).mean()),
+                               "n_hit_step_cap": int((cap.steps >= cap.max_steps).sum())}
+    metrics["censoring"] = {t: {"n": int((df.task == t).sum()),
+                                "n_censored": int(df[df.task == t][("t_val" if t == "modular" else "t_train")].isna().sum())}
+                            for t in TASKS if (df.task == t).any()}
+    return metrics, df
+
+
+def _log10_ratio(a: float, b: float) -> float:
+    return math.log10(a / b) if np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0 else math.nan
+
+
+def curves_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """The thinned accuracy curves of all runs, one row per (task, width, seed, step)."""
+    rows = [{"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]), **pt}
+            for r in records for pt in r["curve"]]
+    return pd.DataFrame(rows).sort_values(["task", "width", "seed", "step"], kind="stable").reset_index(drop=True)

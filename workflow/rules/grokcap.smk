@@ -1,0 +1,180 @@
+# grokcap: "Model Capacity Determines Grokking through Competing Memorisation and Generalisation
+# Speeds" (arXiv 2605.09724). Small transformers on modular division across widths:
+# T_mem(P) on random labels, T_gen(P) on the task, their crossing, the grokking threshold, capacity.
+# DAG: data (per seed) -> train (task x width x seed) -> aggregate -> fig1, fig2, fig3, table1.
+
+
+register_targets(
+    "grokcap",
+    [
+        "reports/grokcap_fig1.pdf",
+        "reports/grokcap_fig2.pdf",
+        "reports/grokcap_fig3.pdf",
+        "reports/grokcap_table1.csv",
+        "reports/grokcap_table1.md",
+        "results/grokcap/metrics.json",
+    ],
+)
+
+
+wildcard_constraints:
+    task="modular|random|capacity",
+    width=r"\d+",
+    seed=r"\d+",
+
+
+rule grokcap_data:
+    output:
+        data="results/grokcap/data/seed{seed}.npz",
+    log:
+        "logs/grokcap/data/seed{seed}.log",
+    benchmark:
+        "benchmarks/grokcap/data/seed{seed}.tsv"
+    params:
+        cfg=lambda wc: preset("grokcap"),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/grokcap/data.py"
+
+
+rule grokcap_train:
+    input:
+        data="results/grokcap/data/seed{seed}.npz",
+    output:
+        run="results/grokcap/runs/{task}/w{width}_s{seed}.json",
+    log:
+        "logs/grokcap/train/{task}/w{width}_s{seed}.log",
+    benchmark:
+        "benchmarks/grokcap/train/{task}/w{width}_s{seed}.tsv"
+    params:
+        cfg=lambda wc: preset("grokcap"),
+        device=config["device"],
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=lambda wc: preset("grokcap", "runtime_min"),
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/grokcap/train.py"
+
+
+rule grokcap_aggregate:
+    input:
+        runs=lambda wc: expand(
+            "results/grokcap/runs/{task}/w{width}_s{seed}.json",
+            task=["modular", "random"],
+            width=preset("grokcap", "widths"),
+            seed=range(preset("grokcap", "seeds")),
+        )
+        + expand(
+            "results/grokcap/runs/capacity/w{width}_s{seed}.json",
+            width=preset("grokcap", "capacity_widths"),
+            seed=range(preset("grokcap", "seeds")),
+        ),
+    output:
+        metrics="results/grokcap/metrics.json",
+        runs="results/grokcap/runs.csv",
+        curves="results/grokcap/curves.csv",
+    log:
+        "logs/grokcap/aggregate.log",
+    benchmark:
+        "benchmarks/grokcap/aggregate.tsv"
+    params:
+        cfg=lambda wc: preset("grokcap"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/grokcap/aggregate.py"
+
+
+rule grokcap_fig1:
+    input:
+        metrics="results/grokcap/metrics.json",
+        runs="results/grokcap/runs.csv",
+    output:
+        pdf=report("reports/grokcap_fig1.pdf", caption="../report/grokcap_fig1.rst", category="grokcap"),
+        csv="reports/grokcap_fig1.csv",
+    log:
+        "logs/grokcap/fig1.log",
+    benchmark:
+        "benchmarks/grokcap/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/grokcap/fig1.py"
+
+
+rule grokcap_fig2:
+    input:
+        metrics="results/grokcap/metrics.json",
+        curves="results/grokcap/curves.csv",
+    output:
+        pdf=report("reports/grokcap_fig2.pdf", caption="../report/grokcap_fig2.rst", category="grokcap"),
+        csv="reports/grokcap_fig2.csv",
+    log:
+        "logs/grokcap/fig2.log",
+    benchmark:
+        "benchmarks/grokcap/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/grokcap/fig2.py"
+
+
+rule grokcap_fig3:
+    input:
+        metrics="results/grokcap/metrics.json",
+        runs="results/grokcap/runs.csv",
+    output:
+        pdf=report("reports/grokcap_fig3.pdf", caption="../report/grokcap_fig3.rst", category="grokcap"),
+        csv="reports/grokcap_fig3.csv",
+    log:
+        "logs/grokcap/fig3.log",
+    benchmark:
+        "benchmarks/grokcap/fig3.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/grokcap/fig3.py"
+
+
+rule grokcap_table1:
+    input:
+        metrics="results/grokcap/metrics.json",
+    output:
+        csv="reports/grokcap_table1.csv",
+        md="reports/grokcap_table1.md",
+    log:
+        "logs/grokcap/table1.log",
+    benchmark:
+        "benchmarks/grokcap/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/grokcap/table1.py"

@@ -1,0 +1,13 @@
+"""grokcap_aggregate: T_mem(P), T_gen(P), power laws, crossing, grokking threshold, capacity."""
+
+from repro.figures.style import save_csv
+from repro.io import read_json
+from repro.jobs import Job
+from repro.methods.grokking import curves_table, summarise
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+records = [read_json(path) for path in snakemake.input.runs]  # noqa: F821
+metrics, runs = summarise(records, grok_delay_ratio=job.cfg["grok_delay_ratio"])
+save_csv(runs, snakemake.output.runs)  # noqa: F821
+save_csv(curves_table(records), snakemake.output.curves)  # noqa: F821
+job.write_metrics(snakemake.output.metrics, {"p": job.cfg["p"], "operation": job.cfg["operation"], **metrics})  # noqa: F821

@@ -1,0 +1,13 @@
+"""grokcap_data: the modular split and its random-label twin for one seed replicate."""
+
+import numpy as np
+
+from repro.data.modular import seed_dataset
+from repro.io import atomic_path
+from repro.jobs import Job
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+arrays = seed_dataset(p=job.cfg["p"], operation=job.cfg["operation"], train_fraction=job.cfg["train_fraction"],
+                      seed=job.seed, labels=job.cfg["labels"])
+with atomic_path(snakemake.output.data) as tmp:  # noqa: F821
+    np.savez(tmp, **arrays)

@@ -1,0 +1,13 @@
+"""grokcap_fig1: T_mem(P) and T_gen(P), log-log, with power-law fits, crossing and threshold."""
+
+import pandas as pd
+
+from repro.figures.grokcap_fig1 import build, table
+from repro.figures.style import save
+from repro.io import read_json
+from repro.jobs import Job
+
+Job.from_snakemake(snakemake)  # noqa: F821
+metrics = read_json(snakemake.input.metrics)  # noqa: F821
+df = table(pd.read_csv(snakemake.input.runs), metrics)  # noqa: F821
+save(build(df, metrics), df, snakemake.output.pdf)  # noqa: F821

@@ -1,0 +1,14 @@
+"""grokcap_train: one model (task x width x seed) trained to its 99% thresholds or the step cap."""
+
+import numpy as np
+
+from repro.jobs import Job
+from repro.methods.grokking import run_grokcap
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+with np.load(snakemake.input.data) as npz:  # noqa: F821
+    data = dict(npz)
+result = run_grokcap(job.cfg, task=job.wildcards["task"], width=int(job.wildcards["width"]),
+                     replicate=int(job.wildcards["seed"]), data=data, seed=job.seed,
+                     device=snakemake.params.device)  # noqa: F821
+job.write_metrics(snakemake.output.run, result)  # noqa: F821
