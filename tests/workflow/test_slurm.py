@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from conftest import REPO, run_snakemake
-import slurm_harness
-from slurm_harness import SingleNodeSlurm, unavailable_reason
+from tests.workflow import slurm_harness
+from tests.workflow.slurm_harness import SingleNodeSlurm, unavailable_reason
 
 HERE = Path(__file__).resolve().parent
 SLURM_PROFILE = REPO / "profiles" / "slurm"
