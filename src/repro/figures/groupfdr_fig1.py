@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import method_color
+from repro.figures.style import METHOD_COLORS, method_color
 
 __all__ = ["build"]
 
@@ -20,8 +20,9 @@ def build(table: pd.DataFrame, q: float):
         for method, grp in part.groupby("method", sort=True):
             grp = grp.sort_values("x")
             for row, (key, se) in enumerate((("fdr", "fdr_se"), ("power", "power_se"))):
+                # our variants (no fixed colour) are dashed: a hashed colour may repeat a fixed one
                 axes[row, col].errorbar(grp.x, grp[key], yerr=grp[se], color=method_color(method), marker="o",
-                                        capsize=2, label=method)
+                                        capsize=2, label=method, ls="-" if method in METHOD_COLORS else "--")
         axes[0, col].axhline(q, color="black", ls="--", lw=0.8, label=f"q = {q:g}")
         axes[0, col].set_title(f"{sweep} sweep")
         axes[1, col].set_xlabel("rho (within; between = rho/2)" if sweep == "correlation" else "signal amplitude")
