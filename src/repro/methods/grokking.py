@@ -522,7 +522,10 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
         })
     if len(cap):
         c = capacity_fit(cap.P.to_numpy(), cap.bits.to_numpy())
+        train_bits = float(mod.dataset_bits.iloc[0]) if len(mod) else math.nan  # n_train log2 p
         metrics["capacity"] = {**c, "paper_bits_per_param": paper_capacity,
+                               # the size at which the training set's labels fit in the fitted capacity
+                               "P_to_memorise_train": train_bits / c["bits_per_param"] if c["bits_per_param"] > 0 else math.nan,
                                "mean_fraction_of_data_bits": float((cap.bits / cap.dataset_bits).mean()),
                                "n_hit_step_cap": int((cap.steps >= cap.max_steps).sum())}
     metrics["censoring"] = {t: {"n": int((df.task == t).sum()),
