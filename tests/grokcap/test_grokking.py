@@ -170,4 +170,5 @@ def test_summarise_on_planted_runs():
     assert metrics["grokking"]["first_grokking_P"] == 2e4
     assert metrics["grokking"]["threshold_P"] == pytest.approx(math.sqrt(1e4 * 2e4))
     assert metrics["capacity"]["bits_per_param"] == pytest.approx(2.0)
+    assert metrics["capacity"]["P_to_memorise_train"] == pytest.approx(1e9 / 2.0)
     assert metrics["censoring"]["random"]["n_censored"] == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 import numpy as np
 import pandas as pd
 
@@ -66,6 +67,7 @@ def build(df: pd.DataFrame, metrics: dict) -> plt.Figure:
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center")
     ax.set(xscale="log", yscale="log", xlabel="parameters P", ylabel="steps to 99% accuracy",
            title="Memorisation vs generalisation speed")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # decade labels only: minor ones overlap
     ax.legend(loc="best", fontsize=5.5)
     fig.tight_layout()
     return fig

@@ -50,4 +50,6 @@ def table(metrics: dict) -> pd.DataFrame:
         rows.append({"quantity": "capacity (bits/param)", "P": "",
                      "T_mem median": f"{_f(cap['bits_per_param'])} [{_f(cap['lo'])}, {_f(cap['hi'])}]",
                      "T_gen median": f"paper {cap['paper_bits_per_param']}", "grokked fraction": ""})
+        rows.append({"quantity": "P to memorise the training set (its bits / C)", "P": _f(cap.get("P_to_memorise_train"), ",.0f"),
+                     "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
     return pd.DataFrame(rows)
