@@ -110,7 +110,10 @@ rule mdadd_distill:
     benchmark:
         "benchmarks/mdadd/distill/{dataset}/{method}/n{n_pairs}.tsv"
     params:
-        cfg=lambda wc: preset("mdadd"),
+        cfg=lambda wc: {
+            "student": preset("mdadd", "student"),
+            "distill": preset("mdadd", "distill"),
+        },
     threads: 1
     resources:
         mem_mb=4000,
@@ -132,7 +135,10 @@ rule mdadd_evaluate:
     benchmark:
         "benchmarks/mdadd/evaluate/{dataset}/{method}/n{n_pairs}.tsv"
     params:
-        cfg=lambda wc: preset("mdadd"),
+        cfg=lambda wc: {
+            "student": preset("mdadd", "student"),
+            "eval": preset("mdadd", "eval"),
+        },
     threads: 1
     resources:
         mem_mb=4000,
@@ -183,7 +189,10 @@ rule mdadd_aggregate:
     benchmark:
         "benchmarks/mdadd/aggregate.tsv"
     params:
-        cfg=lambda wc: preset("mdadd"),
+        cfg=lambda wc: {
+            "methods": preset("mdadd", "methods"),
+            "baselines": preset("mdadd", "baselines"),
+        },
     threads: 1
     resources:
         mem_mb=2000,

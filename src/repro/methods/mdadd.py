@@ -62,6 +62,9 @@ Deviations
   ablation switch.
 - CPU scale: a synthetic scene corpus of a few thousand images instead of Flickr30K / COCO
   (their loaders exist, :mod:`repro.data.karpathy`).
+- Seen vs unseen initialisations: "seen" students are those whose initialisation a method used
+  while distilling (the first queue members, the single CovMatch / no-queue student, the LoRS
+  experts); "unseen" ones come from a separate seed stream shared by all methods.
 """
 
 from __future__ import annotations
