@@ -81,3 +81,12 @@ def test_sigkill_mid_job_then_rerun_incomplete_gives_the_same_outputs(tmp_path, 
     run_snakemake(tmp_path, *TARGETS)
     assert _outputs(tmp_path) == reference
     assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_snakemake_html_report_holds_the_registered_figures(smoke_dir, reference):
+    run_snakemake(smoke_dir, "reports/cmcboot_fig2.pdf")
+    report = smoke_dir / "reports" / "report.html"
+    run_snakemake(smoke_dir, "--report", str(report), "reports/cmcboot_fig1.pdf", "reports/cmcboot_fig2.pdf")
+    html = report.read_text(errors="replace")
+    assert "cmcboot_fig1.pdf" in html and "cmcboot_fig2.pdf" in html
