@@ -165,6 +165,7 @@ def test_summarise_on_planted_runs():
         recs.append(_record("capacity", 4, s, 900.0, None))
     metrics, runs = summarise(recs)
     assert metrics["crossing"]["empirical_P"] == pytest.approx(1e4, rel=1e-9)
+    assert math.isnan(metrics["crossing"]["empirical_P_upper_bound"])
     assert metrics["power_law"]["t_gen"]["b"] == pytest.approx(-0.25, abs=1e-9)
     assert metrics["power_law"]["t_mem"]["b"] == pytest.approx(-1.0, abs=1e-3)  # Tobit: censored point agrees
     assert metrics["grokking"]["first_grokking_P"] == 2e4
@@ -172,3 +173,19 @@ def test_summarise_on_planted_runs():
     assert metrics["capacity"]["bits_per_param"] == pytest.approx(2.0)
     assert metrics["capacity"]["P_to_memorise_train"] == pytest.approx(1e9 / 2.0)
     assert metrics["censoring"]["random"]["n_censored"] == 2
+
+
+def test_summarise_bounds_a_crossing_outside_the_grid():
+    # memorisation faster than generalisation at every width where the order is known; at the
+    # smallest width both are censored, so the medians place the crossing below P = 5000 only
+    widths = {8: 2500.0, 12: 5000.0, 16: 10000.0}
+    recs = []
+    for s in range(3):
+        for w, P in widths.items():
+            known = P > 2500
+            recs.append(_record("random", w, s, P, 1e6 / P if known else None))
+            recs.append(_record("modular", w, s, P, 100.0, 2500.0 if P == 1e4 else None))
+    metrics, _ = summarise(recs)
+    assert math.isnan(metrics["crossing"]["empirical_P"])
+    assert metrics["crossing"]["empirical_P_upper_bound"] == 5000.0
+    assert math.isnan(metrics["crossing"]["empirical_P_lower_bound"])

@@ -124,6 +124,24 @@ def test_flux_is_zero_across_a_boundary_with_equal_concept_response(edges_kind):
     assert into_left > 0 and rho2[left == 0].sum() == 0
 
 
+def test_conductivity_vanishes_with_the_drive_and_saturates_with_a_strong_one(edges_kind):
+    # soft normalisation: a weak response gap opens a boundary in proportion (no jump from 0 to a
+    # normalised row, the source of the gradient spikes of the first version), a strong one fully
+    bag = grid_bag()
+    m = model()
+    e = edges_for(bag, edges_kind)
+    left = (bag.grid[:, 0] < 3).float()
+    S = torch.stack([left, 1 - left], 1) * 0.98 + 0.01
+    x = bag.grid[:, 0]
+    gap = torch.where(left > 0, torch.tensor(0.0), 1.0 - 0.1 * (x - 3))  # peaks on the right of the boundary
+    weak, weaker = (m.conductivity(S, t * gap, bag.grid, e).sum(1) for t in (1e-3, 1e-5))
+    assert 0 < weak.max() < 0.01 and weaker.max() <= 1.01e-2 * weak.max()   # at least linear decay
+    strong = m.conductivity(S, 1e6 * gap, bag.grid, e).sum(1)
+    assert strong.max() == pytest.approx(1.0, abs=1e-3)
+    first = TMEvolve(D, 4, dataclasses.replace(m.cfg, flux_floor=1e-6), np.ones((M, 24))).eval()
+    assert first.conductivity(S, 1e-3 * gap, bag.grid, e).sum(1).max() == pytest.approx(1.0, abs=1e-2)
+
+
 def test_dense_and_sparse_edge_algebra_agree():
     bag = grid_bag(drop={(1, 1), (4, 3)})
     m = model()

@@ -41,10 +41,14 @@ def table(metrics: dict) -> pd.DataFrame:
                          "grokked fraction": f"{fit['n_censored']}/{fit['n']} censored"})
     cross = metrics.get("crossing") or {}
     grok = metrics.get("grokking") or {}
-    for label, value in (("crossing, medians", cross.get("empirical_P")),
-                         ("crossing, power laws", cross.get("power_law_P")),
-                         ("grokking threshold", grok.get("threshold_P"))):
-        rows.append({"quantity": label, "P": _f(value, ",.0f"), "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
+    empirical = _f(cross.get("empirical_P"), ",.0f")
+    for key, side in (("empirical_P_upper_bound", "<"), ("empirical_P_lower_bound", ">")):
+        if empirical == "n/a" and _f(cross.get(key)) != "n/a":  # the medians never cross in the grid
+            empirical = f"{side} {_f(cross[key], ',.0f')} (outside the grid)"
+    for label, value in (("crossing, medians", empirical),
+                         ("crossing, power laws", _f(cross.get("power_law_P"), ",.0f")),
+                         ("grokking threshold", _f(grok.get("threshold_P"), ",.0f"))):
+        rows.append({"quantity": label, "P": value, "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
     cap = metrics.get("capacity")
     if cap:
         rows.append({"quantity": "capacity (bits/param)", "P": "",

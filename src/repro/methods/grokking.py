@@ -506,6 +506,7 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
         both = tm.merge(tg, on=["width", "P"], suffixes=("_mem", "_gen"))
         known = both[~(both.median_censored_mem & both.median_censored_gen)]
         emp = crossing_point(known.P, known.median_mem, known.median_gen) if len(known) >= 2 else math.nan
+        bound = _crossing_bound(known) if math.isnan(emp) else {"upper": math.nan, "lower": math.nan}
         pl = power_law_crossing(fits["t_mem"], fits["t_gen"])
         frac = df.loc[mod.index].groupby("width").grokked.mean()
         Pw = mod.groupby("width").P.first()
@@ -515,7 +516,8 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
             "t_gen": {f"w{w}": rec for w, rec in zip(tg.width, tg.to_dict("records"))},
             "t_train_modular": {f"w{w}": rec for w, rec in zip(tt.width, tt.to_dict("records"))},
             "power_law": fits,
-            "crossing": {"power_law_P": pl, "empirical_P": emp},
+            "crossing": {"power_law_P": pl, "empirical_P": emp,
+                         "empirical_P_upper_bound": bound["upper"], "empirical_P_lower_bound": bound["lower"]},
             "grokking": {"fraction": {f"w{w}": float(f) for w, f in frac.items()},
                          "frac_smallest_width": float(frac.iloc[0]), "frac_largest_width": float(frac.iloc[-1]),
                          "threshold_P": thr["P"], "first_grokking_P": thr["first_P"],
@@ -536,6 +538,23 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
                                 "n_censored": int(df[df.task == t][("t_val" if t == "modular" else "t_train")].isna().sum())}
                             for t in TASKS if (df.task == t).any()}
     return metrics, df
+
+
+def _crossing_bound(known: pd.DataFrame) -> dict[str, float]:
+    """Where medians that never cross place the crossing: below the grid or above it.
+
+    When T_mem < T_gen at every width with a known order, any crossing lies below the smallest such
+    P (``upper`` bound); when T_mem > T_gen everywhere, above the largest (``lower`` bound). A
+    censored median is a lower bound, which keeps these orders valid.
+    """
+    bound = {"upper": math.nan, "lower": math.nan}
+    if len(known):
+        d = np.log(known.median_mem.to_numpy(float)) - np.log(known.median_gen.to_numpy(float))
+        if np.all(d < 0):
+            bound["upper"] = float(known.P.min())
+        elif np.all(d > 0):
+            bound["lower"] = float(known.P.max())
+    return bound
 
 
 def _log10_ratio(a: float, b: float) -> float:
