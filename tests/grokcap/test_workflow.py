@@ -20,7 +20,8 @@ def test_dry_run_fans_out_width_seed_task(tmp_path, workflow_run, scale, n_train
 
 
 @pytest.mark.slow
-def test_smoke_dag_builds_from_empty_folder(tmp_path, workflow_run):
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
+    tmp_path = smoke_dir  # shared with the whole-workflow tests (the AE report reuses these builds)
     workflow_run(tmp_path, *TARGETS, scale="smoke")
     metrics = json.loads((tmp_path / "results/grokcap/metrics.json").read_text())
     assert metrics["n_runs"] == 5 and metrics["provenance"]["scale"] == "smoke"

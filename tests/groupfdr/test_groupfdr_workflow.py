@@ -10,7 +10,8 @@ TARGETS = ["reports/groupfdr_fig1.pdf", "reports/groupfdr_fig2.pdf", "reports/gr
 
 
 @pytest.mark.slow
-def test_smoke_dag_builds_from_empty_folder(tmp_path, workflow_run):
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
+    tmp_path = smoke_dir  # shared with the whole-workflow tests (the AE report reuses these builds)
     workflow_run(tmp_path, *TARGETS)
     for target in TARGETS:
         assert (tmp_path / target).stat().st_size > 0, target

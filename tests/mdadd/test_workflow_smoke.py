@@ -12,7 +12,8 @@ TARGETS = ["reports/mdadd_table1.md", "reports/mdadd_fig1.pdf", "reports/mdadd_f
 
 
 @pytest.mark.slow
-def test_smoke_dag_builds_table_figures_and_metrics(tmp_path, workflow_run):
+def test_smoke_dag_builds_table_figures_and_metrics(smoke_dir, workflow_run):
+    tmp_path = smoke_dir  # shared with the whole-workflow tests (the AE report reuses these builds)
     from tests.conftest import REPO
 
     workflow_run(tmp_path, *TARGETS)

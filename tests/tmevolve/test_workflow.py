@@ -16,7 +16,8 @@ TARGETS = ["reports/tmevolve_fig3.pdf", "results/tmevolve/metrics.json", "report
 
 
 @pytest.mark.slow
-def test_smoke_dag_builds_figure_tables_and_metrics(tmp_path, workflow_run):
+def test_smoke_dag_builds_figure_tables_and_metrics(smoke_dir, workflow_run):
+    tmp_path = smoke_dir  # shared with the whole-workflow tests (the AE report reuses these builds)
     workflow_run(tmp_path, *TARGETS)
     for target in TARGETS:
         assert (tmp_path / target).stat().st_size > 0, target
