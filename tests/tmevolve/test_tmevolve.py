@@ -142,6 +142,29 @@ def test_conductivity_vanishes_with_the_drive_and_saturates_with_a_strong_one(ed
     assert first.conductivity(S, 1e-3 * gap, bag.grid, e).sum(1).max() == pytest.approx(1.0, abs=1e-2)
 
 
+def test_conductivity_gradient_stays_bounded_at_a_weak_drive(edges_kind):
+    # the first version's 1e-6 floor gave d rho / d a of order 1 / floor at a weak drive: gradient
+    # spikes of 1e3-1e4 per slide that froze Adam; the soft floor keeps the gradient of order one
+    bag = grid_bag()
+    e = edges_for(bag, edges_kind)
+    left = (bag.grid[:, 0] < 3).float()
+    S = torch.stack([left, 1 - left], 1) * 0.98 + 0.01
+    x = bag.grid[:, 0]
+    gap = torch.where(left > 0, torch.tensor(0.0), 1.0 - 0.1 * (x - 3))
+    weights = torch.linspace(0.5, 1.5, bag.n).unsqueeze(1)             # a generic downstream use of rho
+
+    def grad_norm(m, drive):
+        a = (drive * gap).requires_grad_(True)
+        (m.conductivity(S, a, bag.grid, e) * weights).sum().backward()
+        return float(a.grad.norm())
+
+    m = model()
+    first = TMEvolve(D, 4, dataclasses.replace(m.cfg, flux_floor=1e-6), np.ones((M, 24))).eval()
+    drives = (1e-2, 1e-3, 1e-4, 1e-5)
+    assert max(grad_norm(m, t) for t in drives) < 50                   # measured 7-15
+    assert max(grad_norm(first, t) for t in drives) > 1e3              # measured 5e4 at 1e-5
+
+
 def test_dense_and_sparse_edge_algebra_agree():
     bag = grid_bag(drop={(1, 1), (4, 3)})
     m = model()
