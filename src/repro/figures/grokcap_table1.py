@@ -9,9 +9,14 @@ import pandas as pd
 __all__ = ["table"]
 
 
+def _missing(value) -> bool:
+    """A metric that was not measured (JSON null, or NaN)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _f(value, spec: str = ".3f") -> str:
-    """A number formatted, or "n/a" when missing (JSON null)."""
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+    """A number formatted, or "n/a" when missing."""
+    return "n/a" if _missing(value) else format(value, spec)
 
 
 def _fmt_time(entry: dict | None) -> str:
@@ -43,8 +48,8 @@ def table(metrics: dict) -> pd.DataFrame:
     grok = metrics.get("grokking") or {}
     empirical = _f(cross.get("empirical_P"), ",.0f")
     for key, side in (("empirical_P_upper_bound", "<"), ("empirical_P_lower_bound", ">")):
-        if empirical == "n/a" and _f(cross.get(key)) != "n/a":  # the medians never cross in the grid
-            empirical = f"{side} {_f(cross[key], ',.0f')} (outside the grid)"
+        if not _missing(cross.get(key)):  # the medians never cross in the grid: which side it lies on
+            empirical = f"{side} {cross[key]:,.0f} (outside the grid)"
     for label, value in (("crossing, medians", empirical),
                          ("crossing, power laws", _f(cross.get("power_law_P"), ",.0f")),
                          ("grokking threshold", _f(grok.get("threshold_P"), ",.0f"))):

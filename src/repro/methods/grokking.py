@@ -506,7 +506,7 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
         both = tm.merge(tg, on=["width", "P"], suffixes=("_mem", "_gen"))
         known = both[~(both.median_censored_mem & both.median_censored_gen)]
         emp = crossing_point(known.P, known.median_mem, known.median_gen) if len(known) >= 2 else math.nan
-        bound = _crossing_bound(known) if math.isnan(emp) else {"upper": math.nan, "lower": math.nan}
+        bound = _crossing_bound(known)  # both NaN when the medians cross (the order changes sign)
         pl = power_law_crossing(fits["t_mem"], fits["t_gen"])
         frac = df.loc[mod.index].groupby("width").grokked.mean()
         Pw = mod.groupby("width").P.first()
