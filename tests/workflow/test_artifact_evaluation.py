@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 
+from repro.aereport import load_papers
 from repro.claims import evaluate, load_claims
 from tests.conftest import REPO, run_snakemake
 
@@ -32,8 +32,7 @@ def test_smoke_workflow_builds_the_report_with_every_claim_of_every_paper(smoke_
     run_snakemake(smoke_dir, "reports/artifact_evaluation.md", "reports/artifact_evaluation.html", timeout=2400)
     md = (smoke_dir / "reports/artifact_evaluation.md").read_text()
     html = (smoke_dir / "reports/artifact_evaluation.html").read_text()
-    papers = yaml.safe_load((REPO / "workflow/papers.yaml").read_text())
-    papers = papers["papers"] if isinstance(papers, dict) else papers
+    papers = load_papers(REPO / "workflow/papers.yaml")
     built = _registered_papers()
     assert len(built) >= 6 and set(built) <= {p["key"] for p in papers}
     assert f"Papers built: {len(built)} of {len(papers)}." in md and "`smoke`" in md
