@@ -17,14 +17,13 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/cmcboot.smk"
-include: "workflow/rules/wsi.smk"
-include: "workflow/rules/tmevolve.smk"
-include: "workflow/rules/groupfdr.smk"
-include: "workflow/rules/rlqgrad.smk"
-include: "workflow/rules/mdadd.smk"
-include: "workflow/rules/grokcap.smk"
-include: "workflow/rules/aereport.smk"
+
+
+# Shared stages, then every paper of workflow/papers.yaml that has a rule file: adding a paper
+# touches only its own files (rules/<key>.smk, its schema, claims, scripts, src/repro/papers/<key>/).
+for rules_file in rule_files():
+
+    include: rules_file
 
 
 rule all:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_path", "atomic_open", "write_json", "read_json", "to_jsonable"]
+__all__ = ["atomic_path", "atomic_open", "current_umask", "write_json", "read_json", "to_jsonable"]
 
 
 @contextlib.contextmanager
@@ -39,10 +39,27 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tmp)
     try:
         yield tmp
+        # mkstemp creates the file 0600; the result is the user's file and honours the umask,
+        # like any file they write (colleagues on a cluster must be able to read the figures).
+        os.chmod(tmp, (0o777 if tmp.is_dir() else 0o666) & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process umask (read from /proc where it can be, so no thread ever sees it changed)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager

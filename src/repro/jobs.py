@@ -7,6 +7,12 @@ A script is thin::
     result = some_method(job.cfg, seed=job.seed)
     job.write_metrics(snakemake.output.metrics, result)
 
+Seeds reach the library one way, from the job: ``job.seed`` is this job's own stream (global seed,
+rule and every wildcard); ``job.seed_for(*parts, **unit)`` is a stream shared by every job that
+names the same parts, e.g. ``job.seed_for("data", fold=wc.fold)`` gives each method the same data
+for the same fold, so that methods are compared on paired units. Scripts never call
+:func:`repro.seeding.job_seed` or pass the global seed to the library.
+
 :meth:`Job.from_snakemake` reads Snakemake's script object by duck typing (``log``, ``config``,
 ``rule``, ``wildcards``, ``threads``, ``params``); this module never imports snakemake.
 """
@@ -34,6 +40,7 @@ class Job:
     rule: str
     seed: int
     scale: str
+    global_seed: int = 0
     threads: int = 1
     cfg: dict[str, Any] = field(default_factory=dict)
     wildcards: dict[str, str] = field(default_factory=dict)
@@ -46,11 +53,19 @@ class Job:
         wildcards = wildcards_dict(smk.wildcards)
         threads = int(getattr(smk, "threads", 1) or 1)
         job = cls(rule=smk.rule, seed=job_seed(smk.config["seed"], smk.rule, **wildcards),
-                  scale=params.get("scale", smk.config["scale"]), threads=threads,
+                  scale=params.get("scale", smk.config["scale"]), global_seed=int(smk.config["seed"]), threads=threads,
                   cfg=params.get("cfg", {}), wildcards=wildcards)
         job.limit_threads()
         log.info("job %s wildcards=%s seed=%d scale=%s threads=%d", job.rule, wildcards, job.seed, job.scale, threads)
         return job
+
+    def seed_for(self, *parts: Any, **unit: Any) -> int:
+        """A seed shared by every job that names the same ``parts`` and ``unit`` (for pairing).
+
+        ``job.seed_for("mdadd-eval")`` is one stream for all of a rule's jobs;
+        ``job.seed_for("groupfdr_data", setting=s, chunk=c)`` one per unit, whatever the method.
+        """
+        return job_seed(self.global_seed, *parts, **unit)
 
     def limit_threads(self) -> None:
         """Keep numerical libraries within the job's ``threads`` (a cluster node is shared)."""

@@ -2,16 +2,21 @@
 import sys
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 REPO = Path(workflow.basedir)  # the checkout; the working directory (results/, reports/) may be elsewhere
 SRC = str(REPO / "src")
 sys.path.insert(0, SRC)
 from repro.runtime import configure_environment
+from repro.config import preset_error
 
 configure_environment(SRC, offline=config.get("offline", True))
 
 SCALES = ("smoke", "small", "paper")
+GLOBAL_KEYS = ("scale", "seed", "device", "offline")
+PAPERS_YAML = yaml.safe_load((REPO / "workflow/papers.yaml").read_text(encoding="utf-8"))
+BLOCKS = [*PAPERS_YAML["stages"], *(p["key"] for p in PAPERS_YAML["papers"])]
 
 # Every rules/<key>.smk registers its final targets here: rule all and the AE report read it.
 PAPER_TARGETS = {}
@@ -38,12 +43,33 @@ def preset(key, *path):
 
 
 def validate_block(key):
-    """Check all three presets of block `key` against workflow/schemas/<key>.schema.yaml."""
+    """Check all three presets of block `key` against workflow/schemas/<key>.schema.yaml (filling defaults).
+
+    An error names the full path of the offending key, e.g. `tmevolve.small.model.dropuot`.
+    """
+    schema = REPO / f"workflow/schemas/{key}.schema.yaml"
     for scale in SCALES:
         try:
-            validate(config[key][scale], f"../schemas/{key}.schema.yaml")
-        except Exception as err:
-            raise ValueError(f"config: invalid {key}.{scale}: {err}") from None
+            validate(config[key][scale], str(schema))
+        except Exception:
+            raise ValueError(f"config: {preset_error(config[key][scale], schema, f'{key}.{scale}')}") from None
+
+
+def rule_files():
+    """The rule files to include: each shared stage, then each paper that has one, in papers.yaml order."""
+    files = [f"workflow/rules/{key}.smk" for key in BLOCKS if (REPO / f"workflow/rules/{key}.smk").exists()]
+    return files + ["workflow/rules/aereport.smk"]
+
+
+def check_blocks():
+    """Every top-level key of the config is a global key or a known stage's or paper's block."""
+    unknown = [key for key in config if key not in GLOBAL_KEYS and key not in BLOCKS]
+    if unknown:
+        raise ValueError(f"config: unknown top-level keys {unknown}; blocks are named after the stages "
+                         f"and papers of workflow/papers.yaml: {', '.join(BLOCKS)}")
+
+
+check_blocks()
 
 
 def register_targets(key, targets):

@@ -2,8 +2,8 @@
 
 :func:`save` writes a figure as a PDF whose bytes depend only on what was drawn (no creation date,
 fixed producer) and, beside it under the same stem, the CSV of the numbers it plots. Tables go
-through :func:`save_table` (CSV + Markdown). Each method keeps one colour across all papers
-(:func:`method_color`).
+through :func:`save_table` (CSV + Markdown). Each paper fixes its methods' colours in a
+:class:`Palette` beside its figure builders; other names get a stable hashed colour.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pandas as pd  # noqa: E402
 
 from repro.io import atomic_open, atomic_path  # noqa: E402
 
-__all__ = ["apply_style", "method_color", "save", "save_table", "markdown_table", "PALETTE"]
+__all__ = ["apply_style", "Palette", "method_color", "save", "save_table", "markdown_table", "PALETTE"]
 
 RC = {
     "figure.dpi": 100,
@@ -46,18 +46,26 @@ RC = {
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
            "#882255", "#44AA99", "#999933", "#AA4499", "#6699CC", "#888888"]
 
-#: Fixed colours for methods that appear in several figures; others get a stable hashed colour.
-METHOD_COLORS = {
-    # the papers' own methods
-    "tmevolve": "#D55E00", "model_percentile": "#D55E00", "model_basic": "#E69F00",
-    "group_gm": "#D55E00", "group_ngm": "#CC79A7", "mdadd": "#D55E00", "rlqgrad": "#D55E00",
-    # baselines
-    "episodic": "#0072B2", "clt": "#009E73",
-    "mean": "#888888", "abmil": "#0072B2", "transmil": "#009E73", "graphmil": "#CC79A7", "dsmil": "#56B4E9",
-    "gm": "#0072B2", "knockoff": "#009E73", "group_knockoff": "#56B4E9", "bh": "#888888",
-    "backprop": "#0072B2", "parameter_shift": "#009E73", "adjoint": "#CC79A7",
-    "random": "#888888", "herding": "#0072B2", "covmatch": "#009E73", "lors": "#CC79A7", "full": "#000000",
-}
+
+
+class Palette:
+    """One paper's fixed colours by method name; any other name gets a stable hashed colour.
+
+    Each paper keeps its palette with its figure builders (``repro.papers.<key>.figures``), so
+    generic names ("random", "full") mean one thing per paper and a new paper edits no shared list::
+
+        COLORS = Palette({"tmevolve": "#D55E00", "abmil": "#0072B2"})
+        ax.plot(x, y, color=COLORS("abmil"))
+    """
+
+    def __init__(self, colors: dict[str, str] | None = None) -> None:
+        self.colors = dict(colors or {})
+
+    def __call__(self, method: str) -> str:
+        return self.colors.get(method) or method_color(method)
+
+    def __contains__(self, method: object) -> bool:
+        return method in self.colors
 
 
 def apply_style() -> None:
@@ -65,9 +73,7 @@ def apply_style() -> None:
 
 
 def method_color(method: str) -> str:
-    """The colour of ``method``: fixed for known methods, else derived from a hash of its name."""
-    if method in METHOD_COLORS:
-        return METHOD_COLORS[method]
+    """A colour derived from a hash of ``method``'s name (stable across runs and machines)."""
     digest = int(hashlib.sha256(method.encode()).hexdigest(), 16)
     return PALETTE[digest % len(PALETTE)]
 
