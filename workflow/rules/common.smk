@@ -72,10 +72,19 @@ def check_blocks():
 check_blocks()
 
 
-def register_targets(key, targets):
-    """Record paper `key`'s final targets (figures, tables, metrics)."""
+def source_of(key, sources=("synthetic",)):
+    """Block `key`'s data source, refused with a clear error when the block cannot read it."""
+    source = config.get(key, {}).get("source", "synthetic")
+    if source not in sources:
+        raise ValueError(f"config: {key}.source is {source!r}, but {key} reads only: {', '.join(sources)}")
+    return source
+
+
+def register_targets(key, targets, sources=("synthetic",)):
+    """Record paper `key`'s final targets (figures, tables, metrics); `sources` it can read data from."""
     if key in config:
         validate_block(key)
+        source_of(key, sources)
     PAPER_TARGETS[key] = list(targets)
 
 
