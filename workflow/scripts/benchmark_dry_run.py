@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def one_run(workdir: str, scale: str) -> tuple[float, float, int]:
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", workdir, "-n",
-           "--cores", "1", "--config", f"scale={scale}"]
+           "--configfile", str(REPO / "config.yaml"), "--cores", "1", "--config", f"scale={scale}"]
     before = os.times()
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
