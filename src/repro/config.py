@@ -47,7 +47,10 @@ def from_dict(cls: type[C], cfg: Mapping[str, Any] | None, where: str = "config"
         hints = [f"{where}.{k}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(k, known, 1))
                                    else "") for k in unknown]
         raise ValueError(f"unknown config key {', '.join(hints)}; {where} takes: {', '.join(known)}")
-    hints = typing.get_type_hints(cls)
+    try:
+        hints = typing.get_type_hints(cls)
+    except NameError:  # a class defined in a function, with string annotations: use what resolves
+        hints = {f.name: f.type for f in dataclasses.fields(cls)}
     for name, value in list(values.items()):
         sub = hints.get(name)
         if dataclasses.is_dataclass(sub) and isinstance(value, Mapping):

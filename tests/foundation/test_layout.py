@@ -14,6 +14,7 @@ import re
 import stat
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ SRC = REPO / "src"
 PKG = SRC / "repro"
 RULES = REPO / "workflow/rules"
 PAPERS = yaml.safe_load((REPO / "workflow/papers.yaml").read_text())
-BUILT = sorted(p.name for p in (PKG / "papers").iterdir() if (p / "__init__.py").exists())
+BUILT = sorted(p.name for p in (PKG / "papers").glob("*") if (p / "__init__.py").exists())
 #: Modules that a rule file must not pull in at parse time (every Snakemake call and cluster job pays).
 HEAVY = ("torch", "transformers", "timm", "matplotlib", "pandas", "scipy", "sklearn", "h5py", "openslide")
 
@@ -162,19 +163,19 @@ def test_a_misspelt_key_deep_in_a_preset_is_rejected_with_its_path(tmp_path, key
     assert ".".join((key, "small", *deepest[:-1], deepest[-1] + "x")) in out, out[-2000:]
 
 
+@dataclass(frozen=True)
+class Inner:
+    lr: float = 1e-3
+
+
+@dataclass(frozen=True)
+class Outer:
+    inner: Inner = field(default_factory=Inner)
+    epochs: int = 1
+
+
 def test_library_configs_refuse_unknown_keys_naming_the_path():
-    from dataclasses import dataclass, field
-
     from repro.config import from_dict
-
-    @dataclass(frozen=True)
-    class Inner:
-        lr: float = 1e-3
-
-    @dataclass(frozen=True)
-    class Outer:
-        inner: Inner = field(default_factory=Inner)
-        epochs: int = 1
 
     assert from_dict(Outer, {"inner": {"lr": 0.1}, "epochs": 3}, "p.small") == Outer(Inner(0.1), 3)
     with pytest.raises(ValueError, match=r"p\.small\.inner\.lrr.*did you mean 'lr'"):
