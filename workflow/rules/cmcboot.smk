@@ -2,14 +2,9 @@
 # Coverage of model-based bootstrap, episodic bootstrap and plug-in CLT intervals on RiverSwim.
 # DAG: truth (the chain and its true targets) -> intervals per {setting}/{method}/chunk{chunk}
 #      -> aggregate (metrics.json, long table) -> fig1, fig2, table1.
-# Each rule gets only the part of the preset it reads (repro.papers.cmcboot.grid), so editing a
-# figure key reruns only that figure.
+# Each rule's params hold only the preset keys it reads (repro.papers.cmcboot.grid), so editing a
+# key reruns only the jobs that read it.
 from repro.papers.cmcboot import grid as cmcboot_grid
-
-
-def cmcboot_part(*keys):
-    """The entries `keys` of cmcboot's preset (a rule's params)."""
-    return cmcboot_grid.preset_part(preset("cmcboot"), keys)
 
 
 register_targets(
@@ -32,7 +27,7 @@ rule cmcboot_truth:
     benchmark:
         "benchmarks/cmcboot/truth.tsv"
     params:
-        cfg=lambda wc: cmcboot_part(*cmcboot_grid.TRUTH_KEYS),
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.TRUTH_KEYS),
     threads: 1
     resources:
         mem_mb=500,
@@ -57,7 +52,7 @@ rule cmcboot_intervals:
         method=r"[a-z]+",
         chunk=r"\d+",
     params:
-        cfg=lambda wc: cmcboot_part(*cmcboot_grid.INTERVAL_KEYS),
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.INTERVAL_KEYS),
     threads: 1
     resources:
         mem_mb=3000,
@@ -84,7 +79,7 @@ rule cmcboot_aggregate:
     benchmark:
         "benchmarks/cmcboot/aggregate.tsv"
     params:
-        cfg=lambda wc: cmcboot_part(*cmcboot_grid.AGGREGATE_KEYS),
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.AGGREGATE_KEYS),
         scale=lambda wc: scale_of("cmcboot"),
     threads: 1
     resources:
@@ -111,7 +106,7 @@ rule cmcboot_fig1:
     benchmark:
         "benchmarks/cmcboot/fig1.tsv"
     params:
-        cfg=lambda wc: cmcboot_part("episode_length"),
+        cfg=lambda wc: {"episode_length": preset("cmcboot", "episode_length")},
     threads: 1
     resources:
         mem_mb=1000,
@@ -137,7 +132,7 @@ rule cmcboot_fig2:
     benchmark:
         "benchmarks/cmcboot/fig2.tsv"
     params:
-        cfg=lambda wc: cmcboot_part("fig2_sample_size"),
+        cfg=lambda wc: {"fig2_sample_size": preset("cmcboot", "fig2_sample_size")},
     threads: 1
     resources:
         mem_mb=1000,
