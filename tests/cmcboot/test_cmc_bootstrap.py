@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from repro.data.riverswim import riverswim
-from repro.experiments.cmcboot import make_context, simulate_data
+from repro.papers.cmcboot.synth import riverswim
+from repro.papers.cmcboot.experiment import make_context, simulate_data
 from repro.methods import cmc_bootstrap as cb
 
 CFG = {"levels": [0.9], "n_boot": 10, "target_right_prob": 0.8,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from repro.experiments.cmcboot import INTERVAL_METHODS, make_context, run_chunk, simulate_data
+from repro.papers.cmcboot.experiment import INTERVAL_METHODS, make_context, run_chunk, simulate_data
 from repro.metrics.coverage import coverage, coverage_se, covers, shrink_interval
 from repro.seeding import job_seed
 
@@ -29,8 +29,9 @@ def test_chunk_coverage_is_the_fraction_of_replicates_and_shrinking_is_caught():
     coverage to sit more than 3 SE below nominal and below the unshrunk one."""
     setting, R = "n1000_h50_sticky", CFG["n_replicates"]
     ctx = make_context(CFG)
-    out = run_chunk(CFG, setting, "clt", 0, global_seed=7, seed=8)
-    data = simulate_data(ctx, setting, R, np.random.default_rng(job_seed(7, "cmcboot_data", setting=setting, chunk=0)))
+    data_seed = job_seed(7, "cmcboot_data", setting=setting, chunk=0)  # what the workflow's job.seed_for gives
+    out = run_chunk(CFG, setting, "clt", 0, data_seed=data_seed, seed=8)
+    data = simulate_data(ctx, setting, R, np.random.default_rng(data_seed))
     lo, hi = INTERVAL_METHODS.create("clt", ctx=ctx, data=data, rng=np.random.default_rng(8))["clt"]["P"]
     truth = ctx.truth()["P"][None, :]
     i90 = CFG["levels"].index(0.9)
@@ -54,8 +55,8 @@ def test_chunk_coverage_is_the_fraction_of_replicates_and_shrinking_is_caught():
 
 def test_bad_setting_and_chunking_raise():
     with pytest.raises(ValueError, match="divide"):
-        run_chunk(CFG, "n1000_h30_sticky", "clt", 0, global_seed=1, seed=1)
+        run_chunk(CFG, "n1000_h30_sticky", "clt", 0, data_seed=1, seed=1)
     with pytest.raises(ValueError, match="n_chunks"):
-        run_chunk({**CFG, "n_chunks": 7}, "n1000_h50_sticky", "clt", 0, global_seed=1, seed=1)
+        run_chunk({**CFG, "n_chunks": 7}, "n1000_h50_sticky", "clt", 0, data_seed=1, seed=1)
     with pytest.raises(ValueError, match="unknown"):
-        run_chunk(CFG, "n1000_h50_sticky", "jackknife", 0, global_seed=1, seed=1)
+        run_chunk(CFG, "n1000_h50_sticky", "jackknife", 0, data_seed=1, seed=1)

@@ -1,9 +1,9 @@
-"""RiverSwim as the spec states it (repro.data.riverswim)."""
+"""RiverSwim as the spec states it (repro.papers.cmcboot.synth)."""
 
 import numpy as np
 import pytest
 
-from repro.data.riverswim import LEFT, RIGHT, riverswim
+from repro.papers.cmcboot.synth import LEFT, RIGHT, riverswim
 from repro.rl.mdp import policy_iteration
 
 

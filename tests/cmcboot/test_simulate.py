@@ -4,7 +4,7 @@ uniforms, and against the kernel in distribution."""
 import numpy as np
 import pytest
 
-from repro.data.riverswim import riverswim
+from repro.papers.cmcboot.synth import riverswim
 from repro.rl.simulate import MarkovPolicy, StickyDriftPolicy, TimeMarkovPolicy, simulate_counts, simulate_trajectories
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from repro.claims import evaluate, load_claims
-from repro.experiments.cmcboot import settings
+from repro.papers.cmcboot.grid import settings
 
 REPO = Path(__file__).resolve().parents[2]
 

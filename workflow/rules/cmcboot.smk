@@ -2,7 +2,9 @@
 # Coverage of model-based bootstrap, episodic bootstrap and plug-in CLT intervals on RiverSwim.
 # DAG: truth (the chain and its true targets) -> intervals per {setting}/{method}/chunk{chunk}
 #      -> aggregate (metrics.json, long table) -> fig1, fig2, table1.
-from repro.experiments.cmcboot import settings as cmcboot_settings
+# Each rule's params hold only the preset keys it reads (repro.papers.cmcboot.grid), so editing a
+# key reruns only the jobs that read it.
+from repro.papers.cmcboot import grid as cmcboot_grid
 
 
 register_targets(
@@ -25,7 +27,7 @@ rule cmcboot_truth:
     benchmark:
         "benchmarks/cmcboot/truth.tsv"
     params:
-        cfg=lambda wc: preset("cmcboot"),
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.TRUTH_KEYS),
     threads: 1
     resources:
         mem_mb=500,
@@ -50,7 +52,7 @@ rule cmcboot_intervals:
         method=r"[a-z]+",
         chunk=r"\d+",
     params:
-        cfg=lambda wc: preset("cmcboot"),
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.INTERVAL_KEYS),
     threads: 1
     resources:
         mem_mb=3000,
@@ -65,7 +67,7 @@ rule cmcboot_aggregate:
     input:
         chunks=lambda wc: expand(
             "results/cmcboot/chunks/{setting}/{method}/chunk{chunk}.json",
-            setting=cmcboot_settings(preset("cmcboot")),
+            setting=cmcboot_grid.settings(preset("cmcboot")),
             method=preset("cmcboot", "methods"),
             chunk=range(preset("cmcboot", "n_chunks")),
         ),
@@ -77,7 +79,7 @@ rule cmcboot_aggregate:
     benchmark:
         "benchmarks/cmcboot/aggregate.tsv"
     params:
-        cfg=lambda wc: preset("cmcboot"),
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.AGGREGATE_KEYS),
         scale=lambda wc: scale_of("cmcboot"),
     threads: 1
     resources:
@@ -104,7 +106,7 @@ rule cmcboot_fig1:
     benchmark:
         "benchmarks/cmcboot/fig1.tsv"
     params:
-        cfg=lambda wc: preset("cmcboot"),
+        cfg=lambda wc: {"episode_length": preset("cmcboot", "episode_length")},
     threads: 1
     resources:
         mem_mb=1000,
@@ -130,7 +132,7 @@ rule cmcboot_fig2:
     benchmark:
         "benchmarks/cmcboot/fig2.tsv"
     params:
-        cfg=lambda wc: preset("cmcboot"),
+        cfg=lambda wc: {"fig2_sample_size": preset("cmcboot", "fig2_sample_size")},
     threads: 1
     resources:
         mem_mb=1000,
@@ -151,8 +153,6 @@ rule cmcboot_table1:
         "logs/cmcboot/table1.log",
     benchmark:
         "benchmarks/cmcboot/table1.tsv"
-    params:
-        cfg=lambda wc: preset("cmcboot"),
     threads: 1
     resources:
         mem_mb=1000,

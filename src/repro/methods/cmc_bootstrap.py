@@ -42,7 +42,7 @@ Choices the paper leaves open:
 - ``V*`` and ``Q*`` of a bootstrap kernel are computed exactly by policy iteration.
 
 Deviations: none known (the paper's RiverSwim parameters, discount and bootstrap size are not known;
-they are configuration, see ``repro.data.riverswim``).
+they are configuration, see ``repro.papers.cmcboot.synth``).
 """
 
 from __future__ import annotations

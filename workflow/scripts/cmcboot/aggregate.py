@@ -1,8 +1,8 @@
 """cmcboot: coverage and width of every method, target, level and setting (metrics.json, long table)."""
-from repro.experiments.cmcboot import aggregate
 from repro.figures.style import save_csv
 from repro.io import read_json
 from repro.jobs import Job
+from repro.papers.cmcboot.experiment import aggregate
 
 job = Job.from_snakemake(snakemake)
 table, metrics = aggregate((read_json(path) for path in snakemake.input.chunks), job.cfg)

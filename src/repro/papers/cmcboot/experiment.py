@@ -2,10 +2,14 @@
 on RiverSwim: Monte Carlo replicates of a data set, intervals from every method, coverage and width.
 
 A *setting* is one data design and behaviour policy, named ``n{n}_h{horizon}_{policy}`` (``n``
-transitions in episodes of ``horizon`` steps; ``horizon == n`` is a single chain). A job runs one
-setting x method x chunk of replicates (:func:`run_chunk`); the data of a replicate depend only on
-the global seed, the setting, the chunk and the replicate's place in it, so every method sees the
-same data. :func:`aggregate` sums the chunks into the long table and the metrics the claims read.
+transitions in episodes of ``horizon`` steps; ``horizon == n`` is a single chain; see
+:mod:`repro.papers.cmcboot.grid`). A job runs one setting x method x chunk of replicates
+(:func:`run_chunk`); the data of a replicate depend only on the data seed (the workflow derives it
+from the global seed, the setting and the chunk: ``job.seed_for("cmcboot_data", setting=..., chunk=...)``)
+and the replicate's place in the chunk, so every method sees the same data. :func:`aggregate` sums
+the chunks into the long table and the metrics the claims read. Coverage is counted with
+:func:`repro.metrics.coverage.covers` and its Monte Carlo standard error is
+:func:`repro.metrics.coverage.coverage_se`.
 
 Interval methods are registered by name in :data:`INTERVAL_METHODS` (the ``{method}`` wildcard):
 
@@ -17,31 +21,29 @@ Interval methods are registered by name in :data:`INTERVAL_METHODS` (the ``{meth
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repro.data.riverswim import RIGHT, FiniteCMC, riverswim
 from repro.methods import cmc_bootstrap as cb
+from repro.metrics.coverage import coverage_se, covers
+from repro.papers.cmcboot.grid import level_key, parse_setting, setting_name, settings
+from repro.papers.cmcboot.synth import RIGHT, FiniteCMC, riverswim
 from repro.registry import Registry
 from repro.rl.simulate import MarkovPolicy, StickyDriftPolicy, simulate_counts
-from repro.seeding import job_seed
 
 if TYPE_CHECKING:  # pandas is imported where tables are built: interval jobs start faster without it
     import pandas as pd
 
-__all__ = ["INTERVAL_METHODS", "BEHAVIOUR_POLICIES", "setting_name", "parse_setting", "settings", "Context",
-           "make_context", "simulate_data", "run_chunk", "aggregate", "level_key", "ground_truth"]
+__all__ = ["INTERVAL_METHODS", "BEHAVIOUR_POLICIES", "Context", "make_context", "simulate_data", "run_chunk",
+           "aggregate", "ground_truth", "bench_model_bootstrap"]
 
 log = logging.getLogger(__name__)
 
 INTERVAL_METHODS: Registry = Registry("cmcboot interval method")
 BEHAVIOUR_POLICIES: Registry = Registry("cmcboot behaviour policy")
-
-_SETTING = re.compile(r"^n(\d+)_h(\d+)_([a-z]+)$")
 
 
 @BEHAVIOUR_POLICIES.register("uniform")
@@ -52,38 +54,6 @@ def _uniform(n_states: int, **_: Any) -> MarkovPolicy:
 @BEHAVIOUR_POLICIES.register("sticky")
 def _sticky(n_states: int, stick: float = 0.5, p_start: float = 0.2, p_end: float = 0.8) -> StickyDriftPolicy:
     return StickyDriftPolicy(stick=stick, p_start=p_start, p_end=p_end)
-
-
-def setting_name(n: int, horizon: int, policy: str) -> str:
-    return f"n{n}_h{horizon}_{policy}"
-
-
-def parse_setting(name: str) -> tuple[int, int, str]:
-    """``"n1000_h50_uniform"`` -> ``(1000, 50, "uniform")``; the horizon must divide ``n``."""
-    m = _SETTING.match(name)
-    if not m:
-        raise ValueError(f"cmcboot: bad setting name {name!r} (expected n<N>_h<H>_<policy>)")
-    n, h, policy = int(m[1]), int(m[2]), m[3]
-    if h < 1 or n % h:
-        raise ValueError(f"cmcboot: setting {name!r}: episode length {h} must divide the sample size {n}")
-    return n, h, policy
-
-
-def settings(cfg: dict) -> list[str]:
-    """All settings of a preset: fig1 (sample sizes at the fig1 episode length) and fig2 (episode
-    lengths at the fig2 sample size), for every behaviour policy; sorted, without duplicates."""
-    names = set()
-    for policy in cfg["policies"]:
-        names.update(setting_name(n, cfg["episode_length"], policy) for n in cfg["sample_sizes"])
-        names.update(setting_name(cfg["fig2_sample_size"], h, policy) for h in cfg["episode_lengths"])
-    for name in names:
-        parse_setting(name)
-    return sorted(names)
-
-
-def level_key(level: float) -> str:
-    """``0.95`` -> ``"l95"`` (metric paths are dotted, so keys carry no dot)."""
-    return f"l{round(level * 100):d}"
 
 
 @dataclass(frozen=True)
@@ -104,13 +74,19 @@ class Context:
         return cb.targets(self.model.P, self.model.R, self.model.gamma, self.pi_target, self.support)
 
 
-def make_context(cfg: dict) -> Context:
-    model = riverswim(cfg.get("riverswim"))
+def _chain(cfg: dict) -> tuple[FiniteCMC, np.ndarray, np.ndarray]:
+    """The chain, the target policy (S, A) and the reported entries of P (S, A, S) of a preset."""
+    model = riverswim(cfg.get("riverswim"), "cmcboot.riverswim")
     S = model.n_states
     pi_target = np.zeros((S, 2))
     pi_target[:, RIGHT] = cfg["target_right_prob"]
     pi_target[:, 1 - RIGHT] = 1.0 - cfg["target_right_prob"]
     support = (model.P > 0) & (model.P < 1)
+    return model, pi_target, support
+
+
+def make_context(cfg: dict) -> Context:
+    model, pi_target, support = _chain(cfg)
     return Context(model=model, pi_target=pi_target, support=support, levels=tuple(cfg["levels"]),
                    n_boot=int(cfg["n_boot"]), fill=cfg.get("unvisited_fill", "uniform"),
                    max_parallel=int(cfg.get("max_parallel", 400_000)), policy_kwargs=dict(cfg.get("behaviour", {})),
@@ -118,11 +94,12 @@ def make_context(cfg: dict) -> Context:
 
 
 def ground_truth(cfg: dict) -> dict[str, Any]:
-    """The true targets of a preset (written by the data step of the workflow)."""
-    ctx = make_context(cfg)
-    truth = ctx.truth()
-    return {"riverswim": {"P": ctx.model.P, "R": ctx.model.R, "init": ctx.model.init, "gamma": ctx.model.gamma},
-            "target_policy": ctx.pi_target, "support": np.argwhere(ctx.support),
+    """The true targets of a preset (written by the data step of the workflow); reads only the
+    chain, the target policy and the grid (:data:`repro.papers.cmcboot.grid.TRUTH_KEYS`)."""
+    model, pi_target, support = _chain(cfg)
+    truth = cb.targets(model.P, model.R, model.gamma, pi_target, support)
+    return {"riverswim": {"P": model.P, "R": model.R, "init": model.init, "gamma": model.gamma},
+            "target_policy": pi_target, "support": np.argwhere(support),
             "truth": truth, "settings": settings(cfg)}
 
 
@@ -202,18 +179,19 @@ def clt_intervals(ctx: Context, data: ChunkData, rng: np.random.Generator):
     return {"clt": out}
 
 
-def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, global_seed: int, seed: int) -> dict[str, Any]:
+def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seed: int, seed: int) -> dict[str, Any]:
     """Intervals of ``method`` on one chunk of replicates of ``setting``; coverage counts and widths.
 
-    The data come from a generator seeded by ``(global_seed, setting, chunk)`` only (shared by all
-    methods); the bootstrap uses ``seed`` (the job's own).
+    The data come from a generator seeded by ``data_seed``, which must depend on the setting and the
+    chunk only (the workflow passes ``job.seed_for("cmcboot_data", setting=setting, chunk=chunk)``),
+    so that every method sees the same data; the bootstrap uses ``seed`` (the job's own).
     """
     n_chunks, n_reps = int(cfg["n_chunks"]), int(cfg["n_replicates"])
     if n_reps % n_chunks or not 0 <= chunk < n_chunks:
         raise ValueError(f"cmcboot: n_replicates={n_reps} must split evenly into n_chunks={n_chunks}; chunk {chunk}")
     ctx = make_context(cfg)
     R = n_reps // n_chunks
-    data_rng = np.random.default_rng(job_seed(global_seed, "cmcboot_data", setting=setting, chunk=chunk))
+    data_rng = np.random.default_rng(data_seed)
     data = simulate_data(ctx, setting, R, data_rng)
     intervals = INTERVAL_METHODS.create(method, ctx=ctx, data=data, rng=np.random.default_rng(seed))
     truth = ctx.truth()
@@ -227,7 +205,7 @@ def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, global_seed: 
             if t == "P":
                 lo = np.where(unvisited_P[..., None], 0.0, lo)
                 hi = np.where(unvisited_P[..., None], 1.0, hi)
-            hit = (lo <= truth[t][None, :, None]) & (truth[t][None, :, None] <= hi)  # (R, K, L)
+            hit = covers(lo, hi, truth[t][None, :, None])  # (R, K, L)
             results[variant][t] = {level_key(lv): {"covered": hit[..., i].sum(0), "width_sum": (hi - lo)[..., i].sum(0)}
                                    for i, lv in enumerate(ctx.levels)}
     return {"setting": setting, "method": method, "chunk": chunk, "n_replicates": R,
@@ -255,7 +233,7 @@ def aggregate(chunks: Iterable[dict], cfg: dict) -> tuple["pd.DataFrame", dict[s
         rows.append({"setting": setting, "n": n, "episode_length": h, "n_episodes": n // h, "policy": policy,
                      "method": variant, "target": t, "level": levels[lk], "coverage": float(per_entry.mean()),
                      "coverage_min_entry": float(per_entry.min()), "width": float((wid / reps).mean()),
-                     "n_replicates": reps, "mc_se": float(np.sqrt(per_entry.mean() * (1 - per_entry.mean()) / reps))})
+                     "n_replicates": reps, "mc_se": float(coverage_se(per_entry.mean(), reps))})
     table = pd.DataFrame(rows)
     return table, _metrics(table, cfg)
 

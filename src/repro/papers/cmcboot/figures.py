@@ -1,14 +1,24 @@
-"""cmcboot Fig. 1: coverage vs sample size (one panel per target and nominal level, a line per method
-and behaviour policy, the nominal level drawn)."""
+"""cmcboot's figures and table, each built from the long coverage table (``coverage_long.csv``):
+
+- :func:`fig1`: coverage vs sample size at a fixed episode length;
+- :func:`fig2`: coverage vs episode length at a fixed total sample size;
+- :func:`table1`: coverage and mean width of every method, target and setting.
+
+Both figures have one panel per target and nominal level, a line per method and behaviour policy,
+and the nominal level drawn. The methods' colours are :data:`COLORS`.
+"""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import method_color
+from repro.figures.style import Palette
 
-__all__ = ["build", "coverage_grid", "coverage_figure", "METHOD_ORDER", "METHOD_LABELS"]
+__all__ = ["fig1", "fig2", "table1", "coverage_grid", "coverage_figure", "COLORS", "METHOD_ORDER", "METHOD_LABELS"]
+
+#: Fixed colours of the interval variants (the percentile bootstrap, the paper's method, in vermillion).
+COLORS = Palette({"model_percentile": "#D55E00", "model_basic": "#E69F00", "episodic": "#0072B2", "clt": "#009E73"})
 
 METHOD_ORDER = ("model_percentile", "model_basic", "episodic", "clt")
 METHOD_LABELS = {"model_percentile": "model-based percentile", "model_basic": "model-based basic",
@@ -33,7 +43,7 @@ def coverage_grid(table: pd.DataFrame, x: str, xlabel: str, title: str) -> plt.F
                 for policy, style in POLICY_STYLES.items():
                     line = cell[(cell["method"] == method) & (cell["policy"] == policy)].sort_values(x)
                     if len(line):
-                        ax.plot(line[x], line["coverage"], style, marker="o", color=method_color(method),
+                        ax.plot(line[x], line["coverage"], style, marker="o", color=COLORS(method),
                                 label=f"{METHOD_LABELS[method]}, {policy}")
             ax.set_xscale("log")
             ax.minorticks_off()
@@ -61,8 +71,29 @@ def coverage_figure(table: pd.DataFrame, *, fixed: str, value: int, x: str, xlab
     return coverage_grid(plotted, x, xlabel, title), plotted
 
 
-def build(table: pd.DataFrame, *, episode_length: int) -> tuple[plt.Figure, pd.DataFrame]:
-    """Fig. 1 from the long coverage table; returns the figure and the rows it plots."""
+def fig1(table: pd.DataFrame, *, episode_length: int) -> tuple[plt.Figure, pd.DataFrame]:
+    """Fig. 1 (coverage vs sample size) from the long coverage table; returns the figure and the rows it plots."""
     return coverage_figure(table, fixed="episode_length", value=episode_length, x="n",
                            xlabel="sample size (transitions)",
                            title=f"RiverSwim: coverage vs sample size (episodes of {episode_length} steps)")
+
+
+def fig2(table: pd.DataFrame, *, sample_size: int) -> tuple[plt.Figure, pd.DataFrame]:
+    """Fig. 2 (coverage vs episode length at a fixed total sample size) from the long coverage table;
+    returns the figure and the rows it plots."""
+    return coverage_figure(table, fixed="n", value=sample_size, x="episode_length", xlabel="episode length (steps)",
+                           title=f"RiverSwim: coverage vs episode length ({sample_size} transitions)")
+
+
+def table1(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 from the long coverage table: one row per setting x target x level, a coverage and a
+    width column per method."""
+    index = ["policy", "n", "episode_length", "target", "level"]
+    wide = table.pivot_table(index=index, columns="method", values=["coverage", "width"], aggfunc="first")
+    methods = [m for m in METHOD_ORDER if m in set(table["method"])]
+    columns = {}
+    for m in methods:
+        columns[f"{m} coverage"] = wide[("coverage", m)]
+        columns[f"{m} width"] = wide[("width", m)]
+    out = pd.DataFrame(columns).reset_index()
+    return out.sort_values(index).reset_index(drop=True)

@@ -1,5 +1,6 @@
 """RiverSwim (Strehl and Littman 2008), the benchmark of "Model-based Bootstrap of Controlled Markov
-Chains" (arXiv 2605.12410), with every parameter configurable.
+Chains" (arXiv 2605.12410), with every parameter configurable: cmcboot's ground-truth generator
+(the chain is known, so every interval can be checked against the true kernel and values).
 
 The variant built by default (the common one; the paper's own parameters are not known):
 
@@ -17,9 +18,13 @@ The variant built by default (the common one; the paper's own parameters are not
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from repro.config import from_dict
 
 __all__ = ["RiverSwimConfig", "riverswim", "FiniteCMC", "LEFT", "RIGHT"]
 
@@ -42,6 +47,7 @@ class RiverSwimConfig:
     gamma: float = 0.9
 
     def __post_init__(self):
+        object.__setattr__(self, "start_states", tuple(self.start_states))  # a YAML list is a tuple here
         if self.n_states < 3:
             raise ValueError(f"riverswim.n_states must be >= 3; got {self.n_states}")
         if not np.isclose(self.p_right + self.p_stay + self.p_back, 1.0):
@@ -74,15 +80,14 @@ class FiniteCMC:
         return self.P.shape[1]
 
 
-def riverswim(cfg: RiverSwimConfig | dict | None = None) -> FiniteCMC:
-    """Build RiverSwim from ``cfg`` (a :class:`RiverSwimConfig`, a dict of its fields, or ``None``)."""
-    if cfg is None:
-        cfg = RiverSwimConfig()
-    elif isinstance(cfg, dict):
-        unknown = set(cfg) - set(RiverSwimConfig.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"riverswim: unknown parameters {sorted(unknown)}")
-        cfg = RiverSwimConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in cfg.items()})
+def riverswim(cfg: RiverSwimConfig | Mapping[str, Any] | None = None, where: str = "riverswim") -> FiniteCMC:
+    """Build RiverSwim from ``cfg`` (a :class:`RiverSwimConfig`, a mapping of its fields, or ``None``).
+
+    A mapping goes through :func:`repro.config.from_dict`: an unknown key is a ``ValueError`` naming
+    ``<where>.<key>``.
+    """
+    if not isinstance(cfg, RiverSwimConfig):
+        cfg = from_dict(RiverSwimConfig, cfg, where)
     S = cfg.n_states
     P = np.zeros((S, 2, S))
     for s in range(S):
