@@ -18,13 +18,9 @@ register_targets(
 )
 
 
-wildcard_constraints:
-    task="modular|random|capacity",
-    width=r"\d+",
-    seed=r"\d+",
-
-
 rule grokcap_data:
+    wildcard_constraints:
+        seed=r"\d+",
     output:
         data="results/grokcap/data/seed{seed}.npz",
     log:
@@ -44,6 +40,10 @@ rule grokcap_data:
 
 
 rule grokcap_train:
+    wildcard_constraints:
+        task="modular|random|capacity",
+        width=r"\d+",
+        seed=r"\d+",
     input:
         data="results/grokcap/data/seed{seed}.npz",
     output:
