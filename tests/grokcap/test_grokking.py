@@ -1,4 +1,5 @@
-"""The grokcap method: planted power laws, crossings, thresholds and capacity; memorisation; the model."""
+"""The grokking method (repro.methods.grokking): planted power laws, crossings, thresholds and capacity;
+memorisation; the model."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from repro.data.modular import random_sequences
 from repro.methods.grokking import (GrokConfig, GrokTransformer, bits_memorised, capacity_fit, count_parameters,
                                     crossing_point, fit_power_law, grokking_threshold, power_law_crossing,
-                                    summarise, train_run)
+                                    train_run)
+from repro.papers.grokcap.synth import random_sequences
 
 
 def _planted(a, b, sigma, seed, reps=8):
@@ -119,7 +120,7 @@ def test_parameter_count_closed_form(width, depth, heads):
 def test_model_memorises_tiny_random_label_set():
     data = random_sequences(40, 7, seed=0)
     cfg = GrokConfig(p=7, width=32, dropout=0.0, lr=3e-3, max_steps=1500, eval_every=10)
-    out = train_run(cfg, "capacity", data, None, seed=0)
+    out = train_run(cfg, "capacity", data.x, data.y, n_tokens=data.n_tokens, seed=0)
     # 40 labels over 9 tokens carry 127 bits; 26,000 parameters hold far more: every label is learned
     assert out["train_acc"] == 1.0 and out["t_train"] is not None and out["steps"] < 1500
     assert 0 < out["bits"] <= out["dataset_bits"] == pytest.approx(40 * math.log2(9))
@@ -129,9 +130,9 @@ def test_training_is_deterministic_and_leaves_global_rng_alone():
     data = random_sequences(30, 7, seed=1)
     cfg = GrokConfig(p=7, width=8, dropout=0.1, max_steps=30, eval_every=10)
     state = torch.random.get_rng_state()
-    a = train_run(cfg, "capacity", data, None, seed=3)
+    a = train_run(cfg, "capacity", data.x, data.y, n_tokens=data.n_tokens, seed=3)
     assert torch.equal(state, torch.random.get_rng_state())
-    b = train_run(cfg, "capacity", data, None, seed=3)
+    b = train_run(cfg, "capacity", data.x, data.y, n_tokens=data.n_tokens, seed=3)
     def trace(run):
         return [(c["step"], c["train_acc"], c["train_loss"]) for c in run["curve"]]
 
@@ -141,51 +142,6 @@ def test_training_is_deterministic_and_leaves_global_rng_alone():
 def test_train_run_rejects_unknown_task_and_missing_validation():
     data = random_sequences(10, 7, seed=0)
     with pytest.raises(ValueError, match="task"):
-        train_run(GrokConfig(p=7, width=8), "lookup", data, None, seed=0)
+        train_run(GrokConfig(p=7, width=8), "lookup", data.x, data.y, n_tokens=data.n_tokens, seed=0)
     with pytest.raises(ValueError, match="validation"):
-        train_run(GrokConfig(p=7, width=8), "modular", data, None, seed=0)
-
-
-def _record(task, width, seed, P, t_train, t_val=None, cap=3000):
-    return {"task": task, "width": width, "seed": seed, "P": P, "n_train": 100, "steps": cap, "max_steps": cap,
-            "t_train": t_train, "t_val": t_val, "train_acc": 1.0, "val_acc": 1.0, "bits": 2.0 * P,
-            "dataset_bits": 1e9, "curve": []}
-
-
-def test_summarise_on_planted_runs():
-    # T_mem = 1e7 / P and T_gen = 1e4 P^-0.25 cross at P = 1e4 (see above); grokking from P = 2e4 on
-    widths = {8: 2500.0, 12: 5000.0, 16: 10000.0, 24: 20000.0, 32: 40000.0}
-    recs = []
-    for s in range(2):
-        for w, P in widths.items():
-            tm, tg = 1e7 / P, 1e4 * P**-0.25
-            recs.append(_record("random", w, s, P, tm if tm < 3000 else None))  # P = 2500: censored
-            t_train = tg / 3 if P >= 2e4 else tg
-            recs.append(_record("modular", w, s, P, t_train, tg))
-        recs.append(_record("capacity", 4, s, 900.0, None))
-    metrics, runs = summarise(recs)
-    assert metrics["crossing"]["empirical_P"] == pytest.approx(1e4, rel=1e-9)
-    assert math.isnan(metrics["crossing"]["empirical_P_upper_bound"])
-    assert metrics["power_law"]["t_gen"]["b"] == pytest.approx(-0.25, abs=1e-9)
-    assert metrics["power_law"]["t_mem"]["b"] == pytest.approx(-1.0, abs=1e-3)  # Tobit: censored point agrees
-    assert metrics["grokking"]["first_grokking_P"] == 2e4
-    assert metrics["grokking"]["threshold_P"] == pytest.approx(math.sqrt(1e4 * 2e4))
-    assert metrics["capacity"]["bits_per_param"] == pytest.approx(2.0)
-    assert metrics["capacity"]["P_to_memorise_train"] == pytest.approx(1e9 / 2.0)
-    assert metrics["censoring"]["random"]["n_censored"] == 2
-
-
-def test_summarise_bounds_a_crossing_outside_the_grid():
-    # memorisation faster than generalisation at every width where the order is known; at the
-    # smallest width both are censored, so the medians place the crossing below P = 5000 only
-    widths = {8: 2500.0, 12: 5000.0, 16: 10000.0}
-    recs = []
-    for s in range(3):
-        for w, P in widths.items():
-            known = P > 2500
-            recs.append(_record("random", w, s, P, 1e6 / P if known else None))
-            recs.append(_record("modular", w, s, P, 100.0, 2500.0 if P == 1e4 else None))
-    metrics, _ = summarise(recs)
-    assert math.isnan(metrics["crossing"]["empirical_P"])
-    assert metrics["crossing"]["empirical_P_upper_bound"] == 5000.0
-    assert math.isnan(metrics["crossing"]["empirical_P_lower_bound"])
+        train_run(GrokConfig(p=7, width=8), "modular", data.x, data.y, n_tokens=data.n_tokens, seed=0)

@@ -2,6 +2,7 @@
 # Speeds" (arXiv 2605.09724). Small transformers on modular division across widths:
 # T_mem(P) on random labels, T_gen(P) on the task, their crossing, the grokking threshold, capacity.
 # DAG: data (per seed) -> train (task x width x seed) -> aggregate -> fig1, fig2, fig3, table1.
+from repro.papers.grokcap.grid import aggregate_config, data_config, run_targets, train_config
 
 
 register_targets(
@@ -17,13 +18,9 @@ register_targets(
 )
 
 
-wildcard_constraints:
-    task="modular|random|capacity",
-    width=r"\d+",
-    seed=r"\d+",
-
-
 rule grokcap_data:
+    wildcard_constraints:
+        seed=r"\d+",
     output:
         data="results/grokcap/data/seed{seed}.npz",
     log:
@@ -31,7 +28,7 @@ rule grokcap_data:
     benchmark:
         "benchmarks/grokcap/data/seed{seed}.tsv"
     params:
-        cfg=lambda wc: preset("grokcap"),
+        cfg=lambda wc: data_config(preset("grokcap")),
     threads: 1
     resources:
         mem_mb=500,
@@ -43,6 +40,10 @@ rule grokcap_data:
 
 
 rule grokcap_train:
+    wildcard_constraints:
+        task="modular|random|capacity",
+        width=r"\d+",
+        seed=r"\d+",
     input:
         data="results/grokcap/data/seed{seed}.npz",
     output:
@@ -52,7 +53,7 @@ rule grokcap_train:
     benchmark:
         "benchmarks/grokcap/train/{task}/w{width}_s{seed}.tsv"
     params:
-        cfg=lambda wc: preset("grokcap"),
+        cfg=lambda wc: train_config(preset("grokcap")),
         device=config["device"],
     threads: 1
     resources:
@@ -66,17 +67,7 @@ rule grokcap_train:
 
 rule grokcap_aggregate:
     input:
-        runs=lambda wc: expand(
-            "results/grokcap/runs/{task}/w{width}_s{seed}.json",
-            task=["modular", "random"],
-            width=preset("grokcap", "widths"),
-            seed=range(preset("grokcap", "seeds")),
-        )
-        + expand(
-            "results/grokcap/runs/capacity/w{width}_s{seed}.json",
-            width=preset("grokcap", "capacity_widths"),
-            seed=range(preset("grokcap", "seeds")),
-        ),
+        runs=lambda wc: run_targets(preset("grokcap")),
     output:
         metrics="results/grokcap/metrics.json",
         runs="results/grokcap/runs.csv",
@@ -86,7 +77,7 @@ rule grokcap_aggregate:
     benchmark:
         "benchmarks/grokcap/aggregate.tsv"
     params:
-        cfg=lambda wc: preset("grokcap"),
+        cfg=lambda wc: aggregate_config(preset("grokcap")),
     threads: 1
     resources:
         mem_mb=1000,

@@ -42,31 +42,34 @@ Deviations
   step caps of 3000 (a 2-core CPU), lr 3e-3 instead of 1e-3 and no dropout instead of 0.2, so that
   models grok within the cap; the paper preset keeps the paper's values.
 - The random-label twin permutes the training labels rather than drawing fresh uniform labels
-  (see ``repro.data.modular``).
+  (see ``repro.papers.grokcap.synth``).
 - Capacity runs train on random data holding ``capacity_data_factor`` (4) bits per parameter up to
   a step cap or a loss plateau; at CPU scale some stop at the cap, which biases C low.
+
+This module is the method and takes its data as arrays: token sequences ``x`` (n, 4) and targets
+``y`` (n,) over ``n_tokens`` symbols, the last two being the operator and ``=`` tokens. The paper's
+data (``repro.papers.grokcap.synth``), its grid of runs and their aggregation into the paper's
+quantities (``repro.papers.grokcap.experiment``) live in the paper's package; build a
+:class:`GrokConfig` from a config block with :func:`repro.config.from_dict`.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from scipy import optimize, stats
 
-from repro.data.modular import ModularData, task_data
-
 __all__ = [
-    "GrokConfig", "GrokTransformer", "count_parameters", "train_run", "run_grokcap",
+    "GrokConfig", "GrokTransformer", "count_parameters", "train_run",
     "fit_power_law", "power_law_crossing", "crossing_point", "grokking_threshold", "capacity_fit",
-    "bits_memorised", "runs_table", "curves_table", "summarise", "TASKS",
+    "bits_memorised", "TASKS",
 ]
 
 log = logging.getLogger(__name__)
@@ -100,11 +103,6 @@ class GrokConfig:
     capacity_max_steps: int = 100_000  # step cap of a capacity run (its bits are read at the end)
     grok_delay_ratio: float = 2.0    # grokking: T_gen >= ratio * T_train (modular task)
     keep_curve_points: int = 200     # accuracy-curve points kept in a run's output
-
-    @classmethod
-    def from_dict(cls, cfg: dict[str, Any], **overrides: Any) -> "GrokConfig":
-        known = {k: v for k, v in {**cfg, **overrides}.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -214,8 +212,9 @@ def _thin(values: list, keep: int) -> list:
     return [values[i] for i in idx]
 
 
-def train_run(cfg: GrokConfig, task: str, train: ModularData, val: ModularData | None, *, seed: int,
-              device: str = "cpu") -> dict[str, Any]:
+def train_run(cfg: GrokConfig, task: str, x_train: np.ndarray | torch.Tensor, y_train: np.ndarray | torch.Tensor,
+              x_val: np.ndarray | torch.Tensor | None = None, y_val: np.ndarray | torch.Tensor | None = None, *,
+              n_tokens: int, seed: int, device: str = "cpu") -> dict[str, Any]:
     """Train one model on one task until its thresholds are reached or ``cfg.max_steps``.
 
     Parameters
@@ -225,8 +224,14 @@ def train_run(cfg: GrokConfig, task: str, train: ModularData, val: ModularData |
         ``modular`` stops once train and validation accuracy reach ``cfg.threshold``; ``random``
         once train accuracy does; ``capacity`` once train accuracy does or the train loss stops
         improving (``cfg.capacity_patience`` evaluations without a 0.1% relative gain).
-    train, val : ModularData
-        Training data; validation data (modular task only).
+    x_train, y_train : array or tensor, (n, 4) and (n,) int64
+        Training token sequences and targets.
+    x_val, y_val : array or tensor, optional
+        Validation data (the modular task only).
+    n_tokens : int
+        Vocabulary size V: the residues, then the operator and ``=`` tokens (``p + 2``). Targets of
+        the ``modular`` and ``random`` tasks are residues (``V - 2`` classes), those of ``capacity``
+        any token (``V`` classes); bits memorised are counted over these classes.
     seed : int
         Seeds the initialisation, dropout and mini-batch order (the global torch RNG is left as found).
 
@@ -238,18 +243,18 @@ def train_run(cfg: GrokConfig, task: str, train: ModularData, val: ModularData |
     """
     if task not in TASKS:
         raise ValueError(f"grokking: unknown task {task!r}; known: {', '.join(TASKS)}")
-    if task == "modular" and val is None:
+    if task == "modular" and (x_val is None or y_val is None):
         raise ValueError("grokking: the modular task needs validation data")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed % (2**63))
-        model = GrokTransformer(train.n_tokens, cfg.width, cfg.depth, cfg.heads, cfg.dropout).to(device)
+        model = GrokTransformer(n_tokens, cfg.width, cfg.depth, cfg.heads, cfg.dropout).to(device)
         wd = cfg.weight_decay_grok if task == "modular" else cfg.weight_decay_speed
         opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), weight_decay=wd,
                                 foreach=True)  # one fused update over all tensors: 25% faster on CPU
-        x, y = torch.as_tensor(train.x, device=device), torch.as_tensor(train.y, device=device)
+        x, y = torch.as_tensor(x_train, device=device), torch.as_tensor(y_train, device=device)
         xv = yv = None
-        if val is not None:
-            xv, yv = torch.as_tensor(val.x, device=device), torch.as_tensor(val.y, device=device)
+        if x_val is not None and y_val is not None:
+            xv, yv = torch.as_tensor(x_val, device=device), torch.as_tensor(y_val, device=device)
         n, bs = len(y), min(cfg.batch_size, len(y))
         n_batches = n // bs  # drop the ragged last batch: every step sees bs examples
         curve: list[tuple[int, float, float, float]] = []
@@ -293,31 +298,12 @@ def train_run(cfg: GrokConfig, task: str, train: ModularData, val: ModularData |
         "task": task, "width": cfg.width, "P": count_parameters(model), "n_train": n, "steps": step,
         "t_train": t_train, "t_val": t_val, "max_steps": max_steps,
         "train_acc": acc, "train_loss": tr_loss, "val_acc": curve[-1][2] if curve else float("nan"),
-        "bits": bits_memorised(logits, y, train.n_tokens if task == "capacity" else train.n_tokens - 2),
-        "dataset_bits": n * math.log2(train.n_tokens if task == "capacity" else train.n_tokens - 2),
+        "bits": bits_memorised(logits, y, n_tokens if task == "capacity" else n_tokens - 2),
+        "dataset_bits": n * math.log2(n_tokens if task == "capacity" else n_tokens - 2),
         "curve": [dict(zip(("step", "train_acc", "val_acc", "train_loss"), c)) for c in _thin(curve, cfg.keep_curve_points)],
     }
     log.info("%s width=%d P=%d steps=%d t_train=%s t_val=%s train_acc=%.3f bits=%.0f", task, cfg.width,
              out["P"], step, t_train, t_val, acc, out["bits"])
-    return out
-
-
-def run_grokcap(cfg: dict[str, Any], *, task: str, width: int, replicate: int, data: dict[str, np.ndarray],
-                seed: int, device: str = "cpu") -> dict[str, Any]:
-    """One grid cell (task x width x seed): pick its data, train, return the run record.
-
-    ``data`` is the seed replicate's arrays (:func:`repro.data.modular.seed_dataset`), shared by
-    the ``modular`` and ``random`` runs of that replicate, so the random-label twin permutes the
-    very training set whose T_gen is measured. ``seed`` drives initialisation and batch order.
-    """
-    gc = GrokConfig.from_dict(cfg, width=int(width))
-    if int(data["p"]) != gc.p:
-        raise ValueError(f"grokking: data were built for p={int(data['p'])}, config has p={gc.p}")
-    P = count_parameters(GrokTransformer(gc.p + 2, gc.width, gc.depth, gc.heads))
-    n_capacity = math.ceil(gc.capacity_data_factor * P / math.log2(gc.p + 2))  # more bits than P can hold
-    train, val = task_data(task, data, n_capacity=n_capacity)
-    out = train_run(gc, task, train, val, seed=seed, device=device)
-    out.update(seed=int(replicate), config=asdict(gc))
     return out
 
 
@@ -445,124 +431,3 @@ def capacity_fit(P: np.ndarray, bits: np.ndarray, level: float = 0.95) -> dict[s
     return {"bits_per_param": C, "se": se, "lo": C - tq * se, "hi": C + tq * se, "n": int(len(P)),
             "slope_icpt": float(lin.slope) if lin else math.nan,
             "intercept": float(lin.intercept) if lin else math.nan}
-
-
-# ----------------------------------------------------------------------------------------------
-# Aggregation: runs -> per-width timescales, fits, crossing, threshold, capacity
-# ----------------------------------------------------------------------------------------------
-
-def runs_table(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per run: task, width, seed, P, the times (NaN when censored) and censoring flags."""
-
-    rows = []
-    for r in records:
-        rows.append({"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]),
-                     "n_train": int(r["n_train"]), "steps": int(r["steps"]), "max_steps": int(r["max_steps"]),
-                     "t_train": math.nan if r["t_train"] is None else float(r["t_train"]),
-                     "t_val": math.nan if r["t_val"] is None else float(r["t_val"]),
-                     "train_acc": r["train_acc"], "val_acc": r["val_acc"], "bits": r["bits"],
-                     "dataset_bits": r["dataset_bits"]})
-    if not rows:
-        raise ValueError("grokking: no runs to aggregate")
-    df = pd.DataFrame(rows).sort_values(["task", "width", "seed"], kind="stable").reset_index(drop=True)
-    return df
-
-
-def _timescale(df: pd.DataFrame, column: str) -> pd.DataFrame:
-    """Per-width summary of one time column: censored runs count at the cap in the median."""
-
-    out = []
-    for width, g in df.groupby("width", sort=True):
-        t = g[column].to_numpy(float)
-        cens = np.isnan(t)
-        filled = np.where(cens, g["max_steps"].to_numpy(float), t)
-        med = float(np.median(filled))
-        out.append({"width": int(width), "P": int(g["P"].iloc[0]), "n": int(len(t)), "n_censored": int(cens.sum()),
-                    "median": med, "median_censored": bool(cens.sum() * 2 >= len(t)),
-                    "mean": float(np.mean(t[~cens])) if (~cens).any() else math.nan,
-                    "sd": float(np.std(t[~cens], ddof=1)) if (~cens).sum() > 1 else math.nan})
-    return pd.DataFrame(out)
-
-
-def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
-              paper_capacity: float = 2.16) -> tuple[dict[str, Any], pd.DataFrame]:
-    """The paper's quantities from all runs; returns ``(metrics, runs_table)``.
-
-    T_mem(P) is ``t_train`` of the ``random`` runs, T_gen(P) is ``t_val`` of the ``modular`` runs;
-    a run without a time is censored at its ``max_steps``. The empirical crossing uses per-width
-    medians and skips widths where both medians are censored (their order is unknown).
-    """
-    df = runs_table(records)
-    mod, rnd, cap = (df[df.task == t] for t in TASKS)
-    metrics: dict[str, Any] = {"n_runs": int(len(df))}
-    if len(mod):
-        grokked = (~mod.t_train.isna()) & (~mod.t_val.isna()) & (mod.t_val >= grok_delay_ratio * mod.t_train)
-        df.loc[mod.index, "grokked"] = grokked.astype(float)
-    if len(mod) and len(rnd):
-        tm, tg = _timescale(rnd, "t_train"), _timescale(mod, "t_val")
-        tt = _timescale(mod, "t_train")
-        fits = {name: fit_power_law(g.P, np.where(g[col].isna(), g.max_steps, g[col]), g[col].isna())
-                for name, g, col in (("t_mem", rnd, "t_train"), ("t_gen", mod, "t_val"))}
-        both = tm.merge(tg, on=["width", "P"], suffixes=("_mem", "_gen"))
-        known = both[~(both.median_censored_mem & both.median_censored_gen)]
-        emp = crossing_point(known.P, known.median_mem, known.median_gen) if len(known) >= 2 else math.nan
-        bound = _crossing_bound(known)  # both NaN when the medians cross (the order changes sign)
-        pl = power_law_crossing(fits["t_mem"], fits["t_gen"])
-        frac = df.loc[mod.index].groupby("width").grokked.mean()
-        Pw = mod.groupby("width").P.first()
-        thr = grokking_threshold(Pw.loc[frac.index].to_numpy(), frac.to_numpy())
-        metrics.update({
-            "t_mem": {f"w{w}": rec for w, rec in zip(tm.width, tm.to_dict("records"))},
-            "t_gen": {f"w{w}": rec for w, rec in zip(tg.width, tg.to_dict("records"))},
-            "t_train_modular": {f"w{w}": rec for w, rec in zip(tt.width, tt.to_dict("records"))},
-            "power_law": fits,
-            "crossing": {"power_law_P": pl, "empirical_P": emp,
-                         "empirical_P_upper_bound": bound["upper"], "empirical_P_lower_bound": bound["lower"]},
-            "grokking": {"fraction": {f"w{w}": float(f) for w, f in frac.items()},
-                         "frac_smallest_width": float(frac.iloc[0]), "frac_largest_width": float(frac.iloc[-1]),
-                         "threshold_P": thr["P"], "first_grokking_P": thr["first_P"],
-                         "threshold_at_grid_edge": thr["at_grid_edge"], "delay_ratio": grok_delay_ratio},
-            "threshold_vs_crossing": {
-                "log10_ratio_empirical": _log10_ratio(thr["P"], emp),
-                "log10_ratio_power_law": _log10_ratio(thr["P"], pl)},
-        })
-    if len(cap):
-        c = capacity_fit(cap.P.to_numpy(), cap.bits.to_numpy())
-        train_bits = float(mod.dataset_bits.iloc[0]) if len(mod) else math.nan  # n_train log2 p
-        metrics["capacity"] = {**c, "paper_bits_per_param": paper_capacity,
-                               # the size at which the training set's labels fit in the fitted capacity
-                               "P_to_memorise_train": train_bits / c["bits_per_param"] if c["bits_per_param"] > 0 else math.nan,
-                               "mean_fraction_of_data_bits": float((cap.bits / cap.dataset_bits).mean()),
-                               "n_hit_step_cap": int((cap.steps >= cap.max_steps).sum())}
-    metrics["censoring"] = {t: {"n": int((df.task == t).sum()),
-                                "n_censored": int(df[df.task == t][("t_val" if t == "modular" else "t_train")].isna().sum())}
-                            for t in TASKS if (df.task == t).any()}
-    return metrics, df
-
-
-def _crossing_bound(known: pd.DataFrame) -> dict[str, float]:
-    """Where medians that never cross place the crossing: below the grid or above it.
-
-    When T_mem < T_gen at every width with a known order, any crossing lies below the smallest such
-    P (``upper`` bound); when T_mem > T_gen everywhere, above the largest (``lower`` bound). A
-    censored median is a lower bound, which keeps these orders valid.
-    """
-    bound = {"upper": math.nan, "lower": math.nan}
-    if len(known):
-        d = np.log(known.median_mem.to_numpy(float)) - np.log(known.median_gen.to_numpy(float))
-        if np.all(d < 0):
-            bound["upper"] = float(known.P.min())
-        elif np.all(d > 0):
-            bound["lower"] = float(known.P.max())
-    return bound
-
-
-def _log10_ratio(a: float, b: float) -> float:
-    return math.log10(a / b) if np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0 else math.nan
-
-
-def curves_table(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """The thinned accuracy curves of all runs, one row per (task, width, seed, step)."""
-    rows = [{"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]), **pt}
-            for r in records for pt in r["curve"]]
-    return pd.DataFrame(rows).sort_values(["task", "width", "seed", "step"], kind="stable").reset_index(drop=True)

@@ -3,7 +3,7 @@
 from repro.figures.style import save_csv
 from repro.io import read_json
 from repro.jobs import Job
-from repro.methods.grokking import curves_table, summarise
+from repro.papers.grokcap.experiment import curves_table, summarise
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 records = [read_json(path) for path in snakemake.input.runs]  # noqa: F821

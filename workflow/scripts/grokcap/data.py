@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from repro.data.modular import seed_dataset
 from repro.io import atomic_path
 from repro.jobs import Job
+from repro.papers.grokcap.synth import seed_dataset
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 arrays = seed_dataset(p=job.cfg["p"], operation=job.cfg["operation"], train_fraction=job.cfg["train_fraction"],

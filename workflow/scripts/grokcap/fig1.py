@@ -2,12 +2,12 @@
 
 import pandas as pd
 
-from repro.figures.grokcap_fig1 import build, table
 from repro.figures.style import save
 from repro.io import read_json
 from repro.jobs import Job
+from repro.papers.grokcap.figures import fig1, fig1_table
 
 Job.from_snakemake(snakemake)  # noqa: F821
 metrics = read_json(snakemake.input.metrics)  # noqa: F821
-df = table(pd.read_csv(snakemake.input.runs), metrics)  # noqa: F821
-save(build(df, metrics), df, snakemake.output.pdf)  # noqa: F821
+df = fig1_table(pd.read_csv(snakemake.input.runs), metrics)  # noqa: F821
+save(fig1(df, metrics), df, snakemake.output.pdf)  # noqa: F821

@@ -3,12 +3,12 @@
 import numpy as np
 
 from repro.jobs import Job
-from repro.methods.grokking import run_grokcap
+from repro.papers.grokcap.experiment import run_grokcap
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 with np.load(snakemake.input.data) as npz:  # noqa: F821
     data = dict(npz)
 result = run_grokcap(job.cfg, task=job.wildcards["task"], width=int(job.wildcards["width"]),
                      replicate=int(job.wildcards["seed"]), data=data, seed=job.seed,
-                     device=snakemake.params.device)  # noqa: F821
+                     device=snakemake.params.device, where=f"grokcap.{job.scale}")  # noqa: F821
 job.write_metrics(snakemake.output.run, result)  # noqa: F821

@@ -1,4 +1,4 @@
-"""Modular arithmetic datasets and random-label datasets of equal size and label entropy.
+"""grokcap's ground truth: modular arithmetic datasets and random-label twins of equal size and entropy.
 
 Data of "Model Capacity Determines Grokking through Competing Memorisation and Generalisation
 Speeds" (arXiv 2605.09724), after Power et al. (2022): every equation ``a op b = c (mod p)`` is the
@@ -13,6 +13,9 @@ operator token ``p`` and the equals token ``p + 1``); the target is ``c``.
   no rule that could be learned.
 - :func:`random_sequences`: uniform random 4-token inputs with uniform labels over ``p + 2``
   tokens, the paper's capacity data (``n log2(p + 2)`` bits of label information).
+- :func:`seed_dataset` and :func:`task_data`: one seed replicate's arrays (an ``.npz`` file of the
+  workflow) and the train/validation data of each run drawn from them; the model and its training
+  (:mod:`repro.methods.grokking`) take these arrays, not this module's types.
 
 Choices the paper leaves open
 -----------------------------

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from repro.data.modular import (label_entropy_bits, modular_table, random_label_like, random_sequences,
-                                seed_dataset, split, task_data)
+from repro.papers.grokcap.synth import (label_entropy_bits, modular_table, random_label_like, random_sequences,
+                                         seed_dataset, split, task_data)
 
 
 @pytest.mark.parametrize("operation, p", [("div", 23), ("add", 23), ("div", 47), ("add", 5)])

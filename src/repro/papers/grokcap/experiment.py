@@ -1,0 +1,181 @@
+"""grokcap's experiment: one grid cell (task x width x seed), and all runs aggregated into the paper's quantities.
+
+Drivers of "Model Capacity Determines Grokking through Competing Memorisation and Generalisation
+Speeds" (arXiv 2605.09724) around the method of :mod:`repro.methods.grokking`:
+
+- :func:`run_grokcap`: the ``grokcap_train`` job. It builds the run's :class:`GrokConfig` from the
+  preset (strictly: an unknown key is an error naming ``grokcap.<scale>.<key>``), takes the seed
+  replicate's data (:func:`repro.papers.grokcap.synth.seed_dataset`) for its task and trains.
+- :func:`summarise`: the ``grokcap_aggregate`` job. T_mem(P) is ``t_train`` of the ``random``
+  runs, T_gen(P) is ``t_val`` of the ``modular`` runs; per-width medians (a censored run counts at
+  its cap), censored power-law fits, their crossing (empirical and fitted), the grokking
+  threshold and the capacity slope, as ``results/grokcap/metrics.json``.
+- :func:`runs_table`, :func:`curves_table`: the tidy tables behind Fig. 1 to 3 (``runs.csv``,
+  ``curves.csv``).
+
+See :mod:`repro.methods.grokking` for the choices the paper leaves open and the deviations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from repro.config import from_dict
+from repro.methods.grokking import (TASKS, GrokConfig, GrokTransformer, capacity_fit, count_parameters,
+                                    crossing_point, fit_power_law, grokking_threshold, power_law_crossing,
+                                    train_run)
+from repro.papers.grokcap.synth import task_data
+
+__all__ = ["run_grokcap", "runs_table", "curves_table", "summarise"]
+
+
+# ----------------------------------------------------------------------------------------------
+# One grid cell
+# ----------------------------------------------------------------------------------------------
+
+def run_grokcap(cfg: dict[str, Any], *, task: str, width: int, replicate: int, data: dict[str, np.ndarray],
+                seed: int, device: str = "cpu", where: str = "grokcap") -> dict[str, Any]:
+    """One grid cell (task x width x seed): pick its data, train, return the run record.
+
+    ``cfg`` holds the :class:`GrokConfig` keys of the preset (``width`` comes from the grid); an
+    unknown key is a ``ValueError`` naming ``<where>.<key>``. ``data`` is the seed replicate's
+    arrays (:func:`repro.papers.grokcap.synth.seed_dataset`), shared by the ``modular`` and
+    ``random`` runs of that replicate, so the random-label twin permutes the very training set
+    whose T_gen is measured. ``seed`` drives initialisation and batch order.
+    """
+    gc = from_dict(GrokConfig, cfg, where, width=int(width))
+    if int(data["p"]) != gc.p:
+        raise ValueError(f"grokking: data were built for p={int(data['p'])}, config has p={gc.p}")
+    P = count_parameters(GrokTransformer(gc.p + 2, gc.width, gc.depth, gc.heads))
+    n_capacity = math.ceil(gc.capacity_data_factor * P / math.log2(gc.p + 2))  # more bits than P can hold
+    train, val = task_data(task, data, n_capacity=n_capacity)
+    x_val, y_val = (None, None) if val is None else (val.x, val.y)
+    out = train_run(gc, task, train.x, train.y, x_val, y_val, n_tokens=train.n_tokens, seed=seed, device=device)
+    out.update(seed=int(replicate), config=asdict(gc))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Aggregation: runs -> per-width timescales, fits, crossing, threshold, capacity
+# ----------------------------------------------------------------------------------------------
+
+def runs_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per run: task, width, seed, P, the times (NaN when censored) and censoring flags."""
+
+    rows = []
+    for r in records:
+        rows.append({"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]),
+                     "n_train": int(r["n_train"]), "steps": int(r["steps"]), "max_steps": int(r["max_steps"]),
+                     "t_train": math.nan if r["t_train"] is None else float(r["t_train"]),
+                     "t_val": math.nan if r["t_val"] is None else float(r["t_val"]),
+                     "train_acc": r["train_acc"], "val_acc": r["val_acc"], "bits": r["bits"],
+                     "dataset_bits": r["dataset_bits"]})
+    if not rows:
+        raise ValueError("grokking: no runs to aggregate")
+    df = pd.DataFrame(rows).sort_values(["task", "width", "seed"], kind="stable").reset_index(drop=True)
+    return df
+
+
+def _timescale(df: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per-width summary of one time column: censored runs count at the cap in the median."""
+
+    out = []
+    for width, g in df.groupby("width", sort=True):
+        t = g[column].to_numpy(float)
+        cens = np.isnan(t)
+        filled = np.where(cens, g["max_steps"].to_numpy(float), t)
+        med = float(np.median(filled))
+        out.append({"width": int(width), "P": int(g["P"].iloc[0]), "n": int(len(t)), "n_censored": int(cens.sum()),
+                    "median": med, "median_censored": bool(cens.sum() * 2 >= len(t)),
+                    "mean": float(np.mean(t[~cens])) if (~cens).any() else math.nan,
+                    "sd": float(np.std(t[~cens], ddof=1)) if (~cens).sum() > 1 else math.nan})
+    return pd.DataFrame(out)
+
+
+def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
+              paper_capacity: float = 2.16) -> tuple[dict[str, Any], pd.DataFrame]:
+    """The paper's quantities from all runs; returns ``(metrics, runs_table)``.
+
+    T_mem(P) is ``t_train`` of the ``random`` runs, T_gen(P) is ``t_val`` of the ``modular`` runs;
+    a run without a time is censored at its ``max_steps``. The empirical crossing uses per-width
+    medians and skips widths where both medians are censored (their order is unknown).
+    """
+    df = runs_table(records)
+    mod, rnd, cap = (df[df.task == t] for t in TASKS)
+    metrics: dict[str, Any] = {"n_runs": int(len(df))}
+    if len(mod):
+        grokked = (~mod.t_train.isna()) & (~mod.t_val.isna()) & (mod.t_val >= grok_delay_ratio * mod.t_train)
+        df.loc[mod.index, "grokked"] = grokked.astype(float)
+    if len(mod) and len(rnd):
+        tm, tg = _timescale(rnd, "t_train"), _timescale(mod, "t_val")
+        tt = _timescale(mod, "t_train")
+        fits = {name: fit_power_law(g.P, np.where(g[col].isna(), g.max_steps, g[col]), g[col].isna())
+                for name, g, col in (("t_mem", rnd, "t_train"), ("t_gen", mod, "t_val"))}
+        both = tm.merge(tg, on=["width", "P"], suffixes=("_mem", "_gen"))
+        known = both[~(both.median_censored_mem & both.median_censored_gen)]
+        emp = crossing_point(known.P, known.median_mem, known.median_gen) if len(known) >= 2 else math.nan
+        bound = _crossing_bound(known)  # both NaN when the medians cross (the order changes sign)
+        pl = power_law_crossing(fits["t_mem"], fits["t_gen"])
+        frac = df.loc[mod.index].groupby("width").grokked.mean()
+        Pw = mod.groupby("width").P.first()
+        thr = grokking_threshold(Pw.loc[frac.index].to_numpy(), frac.to_numpy())
+        metrics.update({
+            "t_mem": {f"w{w}": rec for w, rec in zip(tm.width, tm.to_dict("records"))},
+            "t_gen": {f"w{w}": rec for w, rec in zip(tg.width, tg.to_dict("records"))},
+            "t_train_modular": {f"w{w}": rec for w, rec in zip(tt.width, tt.to_dict("records"))},
+            "power_law": fits,
+            "crossing": {"power_law_P": pl, "empirical_P": emp,
+                         "empirical_P_upper_bound": bound["upper"], "empirical_P_lower_bound": bound["lower"]},
+            "grokking": {"fraction": {f"w{w}": float(f) for w, f in frac.items()},
+                         "frac_smallest_width": float(frac.iloc[0]), "frac_largest_width": float(frac.iloc[-1]),
+                         "threshold_P": thr["P"], "first_grokking_P": thr["first_P"],
+                         "threshold_at_grid_edge": thr["at_grid_edge"], "delay_ratio": grok_delay_ratio},
+            "threshold_vs_crossing": {
+                "log10_ratio_empirical": _log10_ratio(thr["P"], emp),
+                "log10_ratio_power_law": _log10_ratio(thr["P"], pl)},
+        })
+    if len(cap):
+        c = capacity_fit(cap.P.to_numpy(), cap.bits.to_numpy())
+        train_bits = float(mod.dataset_bits.iloc[0]) if len(mod) else math.nan  # n_train log2 p
+        metrics["capacity"] = {**c, "paper_bits_per_param": paper_capacity,
+                               # the size at which the training set's labels fit in the fitted capacity
+                               "P_to_memorise_train": train_bits / c["bits_per_param"] if c["bits_per_param"] > 0 else math.nan,
+                               "mean_fraction_of_data_bits": float((cap.bits / cap.dataset_bits).mean()),
+                               "n_hit_step_cap": int((cap.steps >= cap.max_steps).sum())}
+    metrics["censoring"] = {t: {"n": int((df.task == t).sum()),
+                                "n_censored": int(df[df.task == t][("t_val" if t == "modular" else "t_train")].isna().sum())}
+                            for t in TASKS if (df.task == t).any()}
+    return metrics, df
+
+
+def _crossing_bound(known: pd.DataFrame) -> dict[str, float]:
+    """Where medians that never cross place the crossing: below the grid or above it.
+
+    When T_mem < T_gen at every width with a known order, any crossing lies below the smallest such
+    P (``upper`` bound); when T_mem > T_gen everywhere, above the largest (``lower`` bound). A
+    censored median is a lower bound, which keeps these orders valid.
+    """
+    bound = {"upper": math.nan, "lower": math.nan}
+    if len(known):
+        d = np.log(known.median_mem.to_numpy(float)) - np.log(known.median_gen.to_numpy(float))
+        if np.all(d < 0):
+            bound["upper"] = float(known.P.min())
+        elif np.all(d > 0):
+            bound["lower"] = float(known.P.max())
+    return bound
+
+
+def _log10_ratio(a: float, b: float) -> float:
+    return math.log10(a / b) if np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0 else math.nan
+
+
+def curves_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """The thinned accuracy curves of all runs, one row per (task, width, seed, step)."""
+    rows = [{"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]), **pt}
+            for r in records for pt in r["curve"]]
+    return pd.DataFrame(rows).sort_values(["task", "width", "seed", "step"], kind="stable").reset_index(drop=True)

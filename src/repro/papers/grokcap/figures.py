@@ -1,0 +1,227 @@
+"""grokcap's figures and table: one builder per figure, each from the tidy table it plots.
+
+Fig. 1: T_mem(P) and T_gen(P) against parameters (log-log), the censored power-law fits, their
+crossing and the grokking threshold. Fig. 2: accuracy curves on the modular task for widths below,
+at and above the crossing. Fig. 3: the capacity estimate, bits memorised on random labels against
+parameters. Table 1: per width, P and the timescales; then the fits, crossing, threshold, capacity.
+
+``figN_table`` builds the tidy DataFrame that ``figN`` plots (it is written as the CSV beside the
+PDF); ``table1`` builds Table 1 from ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
+import numpy as np
+import pandas as pd
+
+from repro.figures.style import Palette
+
+__all__ = ["COLORS", "fig1_table", "fig1", "pick_widths", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
+
+#: grokcap's fixed colours: none. The old shared table had no entry for its series (t_mem, t_gen),
+#: which keep the stable hashed colour of their name, as before.
+COLORS = Palette({})
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 1: T_mem(P) and T_gen(P) against parameters (log-log), fits, crossing, threshold
+# ----------------------------------------------------------------------------------------------
+
+#: Fig. 1's series: name -> (task, time column, legend label).
+FIG1_SERIES = {"t_mem": ("random", "t_train", "T_mem (random labels, 99% train)"),
+               "t_gen": ("modular", "t_val", "T_gen (modular task, 99% validation)")}
+
+
+def fig1_table(runs: pd.DataFrame, metrics: dict) -> pd.DataFrame:
+    """Tidy rows: per-seed times (censored runs at their cap, flagged) and the fitted power laws."""
+    rows = []
+    for name, (task, col, _) in FIG1_SERIES.items():
+        sub = runs[runs.task == task]
+        for r in sub.itertuples(index=False):
+            t = getattr(r, col)
+            cens = bool(np.isnan(t))
+            rows.append({"series": name, "kind": "run", "width": r.width, "seed": r.seed, "P": r.P,
+                         "T": float(r.max_steps if cens else t), "censored": cens})
+        fit = (metrics.get("power_law") or {}).get(name) or {}
+        if len(sub) and fit.get("a") is not None and fit.get("b") is not None:
+            for P in np.geomspace(sub.P.min(), sub.P.max(), 30):
+                rows.append({"series": name, "kind": "fit", "width": -1, "seed": -1, "P": float(P),
+                             "T": float(fit["a"] * P ** fit["b"]), "censored": False})
+    return pd.DataFrame(rows, columns=["series", "kind", "width", "seed", "P", "T", "censored"])
+
+
+def fig1(df: pd.DataFrame, metrics: dict) -> plt.Figure:
+    """Fig. 1 from :func:`fig1_table`: T_mem(P) and T_gen(P), log-log, fits, crossings, threshold."""
+    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    for name, (_, _, label) in FIG1_SERIES.items():
+        color = COLORS(name)
+        runs = df[(df.series == name) & (df.kind == "run")]
+        if len(runs):
+            done = runs[~runs.censored.astype(bool)]
+            if len(done):
+                stats = done.groupby("P").T.agg(["mean", "std"]).reset_index()
+                ax.errorbar(stats.P.to_numpy(float), stats["mean"].to_numpy(float),
+                            yerr=stats["std"].fillna(0).to_numpy(float), color=color, marker="o", capsize=2,
+                            label=f"{label}, mean ± sd")
+            cens = runs[runs.censored.astype(bool)]
+            ax.scatter(cens.P.to_numpy(float), cens["T"].to_numpy(float), facecolors="none", edgecolors=color, marker="^",
+                       label=f"{name}: censored at step cap" if len(cens) else None)
+        fit = (metrics.get("power_law") or {}).get(name) or {}
+        line = df[(df.series == name) & (df.kind == "fit")]
+        if len(line):
+            interval = f" [{fit['b_lo']:.2f}, {fit['b_hi']:.2f}]" if fit.get("b_lo") is not None else ""
+            ax.plot(line.P.to_numpy(float), line["T"].to_numpy(float), color=color, ls="--", lw=1,
+                    label=f"{name} fit a P^b, b = {fit['b']:.2f}{interval}")
+    cross = metrics.get("crossing") or {}
+    thr = (metrics.get("grokking") or {}).get("threshold_P")
+    for value, style, label in ((cross.get("empirical_P"), ":", "crossing (medians)"),
+                                (cross.get("power_law_P"), "-.", "crossing (power laws)"),
+                                (thr, "-", "grokking threshold")):
+        if value is not None and math.isfinite(value):
+            ax.axvline(value, color="0.3", ls=style, lw=1, label=f"{label}: P = {value:.3g}")
+    if not len(df):
+        ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center")
+    ax.set(xscale="log", yscale="log", xlabel="parameters P", ylabel="steps to 99% accuracy",
+           title="Memorisation vs generalisation speed")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # decade labels only: minor ones overlap
+    ax.legend(loc="best", fontsize=5.5)
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 2: accuracy curves on the modular task for widths below, at and above the crossing
+# ----------------------------------------------------------------------------------------------
+
+def pick_widths(P_by_width: dict[int, int], pivot: float | None) -> list[int]:
+    """Three widths: the smallest, the one nearest ``pivot`` in log P, the largest (fewer if equal)."""
+    widths = sorted(P_by_width)
+    if pivot is None or not math.isfinite(pivot):
+        mid = widths[len(widths) // 2]
+    else:
+        mid = min(widths, key=lambda w: abs(math.log(P_by_width[w] / pivot)))
+    return list(dict.fromkeys([widths[0], mid, widths[-1]]))
+
+
+def fig2_table(curves: pd.DataFrame, metrics: dict) -> pd.DataFrame:
+    """The modular-task curves of the three chosen widths, every seed."""
+    mod = curves[curves.task == "modular"]
+    P_by_width = mod.groupby("width").P.first().to_dict()
+    cross = metrics.get("crossing") or {}
+    pivot = cross.get("empirical_P")
+    if pivot is None or not math.isfinite(pivot):
+        pivot = (metrics.get("grokking") or {}).get("threshold_P")
+    keep = pick_widths(P_by_width, pivot)
+    return mod[mod.width.isin(keep)][["width", "P", "seed", "step", "train_acc", "val_acc"]].reset_index(drop=True)
+
+
+def fig2(df: pd.DataFrame) -> plt.Figure:
+    """Fig. 2 from :func:`fig2_table`: train and validation accuracy per step, one panel per width."""
+    widths = sorted(df.width.unique())
+    fig, axes = plt.subplots(1, max(len(widths), 1), figsize=(2.3 * max(len(widths), 1), 2.4), sharey=True,
+                             squeeze=False)
+    for ax, width in zip(axes[0], widths):
+        sub = df[df.width == width]
+        for seed, g in sub.groupby("seed"):
+            ax.plot(g.step, g.train_acc, color="#0072B2", lw=0.9, alpha=0.8, label="train" if seed == sub.seed.min() else None)
+            ax.plot(g.step, g.val_acc, color="#D55E00", lw=0.9, alpha=0.8, label="validation" if seed == sub.seed.min() else None)
+        ax.axhline(0.99, color="0.5", ls=":", lw=0.8)
+        ax.set(xscale="log", xlabel="step", title=f"width {width}, P = {int(sub.P.iloc[0]):,}", ylim=(-0.02, 1.02))
+    axes[0][0].set_ylabel("accuracy")
+    axes[0][0].legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 3: the capacity estimate, bits memorised on random labels against parameters
+# ----------------------------------------------------------------------------------------------
+
+def fig3_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """The capacity runs: P, bits memorised, the data's bits and whether the run hit its step cap."""
+    cap = runs[runs.task == "capacity"]
+    out = cap[["width", "seed", "P", "bits", "dataset_bits", "steps", "max_steps"]].copy()
+    out["hit_step_cap"] = out.steps >= out.max_steps
+    return out.reset_index(drop=True)
+
+
+def fig3(df: pd.DataFrame, metrics: dict) -> plt.Figure:
+    """Fig. 3 from :func:`fig3_table`: bits memorised against P, the fitted and the paper's slope."""
+    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    cap = metrics.get("capacity") or {}
+    ax.scatter(df.P.to_numpy(float), df.bits.to_numpy(float), color="#D55E00", s=14, label="runs (random labels)", zorder=3)
+    if len(df) and cap.get("bits_per_param") is not None:
+        P = np.linspace(0, df.P.max() * 1.05, 50)
+        interval = f" [{cap['lo']:.2f}, {cap['hi']:.2f}]" if cap.get("lo") is not None else ""
+        ax.plot(P, cap["bits_per_param"] * P, color="#D55E00", ls="--",
+                label=f"fit: {cap['bits_per_param']:.2f} bits/param{interval}")
+        ax.plot(P, cap["paper_bits_per_param"] * P, color="0.4", ls=":",
+                label=f"paper: {cap['paper_bits_per_param']:.2f} bits/param")
+    ax.set(xlabel="parameters P", ylabel="bits memorised", title="Capacity")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# Table 1: per width, P and the timescales; then the fits, crossing, threshold, capacity
+# ----------------------------------------------------------------------------------------------
+
+def _missing(value) -> bool:
+    """A metric that was not measured (JSON null, or NaN)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _f(value, spec: str = ".3f") -> str:
+    """A number formatted, or "n/a" when missing."""
+    return "n/a" if _missing(value) else format(value, spec)
+
+
+def _fmt_time(entry: dict | None) -> str:
+    if not entry:
+        return ""
+    med = f"{entry['median']:.0f}"
+    if entry["median_censored"]:
+        med = f">{med}"
+    return f"{med} ({entry['n_censored']}/{entry['n']} censored)"
+
+
+def table1(metrics: dict) -> pd.DataFrame:
+    """Table 1 from ``metrics.json``: per width P and the timescales; then fits, crossings, capacity."""
+    rows = []
+    t_mem, t_gen = metrics.get("t_mem", {}), metrics.get("t_gen", {})
+    frac = (metrics.get("grokking") or {}).get("fraction", {})
+    for key in sorted(set(t_mem) | set(t_gen), key=lambda k: int(k[1:])):
+        entry = t_mem.get(key) or t_gen.get(key)
+        rows.append({"quantity": f"width {key[1:]}", "P": _f(entry["P"], ",.0f"), "T_mem median": _fmt_time(t_mem.get(key)),
+                     "T_gen median": _fmt_time(t_gen.get(key)),
+                     "grokked fraction": "" if key not in frac else f"{frac[key]:.2f}"})
+    for name in ("t_mem", "t_gen"):
+        fit = (metrics.get("power_law") or {}).get(name)
+        if fit and fit.get("b") is not None:
+            rows.append({"quantity": f"{name} power law a P^b", "P": "",
+                         "T_mem median": f"a = {_f(fit['a'], '.3g')}",
+                         "T_gen median": f"b = {_f(fit['b'])} [{_f(fit['b_lo'])}, {_f(fit['b_hi'])}]",
+                         "grokked fraction": f"{fit['n_censored']}/{fit['n']} censored"})
+    cross = metrics.get("crossing") or {}
+    grok = metrics.get("grokking") or {}
+    empirical = _f(cross.get("empirical_P"), ",.0f")
+    for key, side in (("empirical_P_upper_bound", "<"), ("empirical_P_lower_bound", ">")):
+        if not _missing(cross.get(key)):  # the medians never cross in the grid: which side it lies on
+            empirical = f"{side} {cross[key]:,.0f} (outside the grid)"
+    for label, value in (("crossing, medians", empirical),
+                         ("crossing, power laws", _f(cross.get("power_law_P"), ",.0f")),
+                         ("grokking threshold", _f(grok.get("threshold_P"), ",.0f"))):
+        rows.append({"quantity": label, "P": value, "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
+    cap = metrics.get("capacity")
+    if cap:
+        rows.append({"quantity": "capacity (bits/param)", "P": "",
+                     "T_mem median": f"{_f(cap['bits_per_param'])} [{_f(cap['lo'])}, {_f(cap['hi'])}]",
+                     "T_gen median": f"paper {cap['paper_bits_per_param']}", "grokked fraction": ""})
+        rows.append({"quantity": "P to memorise the training set (its bits / C)", "P": _f(cap.get("P_to_memorise_train"), ",.0f"),
+                     "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
+    return pd.DataFrame(rows)
