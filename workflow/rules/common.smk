@@ -56,7 +56,7 @@ def validate_block(key):
 
 
 def rule_files():
-    """The rule files to include: each shared stage, then each paper that has one, in papers.yaml order."""
+    """Files of rules to include, in papers.yaml order: each shared stage, then each paper that has one."""
     files = [f"workflow/rules/{key}.smk" for key in BLOCKS if (REPO / f"workflow/rules/{key}.smk").exists()]
     return files + ["workflow/rules/aereport.smk"]
 
