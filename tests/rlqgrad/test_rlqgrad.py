@@ -1,4 +1,4 @@
-"""RLQ-Grad's agent, trainers and measurements (repro.methods.rlqgrad, rlqgrad_experiments)."""
+"""RLQ-Grad's trainers and measurements (repro.methods.rlqgrad, repro.papers.rlqgrad.experiment)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,32 @@ import numpy as np
 import pytest
 import torch
 
-from repro.methods.rlqgrad import (METHODS, PPOAgent, build_trainer, config_from, load_dataset, rl_state,
+from repro.config import from_dict
+from repro.methods.rlqgrad import (METHODS, RLQGradConfig, build_trainer, load_dataset, rl_state, rlqgrad_agent,
                                    train_qnn)
-from repro.methods.rlqgrad_experiments import aggregate, gradient_variance
+from repro.papers.rlqgrad.experiment import aggregate, gradient_variance
+from repro.rl.ppo import PPOConfig
 
 
 def _batch(cfg, seed=0, n_classes=3):
     gen = torch.Generator().manual_seed(seed)
     return (torch.randn(cfg.batch_size, cfg.pca_dim, generator=gen, dtype=cfg.real_dtype),
             torch.randint(n_classes, (cfg.batch_size,), generator=gen))
+
+
+def test_a_misspelt_model_key_is_refused_with_its_path():
+    # the preset's model block becomes the config through the strict converter: nothing is dropped
+    cfg = from_dict(RLQGradConfig, {"pca_dim": 8, "hidden": 32}, "rlqgrad.smoke.model", n_qubits=4)
+    assert (cfg.pca_dim, cfg.hidden, cfg.n_qubits) == (8, 32, 4)
+    with pytest.raises(ValueError, match=r"rlqgrad\.smoke\.model\.update_scal\b.*did you mean 'update_scale'"):
+        from_dict(RLQGradConfig, {"update_scal": 0.1}, "rlqgrad.smoke.model")
+
+
+def test_the_ppo_block_is_converted_and_checked_too():
+    cfg = from_dict(RLQGradConfig, {"hidden": 32, "ppo": {"clip": 0.1, "lr": 1e-3}}, "rlqgrad.smoke.model")
+    assert cfg.ppo == PPOConfig(clip=0.1, lr=1e-3) and cfg.hidden == 32
+    with pytest.raises(ValueError, match=r"rlqgrad\.smoke\.model\.ppo\.clipp\b"):
+        from_dict(RLQGradConfig, {"ppo": {"clipp": 0.1}}, "rlqgrad.smoke.model")
 
 
 def test_registry_holds_the_four_methods():
@@ -28,7 +45,7 @@ def test_registry_holds_the_four_methods():
 def test_gradient_trainers_follow_the_same_trajectory():
     # The three exact gradients differ by round-off only (complex128), so three Adam updates from
     # the same initialisation land on the same parameters up to ~1e-12.
-    cfg = config_from({}, n_qubits=3, n_layers=2, pca_dim=4, batch_size=8, dtype="complex128", lr_theta=0.1)
+    cfg = RLQGradConfig(n_qubits=3, n_layers=2, pca_dim=4, batch_size=8, dtype="complex128", lr_theta=0.1)
     z, y = _batch(cfg)
     params = {}
     for method in ("backprop", "parameter_shift", "adjoint"):
@@ -42,7 +59,7 @@ def test_gradient_trainers_follow_the_same_trajectory():
 
 def test_rlqgrad_moves_theta_only_by_the_proposed_update():
     # theta <- theta - eta g, with g the previous action; FC_in never changes (no circuit derivative).
-    cfg = config_from({}, n_qubits=3, n_layers=2, pca_dim=4, batch_size=8, rollout=4, update_scale=0.05)
+    cfg = RLQGradConfig(n_qubits=3, n_layers=2, pca_dim=4, batch_size=8, rollout=4, update_scale=0.05)
     trainer = build_trainer("rlqgrad", in_dim=4, n_classes=3, cfg=cfg, total_steps=20, seed=1)
     z, y = _batch(cfg)
     fc_in = trainer.model.fc_in.weight.detach().clone()
@@ -57,8 +74,8 @@ def test_rlqgrad_moves_theta_only_by_the_proposed_update():
 
 
 def test_actor_and_critic_are_spectrally_normalised():
-    cfg = config_from({}, hidden=32)
-    agent = PPOAgent(20, 9, cfg, seed=0)
+    cfg = RLQGradConfig(hidden=32)
+    agent = rlqgrad_agent(9, cfg, seed=0)  # s in R^20, g in R^9
     s = torch.randn(20)
     for _ in range(30):  # power iteration converges over forward passes in training mode
         agent.dist(s[None])
@@ -68,23 +85,6 @@ def test_actor_and_critic_are_spectrally_normalised():
         assert len(linears) == 3
         for lin in linears:
             assert torch.linalg.matrix_norm(lin.weight.detach(), ord=2) <= 1.05
-
-
-def test_ppo_learns_a_planted_bandit():
-    # One constant state; reward -|g - g*|^2. PPO must move the policy mean towards g*.
-    cfg = config_from({}, hidden=16, lr_agent=3e-3, minibatches=1, ppo_epochs=8, gamma=0.0, gae_lambda=0.0)
-    agent = PPOAgent(4, 2, cfg, seed=3)
-    s = torch.ones(4)
-    target = torch.tensor([0.8, -0.6])
-    start = float((agent.actor(s[None])[0] - target).norm().detach())
-    for _ in range(40):
-        batch = [agent.act(s) for _ in range(32)]
-        actions = torch.stack([b[0] for b in batch])
-        rewards = -(actions - target).pow(2).sum(dim=1)
-        agent.learn(s.repeat(32, 1), actions, torch.stack([b[1] for b in batch]), torch.stack([b[2] for b in batch]),
-                    rewards, torch.tensor(0.0))
-    end = float((agent.actor(s[None])[0] - target).norm().detach())
-    assert end < 0.5 * start
 
 
 def test_rl_state_layout():
@@ -97,14 +97,14 @@ def test_backprop_learns_breast_cancer():
     # Breast cancer is ~95% linearly separable; 4 PCA components through a 4-qubit circuit and an
     # Adam-trained head reach well above the 63% majority class within 150 updates.
     data = load_dataset("breast_cancer", pca_dim=4, seed=0)
-    cfg = config_from({}, n_qubits=4, n_layers=1, pca_dim=4, steps=150, batch_size=32, lr_classical=0.02, lr_theta=0.05)
+    cfg = RLQGradConfig(n_qubits=4, n_layers=1, pca_dim=4, steps=150, batch_size=32, lr_classical=0.02, lr_theta=0.05)
     result = train_qnn("adjoint", data, cfg, seed=0, dataset="breast_cancer")
     assert result["val_accuracy"] > 0.85
 
 
 def test_training_is_deterministic():
     data = load_dataset("digits", pca_dim=4, seed=0)
-    cfg = config_from({}, n_qubits=3, n_layers=1, pca_dim=4, steps=20, batch_size=8, rollout=4)
+    cfg = RLQGradConfig(n_qubits=3, n_layers=1, pca_dim=4, steps=20, batch_size=8, rollout=4)
     a, b = (train_qnn("rlqgrad", data, cfg, seed=7) for _ in range(2))
     assert a["loss_curve"] == b["loss_curve"] and a["val_accuracy"] == b["val_accuracy"]
 
@@ -117,7 +117,7 @@ def test_dataset_errors():
 
 
 def test_exact_methods_give_identical_variance():
-    cfg = config_from({}, n_qubits=3, n_layers=2)
+    cfg = RLQGradConfig(n_qubits=3, n_layers=2)
     v = [gradient_variance(m, cfg, n_inits=6, seed=4)["mean_variance"] for m in ("backprop", "parameter_shift", "adjoint")]
     np.testing.assert_allclose(v, v[0], rtol=1e-9)
 

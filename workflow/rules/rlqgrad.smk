@@ -13,12 +13,8 @@ register_targets(
     ],
 )
 
-
-wildcard_constraints:
-    n=r"\d+",
-    seed=r"\d+",
-    dataset=r"[a-z_]+",
-    method=r"backprop|parameter_shift|adjoint|rlqgrad",
+# The {method} wildcard: keys of repro.methods.rlqgrad.METHODS (spelt out: the registry imports torch).
+RLQGRAD_METHODS = r"backprop|parameter_shift|adjoint|rlqgrad"
 
 
 rule rlqgrad_data:
@@ -28,6 +24,8 @@ rule rlqgrad_data:
         "logs/rlqgrad/data/{dataset}.log",
     benchmark:
         "benchmarks/rlqgrad/data/{dataset}.tsv"
+    wildcard_constraints:
+        dataset=r"[a-z_]+",
     params:
         cfg=lambda wc: {"pca_dim": preset("rlqgrad", "model", "pca_dim")},
     threads: 1
@@ -66,8 +64,16 @@ rule rlqgrad_variance:
         "logs/rlqgrad/variance/n{n}/{method}/seed{seed}.log",
     benchmark:
         "benchmarks/rlqgrad/variance/n{n}/{method}/seed{seed}.tsv"
+    wildcard_constraints:
+        n=r"\d+",
+        method=RLQGRAD_METHODS,
+        seed=r"\d+",
     params:
-        cfg=lambda wc: {"model": preset("rlqgrad", "model"), **preset("rlqgrad", "variance")},
+        cfg=lambda wc: {
+            "model": preset("rlqgrad", "model"),
+            "n_layers": preset("rlqgrad", "variance", "n_layers"),
+            "n_inits": preset("rlqgrad", "variance", "n_inits"),
+        },
     threads: 1
     resources:
         mem_mb=2000,
@@ -85,8 +91,17 @@ rule rlqgrad_benchmark:
         "logs/rlqgrad/benchmark/n{n}/{method}.log",
     benchmark:
         "benchmarks/rlqgrad/benchmark/n{n}/{method}.tsv"
+    wildcard_constraints:
+        n=r"\d+",
+        method=RLQGRAD_METHODS,
     params:
-        cfg=lambda wc: {"model": preset("rlqgrad", "model"), **preset("rlqgrad", "benchmark")},
+        cfg=lambda wc: {
+            "model": preset("rlqgrad", "model"),
+            "n_layers": preset("rlqgrad", "benchmark", "n_layers"),
+            "batch_size": preset("rlqgrad", "benchmark", "batch_size"),
+            "reps": preset("rlqgrad", "benchmark", "reps"),
+            "time_cap_s": preset("rlqgrad", "benchmark", "time_cap_s"),
+        },
     threads: 1
     resources:
         mem_mb=4000,
@@ -106,8 +121,17 @@ rule rlqgrad_train:
         "logs/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.log",
     benchmark:
         "benchmarks/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.tsv"
+    wildcard_constraints:
+        dataset=r"[a-z_]+",
+        n=r"\d+",
+        method=RLQGRAD_METHODS,
+        seed=r"\d+",
     params:
-        cfg=lambda wc: {"model": preset("rlqgrad", "model"), **preset("rlqgrad", "train")},
+        cfg=lambda wc: {
+            "model": preset("rlqgrad", "model"),
+            "n_layers": preset("rlqgrad", "train", "n_layers"),
+            "steps": preset("rlqgrad", "train", "steps"),
+        },
     threads: 1
     resources:
         mem_mb=2000,

@@ -9,13 +9,16 @@ Implemented:
   (lr 1e-3, weight decay 1e-4, cosine schedule), as the summaries state;
 - the three gradient baselines (``backprop``, ``parameter_shift``, ``adjoint``; see
   :mod:`repro.quantum.gradients`), whose circuit parameters follow Adam on the exact gradient;
-- RLQ-Grad (:class:`PPOAgent`, :class:`RLQGradTrainer`): state s = [theta, mean loss, mean accuracy,
-  previous update], action g in R^P (Gaussian policy), theta <- theta - eta g, reward
-  r = accuracy + 1 / (loss + eps); actor and critic are MLPs whose every linear layer is spectrally
-  normalised (``torch.nn.utils.parametrizations.spectral_norm``); PPO-clip with GAE (cleanrl's
-  ``ppo_continuous_action.py`` layout). The circuit is never differentiated.
+- RLQ-Grad (:class:`RLQGradTrainer`, with the shared :class:`repro.rl.ppo.PPOAgent`): state
+  s = [theta, mean loss, mean accuracy, previous update], action g in R^P (Gaussian policy),
+  theta <- theta - eta g, reward r = accuracy + 1 / (loss + eps); actor and critic are MLPs whose
+  every linear layer is spectrally normalised (``torch.nn.utils.parametrizations.spectral_norm``);
+  PPO-clip with GAE (cleanrl's ``ppo_continuous_action.py`` layout). The circuit is never
+  differentiated.
 
-Training methods register by name in :data:`METHODS` (the ``{method}`` wildcard).
+Training methods register by name in :data:`METHODS` (the ``{method}`` wildcard). Presets become an
+:class:`RLQGradConfig` through :func:`repro.config.from_dict`. The paper's measurements and figures
+live in :mod:`repro.papers.rlqgrad`.
 
 Choices the paper leaves open
 -----------------------------
@@ -43,7 +46,6 @@ Deviations
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import math
@@ -54,16 +56,16 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.nn.utils.parametrizations import spectral_norm
 
 from repro.quantum.gradients import GRADIENTS
 from repro.quantum.simulator import REAL_DTYPE, Ansatz
 from repro.registry import Registry
+from repro.rl.ppo import PPOAgent, PPOConfig
 from repro.seeding import torch_generator
 
-__all__ = ["RLQGradConfig", "config_from", "Dataset", "load_dataset", "HybridQNN", "PPOAgent",
+__all__ = ["RLQGradConfig", "Dataset", "load_dataset", "HybridQNN",
            "GradientTrainer", "RLQGradTrainer", "METHODS", "build_trainer", "train_qnn", "COMPLEX_DTYPES",
-           "save_dataset", "read_dataset", "rl_state"]
+           "save_dataset", "read_dataset", "rl_state", "rlqgrad_agent"]
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +102,10 @@ class RLQGradConfig:
     """width of the actor and critic MLPs"""
     rollout: int = 16
     """PPO rollout length (updates between two PPO optimisations)"""
-    ppo_epochs: int = 4
-    minibatches: int = 2
-    clip: float = 0.2
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    lr_agent: float = 3e-4
-    vf_coef: float = 0.5
-    ent_coef: float = 0.0
-    max_grad_norm: float = 0.5
-    init_log_std: float = -1.0
+    ppo: PPOConfig = PPOConfig()
+    """the PPO algorithm's settings (clip, gamma, GAE lambda, epochs, minibatches, Adam lr 3e-4, ...)"""
     val_fraction: float = 0.2
+    """held-out fraction of the dataset"""
 
     @property
     def complex_dtype(self) -> torch.dtype:
@@ -121,14 +116,6 @@ class RLQGradConfig:
     @property
     def real_dtype(self) -> torch.dtype:
         return REAL_DTYPE[self.complex_dtype]
-
-
-def config_from(cfg: dict[str, Any] | None, **overrides: Any) -> RLQGradConfig:
-    """An :class:`RLQGradConfig` from a preset dict (unknown keys ignored) and explicit overrides."""
-    names = {f.name for f in dataclasses.fields(RLQGradConfig)}
-    values = {k: v for k, v in (cfg or {}).items() if k in names}
-    values.update(overrides)
-    return RLQGradConfig(**values)
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,91 +249,12 @@ class GradientTrainer:
 
 
 # --------------------------------------------------------------------------------------------
-# RLQ-Grad: PPO agent
+# RLQ-Grad: the update proposed by a PPO agent (repro.rl.ppo)
 # --------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _isolated_global_rng(seed: int):
-    """spectral_norm draws its power-iteration vectors from the global RNG: seed it in isolation."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed % 2**63)
-        yield
-
-
-def _sn_mlp(in_dim: int, hidden: int, out_dim: int, generator: torch.Generator, out_gain: float) -> nn.Sequential:
-    layers = []
-    for i, (a, b) in enumerate([(in_dim, hidden), (hidden, hidden), (hidden, out_dim)]):
-        lin = nn.Linear(a, b)
-        # orthogonal init (cleanrl's layer_init), drawn from our generator
-        nn.init.orthogonal_(lin.weight, out_gain if i == 2 else math.sqrt(2), generator=generator)
-        nn.init.zeros_(lin.bias)
-        layers.append(spectral_norm(lin))
-        if i < 2:
-            layers.append(nn.Tanh())
-    return nn.Sequential(*layers)
-
-
-class PPOAgent(nn.Module):
-    """Gaussian policy pi(g | s) and value V(s), both spectrally-normalised MLPs.
-
-    Implements PPO-clip (Schulman et al. 2017) with GAE; ``act`` samples an update, ``learn``
-    optimises on one rollout.
-    """
-
-    def __init__(self, state_dim: int, action_dim: int, cfg: RLQGradConfig, *, seed: int):
-        super().__init__()
-        gen = torch_generator(seed)
-        with _isolated_global_rng(seed):
-            self.actor = _sn_mlp(state_dim, cfg.hidden, action_dim, gen, out_gain=0.01)
-            self.critic = _sn_mlp(state_dim, cfg.hidden, 1, gen, out_gain=1.0)
-        self.log_std = nn.Parameter(torch.full((action_dim,), cfg.init_log_std))
-        self.cfg = cfg
-        self.opt = torch.optim.Adam(self.parameters(), lr=cfg.lr_agent, eps=1e-5)
-        self.generator = torch_generator(seed + 1)
-
-    def dist(self, s: torch.Tensor) -> torch.distributions.Normal:
-        mean = self.actor(s)  # (T, P)
-        return torch.distributions.Normal(mean, self.log_std.exp().expand_as(mean))
-
-    @torch.no_grad()
-    def act(self, s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Sample g ~ pi(. | s) for one state (state_dim,): (g (P,), log pi(g|s), V(s))."""
-        mean = self.actor(s[None])[0]
-        g = mean + self.log_std.exp() * torch.randn(mean.shape, generator=self.generator)
-        logp = torch.distributions.Normal(mean, self.log_std.exp()).log_prob(g).sum()
-        return g, logp, self.critic(s[None])[0, 0]
-
-    def learn(self, states, actions, logps, values, rewards, last_value) -> dict[str, float]:
-        """One PPO optimisation on a rollout of T transitions (tensors with leading dim T)."""
-        cfg = self.cfg
-        T = rewards.shape[0]
-        adv = torch.zeros(T)
-        last = 0.0
-        for t in reversed(range(T)):  # GAE (Schulman et al. 2016); a continuing task: no terminals
-            nxt = last_value if t == T - 1 else values[t + 1]
-            delta = rewards[t] + cfg.gamma * nxt - values[t]
-            last = delta + cfg.gamma * cfg.gae_lambda * last
-            adv[t] = last
-        returns = adv + values
-        mb = max(T // cfg.minibatches, 1)
-        stats = {}
-        for _ in range(cfg.ppo_epochs):
-            order = torch.randperm(T, generator=self.generator)
-            for start in range(0, T, mb):
-                idx = order[start:start + mb]
-                dist = self.dist(states[idx])
-                ratio = (dist.log_prob(actions[idx]).sum(-1) - logps[idx]).exp()
-                a = adv[idx]
-                a = (a - a.mean()) / (a.std() + 1e-8) if len(idx) > 1 else a
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()
-                v_loss = 0.5 * (self.critic(states[idx])[:, 0] - returns[idx]).pow(2).mean()
-                entropy = dist.entropy().sum(-1).mean()
-                loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
-                self.opt.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(self.parameters(), cfg.max_grad_norm)
-                self.opt.step()
-                stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item()}
-        return stats
+def rlqgrad_agent(n_params: int, cfg: RLQGradConfig, *, seed: int) -> PPOAgent:
+    """The agent of a circuit with ``n_params`` parameters: s in R^(2P + 2), g in R^P; spectrally
+    normalised actor and critic of width ``cfg.hidden``."""
+    return PPOAgent(2 * n_params + 2, n_params, cfg.ppo, hidden=cfg.hidden, spectral_norm=True, seed=seed)
 
 
 def rl_state(theta: torch.Tensor, loss: float, acc: float, prev_update: torch.Tensor) -> torch.Tensor:
@@ -370,7 +278,7 @@ class RLQGradTrainer:
                                               weight_decay=cfg.weight_decay)
         self.sched = _cosine(self.opt_classical, total_steps)
         p = model.ansatz.n_params
-        self.agent = PPOAgent(2 * p + 2, p, cfg, seed=seed)
+        self.agent = rlqgrad_agent(p, cfg, seed=seed)
         self.prev_update = torch.zeros(p)
         self.pending: tuple | None = None
         self.buffer: list[tuple] = []

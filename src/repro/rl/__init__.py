@@ -1,10 +1,12 @@
-"""Finite Markov decision process tools shared by the RL papers.
+"""Reinforcement-learning tools shared by the RL papers: finite MDPs, chain simulation, PPO.
 
 - :mod:`repro.rl.mdp`: exact policy evaluation (V^pi, Q^pi by a linear solve), value and policy
   iteration (V*, Q*), greedy policies and the derivative of a value with respect to the kernel.
 - :mod:`repro.rl.simulate`: a finite controlled Markov chain simulator vectorised over many chains
   (one Python loop over time steps, numpy over chains), with stationary, nonstationary and
   history-dependent behaviour policies.
+- :mod:`repro.rl.ppo`: PPO-clip with GAE for a Gaussian policy on continuous actions (torch; import
+  it as ``repro.rl.ppo``: it is not re-exported here, so that ``import repro.rl`` stays numpy-only).
 
 Every function accepts a batch of kernels ``P`` of shape ``(..., S, A, S)`` where that is natural,
 so thousands of bootstrap kernels are evaluated in one call.

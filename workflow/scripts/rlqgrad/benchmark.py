@@ -1,11 +1,13 @@
 """rlqgrad_benchmark: wall time and peak memory of one update of one method at n qubits."""
+from repro.config import from_dict
 from repro.jobs import Job
-from repro.methods.rlqgrad import config_from
-from repro.methods.rlqgrad_experiments import benchmark_update
+from repro.methods.rlqgrad import RLQGradConfig
+from repro.papers.rlqgrad.experiment import benchmark_update
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 wc = snakemake.wildcards  # noqa: F821
 bench = job.cfg
-cfg = config_from(bench["model"], n_qubits=int(wc.n), n_layers=bench["n_layers"], batch_size=bench["batch_size"])
+cfg = from_dict(RLQGradConfig, bench["model"], f"rlqgrad.{job.scale}.model", n_qubits=int(wc.n),
+                n_layers=bench["n_layers"], batch_size=bench["batch_size"])
 result = benchmark_update(wc.method, cfg, reps=bench["reps"], time_cap_s=bench["time_cap_s"], n_classes=10, seed=job.seed)
 job.write_metrics(snakemake.output.metrics, result)  # noqa: F821

@@ -2,7 +2,7 @@
 from repro.figures.style import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
-from repro.methods.rlqgrad_experiments import aggregate, table1, table2
+from repro.papers.rlqgrad.experiment import aggregate, table1, table2
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 inp, out = snakemake.input, snakemake.output  # noqa: F821

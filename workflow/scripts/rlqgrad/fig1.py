@@ -1,10 +1,10 @@
 """rlqgrad_fig1: gradient (or update) variance vs n, one line per method."""
 import pandas as pd
 
-from repro.figures.rlqgrad_fig1 import build
 from repro.figures.style import save
 from repro.jobs import Job
+from repro.papers.rlqgrad.figures import fig1
 
 Job.from_snakemake(snakemake)  # noqa: F821
 table = pd.read_csv(snakemake.input.variance)  # noqa: F821
-save(build(table), table, snakemake.output.pdf)  # noqa: F821
+save(fig1(table), table, snakemake.output.pdf)  # noqa: F821

@@ -1,10 +1,10 @@
 """rlqgrad_fig2: time and peak memory per update vs n, one line per method."""
 import pandas as pd
 
-from repro.figures.rlqgrad_fig2 import build, tidy
 from repro.figures.style import save
 from repro.jobs import Job
+from repro.papers.rlqgrad.figures import fig2, fig2_table
 
 Job.from_snakemake(snakemake)  # noqa: F821
-table = tidy(pd.read_csv(snakemake.input.cost))  # noqa: F821
-save(build(table), table, snakemake.output.pdf)  # noqa: F821
+table = fig2_table(pd.read_csv(snakemake.input.cost))  # noqa: F821
+save(fig2(table), table, snakemake.output.pdf)  # noqa: F821

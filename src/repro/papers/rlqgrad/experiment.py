@@ -1,5 +1,5 @@
 """The measurements of the RLQ-Grad rebuild: gradient agreement, barren-plateau variance, cost per
-update, and the aggregation into ``results/rlqgrad/metrics.json``.
+update, and the aggregation into ``results/rlqgrad/metrics.json`` and Tables 1-2.
 
 - :func:`gradient_agreement`: backprop, parameter shift and adjoint on random circuits (complex128);
   the largest absolute difference of expectations and of vector-Jacobian products.
@@ -13,7 +13,8 @@ update, and the aggregation into ``results/rlqgrad/metrics.json``.
   Time is measured twice: wall clock, and the CPU time of the (single-threaded) job process;
   the two agree on an idle machine, and the speedups use CPU time because the machines this
   was built on were shared by several jobs at once (wall-clock ratios are kept as ``*_wall``).
-- :func:`aggregate`: slopes of log10 variance vs n, speedups, accuracy differences.
+- :func:`aggregate`: slopes of log10 variance vs n, speedups, accuracy differences;
+  :func:`table1` (accuracy) and :func:`table2` (cost per update).
 
 Choices: the cost for the variance curve is the local <Z_0> (the QNN reads <Z_q>); the slope is the
 least-squares slope of log10(variance) against n; memory is the peak of live torch allocations made
@@ -31,7 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from repro.methods.rlqgrad import PPOAgent, RLQGradConfig, build_trainer, rl_state
+from repro.methods.rlqgrad import RLQGradConfig, build_trainer, rl_state, rlqgrad_agent
 from repro.quantum.gradients import GRADIENTS
 from repro.quantum.memory import AllocationTracker
 from repro.quantum.simulator import Ansatz
@@ -86,7 +87,7 @@ def gradient_variance(method: str, cfg: RLQGradConfig, *, n_inits: int, seed: in
         if method == "rlqgrad":
             with torch.no_grad():
                 c = float(GRADIENTS.get("none")(ansatz, x, theta)[0, 0])
-            agent = PPOAgent(2 * ansatz.n_params + 2, ansatz.n_params, cfg, seed=seed + 1000 + i)
+            agent = rlqgrad_agent(ansatz.n_params, cfg, seed=seed + 1000 + i)
             g = agent.act(rl_state(theta, c, 0.0, torch.zeros(ansatz.n_params)))[0]
         else:
             w = torch.zeros(1, cfg.n_qubits, dtype=torch.float64)
