@@ -11,6 +11,7 @@ from repro.methods.distill.core import sample_real_pairs
 from repro.methods.distill.features import SplitFeatures
 from repro.methods.distill.mdadd import MDADDConfig, ModelQueue, distill_mdadd, socm_loss
 from repro.methods.distill.student import StudentConfig, make_student
+from repro.papers.mdadd.grid import DISTILL_BLOCKS, distill_params
 from repro.seeding import job_seed
 
 DX, DT = 48, 24
@@ -65,6 +66,26 @@ def test_a_misspelt_config_key_is_named_with_its_path(train):
         distill("lors", train, 5, {**CFG, "distill": {"lors": {"rnk": 2}}}, seed=0)
     with pytest.raises(ValueError, match=r"student\.embed\b"):
         distill("covmatch", train, 5, {**CFG, "student": {**STUDENT, "embed": 8}}, seed=0)
+
+
+def test_the_rule_grid_knows_every_registered_method():
+    assert sorted(DISTILL_BLOCKS) == DISTILLERS.names()
+
+
+@pytest.mark.parametrize("method", sorted(DISTILL_BLOCKS))
+def test_a_job_gets_every_block_its_method_reads(train, method):
+    """The distill rule passes each job only its method's blocks (``distill_params``): same numbers as the whole preset.
+
+    The student and the covmatch override differ from their defaults, so a block left out would
+    change the result rather than go unnoticed.
+    """
+    cfg = {**CFG, "distill": {**CFG["distill"], "covmatch": {"lr": 0.03}}}
+    n = 0 if method == "full" else 6
+    whole = distill(method, train, n, cfg, seed=7)
+    part = distill(method, train, n, distill_params(method, cfg["student"], cfg["distill"]), seed=7)
+    np.testing.assert_array_equal(part.image, whole.image)
+    np.testing.assert_array_equal(part.text, whole.text)
+    assert part.seen_seeds == whole.seen_seeds and part.trace == whole.trace
 
 
 def test_loop_reduces_objective_against_fixed_students(train):

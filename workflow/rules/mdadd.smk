@@ -2,6 +2,7 @@
 # DAG: corpus (or fetch) -> features -> distill {method} x {n_pairs} -> evaluate -> aggregate
 #      -> table1, fig1 (recall vs pairs), fig2 (initialisation gap); cost -> fig3 (SOCM vs full moment).
 # Code: repro.methods.distill (the methods), repro.papers.mdadd (corpus, tables, figures).
+from repro.papers.mdadd.grid import distill_params
 
 register_targets(
     "mdadd",
@@ -52,7 +53,7 @@ if MDADD_SOURCE == "remote":
         wildcard_constraints:
             dataset=r"[a-z0-9_]+",
         params:
-            cfg=lambda wc: preset("mdadd", "data"),
+            cfg=lambda wc: {"archives": preset("mdadd", "data", "archives")},
         threads: 1
         resources:
             mem_mb=2000,
@@ -114,10 +115,9 @@ rule mdadd_distill:
         method=r"[a-z_]+",
         n_pairs=r"\d+|all",
     params:
-        cfg=lambda wc: {
-            "student": preset("mdadd", "student"),
-            "distill": preset("mdadd", "distill"),
-        },
+        cfg=lambda wc: distill_params(
+            wc.method, preset("mdadd", "student"), preset("mdadd", "distill")
+        ),
     threads: 1
     resources:
         mem_mb=4000,
