@@ -5,10 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from repro.data.caption_features import (SplitFeatures, corpus_for_source, load_corpus, read_features, save_corpus,
-                                         write_features)
-from repro.data.captions_synth import COLOURS, POSITIONS, SceneConfig, make_corpus, render_scene
+from repro.data.captions import load_corpus, save_corpus
 from repro.data.karpathy import fetch_archive, load_karpathy
+from repro.methods.distill.features import SplitFeatures, read_features, write_features
+from repro.papers.mdadd.experiment import corpus_for_source
+from repro.papers.mdadd.synth import COLOURS, POSITIONS, SceneConfig, make_corpus, render_scene
 
 
 def test_captions_describe_their_own_scene():

@@ -1,15 +1,18 @@
-"""Distillation methods (repro.methods.mdadd, mdd_baselines) on planted feature data, no encoders."""
+"""Distillation methods (repro.methods.distill) on planted feature data, no encoders."""
 
 import numpy as np
 import pytest
 import torch
 
-from repro.data.caption_features import SplitFeatures
-from repro.methods.mdadd import MDADDConfig, ModelQueue, distill_mdadd, socm_loss
-from repro.methods.mdd import (DISTILLERS, DistilledSet, StudentConfig, distill, make_student, sample_real_pairs,
-                               standardised)
+from repro.config import from_dict
+from repro.methods.distill import DISTILLERS, DistilledSet, distill, standardised
+from repro.methods.distill.baselines import herding_select
+from repro.methods.distill.core import sample_real_pairs
+from repro.methods.distill.features import SplitFeatures
+from repro.methods.distill.mdadd import MDADDConfig, ModelQueue, distill_mdadd, socm_loss
+from repro.methods.distill.student import StudentConfig, make_student
+from repro.papers.mdadd.grid import DISTILL_BLOCKS, distill_params
 from repro.seeding import job_seed
-from repro.methods.mdd_baselines import herding_select
 
 DX, DT = 48, 24
 STUDENT = {"embed_dim": 8, "image_hidden": 16, "projection": "asymmetric", "temperature": 0.1}
@@ -55,6 +58,36 @@ def test_unknown_method_is_named():
         distill("mtt", SplitFeatures(np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32), np.arange(2)), 1, CFG, 0)
 
 
+def test_a_misspelt_config_key_is_named_with_its_path(train):
+    bad = {**CFG, "distill": {**CFG["distill"], "mdadd": {**CFG["distill"]["mdadd"], "iteratons": 5}}}
+    with pytest.raises(ValueError, match=r"distill\.mdadd\.iteratons \(did you mean 'iterations'\?\)"):
+        distill("mdadd", train, 5, bad, seed=0)
+    with pytest.raises(ValueError, match=r"distill\.lors\.rnk\b"):
+        distill("lors", train, 5, {**CFG, "distill": {"lors": {"rnk": 2}}}, seed=0)
+    with pytest.raises(ValueError, match=r"student\.embed\b"):
+        distill("covmatch", train, 5, {**CFG, "student": {**STUDENT, "embed": 8}}, seed=0)
+
+
+def test_the_rule_grid_knows_every_registered_method():
+    assert sorted(DISTILL_BLOCKS) == DISTILLERS.names()
+
+
+@pytest.mark.parametrize("method", sorted(DISTILL_BLOCKS))
+def test_a_job_gets_every_block_its_method_reads(train, method):
+    """The distill rule passes each job only its method's blocks (``distill_params``): same numbers as the whole preset.
+
+    The student and the covmatch override differ from their defaults, so a block left out would
+    change the result rather than go unnoticed.
+    """
+    cfg = {**CFG, "distill": {**CFG["distill"], "covmatch": {"lr": 0.03}}}
+    n = 0 if method == "full" else 6
+    whole = distill(method, train, n, cfg, seed=7)
+    part = distill(method, train, n, distill_params(method, cfg["student"], cfg["distill"]), seed=7)
+    np.testing.assert_array_equal(part.image, whole.image)
+    np.testing.assert_array_equal(part.text, whole.text)
+    assert part.seen_seeds == whole.seen_seeds and part.trace == whole.trace
+
+
 def test_loop_reduces_objective_against_fixed_students(train):
     cfg = MDADDConfig(iterations=60, lr=0.02, real_batch=300, queue_size=2, stagger=3, dynamic=False, model_lr=0.0)
     dset = distill_mdadd(train, 10, cfg, StudentConfig(**STUDENT), seed=2)
@@ -65,7 +98,7 @@ def test_loop_reduces_objective_against_fixed_students(train):
 def test_queue_distillation_lowers_socm_under_unseen_students(train):
     """The queue's point: the synthetic set matches the real moments in students it never saw."""
     n, seed = 10, 3
-    cfg = MDADDConfig.from_dict({**CFG["distill"]["mdadd"], "iterations": 60, "real_batch": 300})
+    cfg = from_dict(MDADDConfig, CFG["distill"]["mdadd"], iterations=60, real_batch=300)
     dset = distill_mdadd(train, n, cfg, StudentConfig(**STUDENT), seed=seed)
     assert len(dset.seen_seeds) > cfg.queue_size  # students left and fresh ones entered
     x0, t0 = sample_real_pairs(train, n, np.random.default_rng(job_seed(seed, "init")))  # the loop's start

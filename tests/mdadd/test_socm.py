@@ -1,11 +1,11 @@
-"""SOCM (repro.methods.mdadd): the Gram form equals the textbook second-moment formula."""
+"""SOCM (repro.methods.distill.mdadd): the Gram form equals the textbook second-moment formula."""
 
 import numpy as np
 import pytest
 import torch
 
-from repro.methods.mdadd import (measure_moment_cost, second_moment_gap, second_moment_gap_gram,
-                                 second_moment_gap_naive, socm_loss, socm_loss_naive)
+from repro.methods.distill.mdadd import (measure_moment_cost, second_moment_gap, second_moment_gap_gram,
+                                         second_moment_gap_naive, socm_loss, socm_loss_naive)
 
 
 def _random(n, m, kx, kt, seed):

@@ -1,4 +1,4 @@
-"""The whole MDA-DD DAG at scale=smoke, from an empty folder."""
+"""The MDA-DD DAG: resolved with each data source, and built whole at scale=smoke from an empty folder."""
 
 import json
 
@@ -6,16 +6,29 @@ import pandas as pd
 import pytest
 
 from repro.claims import evaluate, load_claims
+from tests.conftest import REPO
 
 TARGETS = ["reports/mdadd_table1.md", "reports/mdadd_fig1.pdf", "reports/mdadd_fig2.pdf", "reports/mdadd_fig3.pdf",
            "results/mdadd/metrics.json"]
 
 
+def test_remote_source_resolves_to_a_fetch_of_its_dataset(tmp_path, workflow_run):
+    """With ``source: remote`` the features of flickr30k come from mdadd_fetch.
+
+    A wildcard constraint that another rule file sets for the whole workflow (``dataset=[a-z_]+``)
+    once made "flickr30k" unmatchable here; the mdadd rules constrain their own wildcards.
+    """
+    overlay = tmp_path / "remote.yaml"
+    overlay.write_text("mdadd: {source: remote}\n")
+    proc = workflow_run(tmp_path, "-n", "--configfile", str(REPO / "config.yaml"), str(overlay), "--", *TARGETS)
+    out = proc.stdout + proc.stderr
+    assert "rule mdadd_fetch:" in out and "resources/mdadd/flickr30k/dataset_flickr30k.json" in out
+    assert "results/mdadd/features/flickr30k.h5" in out and "rule mdadd_corpus:" not in out
+
+
 @pytest.mark.slow
 def test_smoke_dag_builds_table_figures_and_metrics(smoke_dir, workflow_run):
     tmp_path = smoke_dir  # shared with the whole-workflow tests (the AE report reuses these builds)
-    from tests.conftest import REPO
-
     workflow_run(tmp_path, *TARGETS)
     for t in TARGETS:
         assert (tmp_path / t).is_file(), t

@@ -1,6 +1,8 @@
 # MDA-DD (paper 16): multimodal dataset distillation in a frozen feature space.
 # DAG: corpus (or fetch) -> features -> distill {method} x {n_pairs} -> evaluate -> aggregate
 #      -> table1, fig1 (recall vs pairs), fig2 (initialisation gap); cost -> fig3 (SOCM vs full moment).
+# Code: repro.methods.distill (the methods), repro.papers.mdadd (corpus, tables, figures).
+from repro.papers.mdadd.grid import distill_params
 
 register_targets(
     "mdadd",
@@ -18,11 +20,6 @@ MDADD_SOURCE = config["mdadd"].get("source", "synthetic")
 MDADD_DATASET = (
     "synthetic" if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "dataset")
 )
-
-
-wildcard_constraints:
-    n_pairs=r"\d+|all",
-    method=r"[a-z_]+",
 
 
 rule mdadd_corpus:
@@ -53,8 +50,10 @@ if MDADD_SOURCE == "remote":
             "logs/mdadd/fetch_{dataset}.log",
         benchmark:
             "benchmarks/mdadd/fetch_{dataset}.tsv"
+        wildcard_constraints:
+            dataset=r"[a-z0-9_]+",
         params:
-            cfg=lambda wc: preset("mdadd", "data"),
+            cfg=lambda wc: {"archives": preset("mdadd", "data", "archives")},
         threads: 1
         resources:
             mem_mb=2000,
@@ -80,6 +79,8 @@ rule mdadd_features:
         "logs/mdadd/features_{dataset}.log",
     benchmark:
         "benchmarks/mdadd/features_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
     params:
         cfg=lambda wc: preset("mdadd", "encode"),
         source=MDADD_SOURCE,
@@ -109,11 +110,14 @@ rule mdadd_distill:
         "logs/mdadd/distill/{dataset}/{method}/n{n_pairs}.log",
     benchmark:
         "benchmarks/mdadd/distill/{dataset}/{method}/n{n_pairs}.tsv"
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+        method=r"[a-z_]+",
+        n_pairs=r"\d+|all",
     params:
-        cfg=lambda wc: {
-            "student": preset("mdadd", "student"),
-            "distill": preset("mdadd", "distill"),
-        },
+        cfg=lambda wc: distill_params(
+            wc.method, preset("mdadd", "student"), preset("mdadd", "distill")
+        ),
     threads: 1
     resources:
         mem_mb=4000,
@@ -134,6 +138,10 @@ rule mdadd_evaluate:
         "logs/mdadd/evaluate/{dataset}/{method}/n{n_pairs}.log",
     benchmark:
         "benchmarks/mdadd/evaluate/{dataset}/{method}/n{n_pairs}.tsv"
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+        method=r"[a-z_]+",
+        n_pairs=r"\d+|all",
     params:
         cfg=lambda wc: {
             "student": preset("mdadd", "student"),

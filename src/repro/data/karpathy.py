@@ -9,7 +9,7 @@ Karpathy & Fei-Fei (CVPR 2015) published one JSON per dataset (``dataset_flickr3
                  "sentences": [{"raw": "Two young guys ...", "tokens": [...]}, ...]}, ...]}
 
 :func:`load_karpathy` reads such a JSON and an image folder (``<image_root>/<filepath>/<filename>``)
-into :class:`~repro.data.captions_synth.ImageCaptionCorpus` (image paths, not pixels; the feature
+into :class:`~repro.data.captions.ImageCaptionCorpus` (image paths, not pixels; the feature
 stage decodes them). ``restval`` is folded into ``train``, as in the usual 113k-image COCO
 training set and in LoRS / CovMatch. :func:`fetch_archive` downloads one archive of a manifest
 (``source: remote``) with a sha256 check and an atomic rename; ``source: local`` points at a
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.data.captions_synth import ImageCaptionCorpus
+from repro.data.captions import ImageCaptionCorpus
 from repro.io import atomic_path
 
 __all__ = ["load_karpathy", "fetch_archive", "KARPATHY_SPLITS"]

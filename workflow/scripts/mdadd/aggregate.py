@@ -4,7 +4,7 @@ import pandas as pd
 from repro.figures.style import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
-from repro.methods.mdd_report import init_gap, summary_metrics, table1, tidy_recalls
+from repro.papers.mdadd.experiment import init_gap, summary_metrics, table1, tidy_recalls
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 tidy = tidy_recalls([read_json(p) for p in snakemake.input.evals])  # noqa: F821

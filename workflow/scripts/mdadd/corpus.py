@@ -1,7 +1,7 @@
 """Render the synthetic scene-caption corpus (images + captions sharing one latent scene)."""
-from repro.data.caption_features import save_corpus
-from repro.data.captions_synth import SceneConfig, make_corpus
+from repro.data.captions import save_corpus
 from repro.jobs import Job
+from repro.papers.mdadd.synth import SceneConfig, make_corpus
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 c = job.cfg

@@ -3,7 +3,7 @@ import pandas as pd
 
 from repro.figures.style import save_csv
 from repro.jobs import Job
-from repro.methods.mdadd import measure_moment_cost
+from repro.methods.distill.mdadd import measure_moment_cost
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 c = job.cfg

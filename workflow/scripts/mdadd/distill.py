@@ -1,7 +1,7 @@
 """Distil (or select) n pairs with one registered method in the frozen feature space."""
-from repro.data.caption_features import read_features
 from repro.jobs import Job
-from repro.methods.mdd import distill, standardised
+from repro.methods.distill import distill, standardised
+from repro.methods.distill.features import read_features
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 train, = standardised(read_features(snakemake.input.features)["train"])  # noqa: F821

@@ -1,8 +1,8 @@
 """Train retrieval students on a distilled set from unseen (and seen) initialisations; TR/IR@K on test."""
-from repro.data.caption_features import read_features
 from repro.jobs import Job
-from repro.methods.mdd import DistilledSet, StudentConfig, evaluate_distilled, standardised
-from repro.seeding import job_seed
+from repro.methods.distill import DistilledSet, standardised
+from repro.methods.distill.features import read_features
+from repro.methods.distill.student import evaluate_distilled, student_config
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 feats = read_features(snakemake.input.features)  # noqa: F821
@@ -11,7 +11,7 @@ dset = DistilledSet.load(snakemake.input.distilled)  # noqa: F821
 e = job.cfg["eval"]
 full = snakemake.wildcards.method == "full"  # noqa: F821
 # every method is evaluated from the same unseen initialisations (common random numbers)
-recall = evaluate_distilled(dset, test, StudentConfig(**job.cfg["student"]), seed=job_seed(snakemake.config["seed"], "mdadd-eval"),  # noqa: F821
+recall = evaluate_distilled(dset, test, student_config(job.cfg), seed=job.seed_for("mdadd-eval"),
                             n_unseen=e["unseen_inits"], n_seen=e["seen_inits"], lr=e["lr"], batch_size=e["batch_size"],
                             steps=e["full_steps"] if full else e["steps"])
 job.write_metrics(snakemake.output.metrics, {"method": snakemake.wildcards.method, "n_pairs": len(dset),  # noqa: F821

@@ -1,6 +1,7 @@
 """Encode every image (EfficientNet-Lite0) and caption (all-MiniLM-L6-v2) once; frozen encoders."""
-from repro.data.caption_features import corpus_for_source, encode_corpus, write_features
 from repro.jobs import Job
+from repro.methods.distill.features import encode_corpus, write_features
+from repro.papers.mdadd.experiment import corpus_for_source
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 p = snakemake.params  # noqa: F821

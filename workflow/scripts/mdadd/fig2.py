@@ -1,10 +1,10 @@
 """Fig. 2: seen minus unseen initialisation R@1 (initialisation overfitting)."""
 import pandas as pd
 
-from repro.figures import mdadd_fig2
 from repro.figures.style import save
 from repro.jobs import Job
+from repro.papers.mdadd import figures
 
 Job.from_snakemake(snakemake)  # noqa: F821
 gap = pd.read_csv(snakemake.input.gap)  # noqa: F821
-save(mdadd_fig2.build(gap), gap, snakemake.output.pdf)  # noqa: F821
+save(figures.fig2(gap), gap, snakemake.output.pdf)  # noqa: F821

@@ -1,10 +1,10 @@
 """Fig. 3: measured cost of SOCM vs the full second-moment matrix against feature dimension."""
 import pandas as pd
 
-from repro.figures import mdadd_fig3
 from repro.figures.style import save
 from repro.jobs import Job
+from repro.papers.mdadd import figures
 
 Job.from_snakemake(snakemake)  # noqa: F821
 cost = pd.read_csv(snakemake.input.cost)  # noqa: F821
-save(mdadd_fig3.build(cost), cost, snakemake.output.pdf)  # noqa: F821
+save(figures.fig3(cost), cost, snakemake.output.pdf)  # noqa: F821

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.data.captions_synth import ImageCaptionCorpus
+from repro.data.captions import ImageCaptionCorpus
 from repro.io import atomic_path
 
-__all__ = ["SplitFeatures", "encode_corpus", "write_features", "read_features", "save_corpus", "load_corpus",
-           "corpus_for_source"]
+__all__ = ["SplitFeatures", "encode_corpus", "write_features", "read_features"]
 
 log = logging.getLogger(__name__)
 
@@ -86,35 +85,3 @@ def read_features(path: str | os.PathLike) -> dict[str, SplitFeatures]:
                                      caption_image=h5[s]["caption_image"][:]) for s in h5}
     except (OSError, KeyError) as err:
         raise ValueError(f"{path}: not a caption feature file: {err}") from None
-
-
-def save_corpus(path: str | os.PathLike, corpus: ImageCaptionCorpus) -> None:
-    """Save a synthetic corpus (pixels, captions, scenes) as one ``.npz``."""
-    if corpus.images is None:
-        raise ValueError("save_corpus stores pixels; a real corpus is read from its JSON and folder instead")
-    with atomic_path(path) as tmp:
-        np.savez_compressed(tmp, images=corpus.images, captions=np.asarray(corpus.captions),
-                            caption_image=corpus.caption_image, split=corpus.split,
-                            scenes=np.asarray(json.dumps(corpus.scenes)))
-
-
-def load_corpus(path: str | os.PathLike) -> ImageCaptionCorpus:
-    with np.load(path) as z:
-        return ImageCaptionCorpus(captions=[str(c) for c in z["captions"]], caption_image=z["caption_image"],
-                                  split=z["split"].astype(str), images=z["images"], scenes=json.loads(str(z["scenes"])))
-
-
-def corpus_for_source(source: str, *, corpus: str | os.PathLike | None = None, json_path: str | os.PathLike | None = None,
-                      image_root: str | os.PathLike | None = None, max_images: dict | None = None) -> ImageCaptionCorpus:
-    """The corpus to encode: the synthetic ``.npz`` (``source: synthetic``) or a Karpathy JSON + folder."""
-    if source == "synthetic":
-        if corpus is None:
-            raise ValueError("source synthetic needs the corpus .npz")
-        return load_corpus(corpus)
-    if source in ("local", "remote"):
-        from repro.data.karpathy import load_karpathy
-
-        if json_path is None or image_root is None:
-            raise ValueError(f"source {source} needs data.json and data.images")
-        return load_karpathy(json_path, image_root, max_images=max_images)
-    raise ValueError(f"mdadd: unknown data source {source!r} (synthetic, local or remote)")

@@ -1,4 +1,4 @@
-"""Baselines of multimodal dataset distillation, registered by name in ``repro.methods.mdd.DISTILLERS``.
+"""Baselines of multimodal dataset distillation, registered by name in ``repro.methods.distill.core.DISTILLERS``.
 
 - ``random``: a random real subset of ``n`` (image, caption) pairs (coreset baseline).
 - ``herding``: greedy herding (Welling 2009; the iCaRL form, Rebuffi et al. 2017) on the
@@ -7,7 +7,7 @@
 - ``covmatch``: CovMatch-style feature matching (NeurIPS 2025: cross-covariance matching with
   trainable encoders): means plus the *centred* cross-covariance, computed with the full moment
   matrix, against one student initialisation trained on real data alongside the distillation.
-  Same loop as MDA-DD (:func:`repro.methods.mdadd.distill_mdadd`) with ``queue_size=1``,
+  Same loop as MDA-DD (:func:`repro.methods.distill.mdadd.distill_mdadd`) with ``queue_size=1``,
   ``dynamic=False``, ``centred=True``, ``moment_mode="naive"``.
 - ``lors``: LoRS-style (Xu et al., ICML 2024, "Low-Rank Similarity Mining for Multimodal Dataset
   Distillation"): trajectory matching (MTT, Cazenavette et al. 2022) of the student's parameters
@@ -26,11 +26,12 @@ import numpy as np
 import torch
 from torch.func import functional_call
 
-from repro.data.caption_features import SplitFeatures
+from repro.config import from_dict
 from repro.logs import progress
-from repro.methods.mdadd import MDADDConfig, distill_mdadd
-from repro.methods.mdd import (DISTILLERS, DistilledSet, StudentConfig, config_from_dict, contrastive_loss, make_student,
-                               sample_real_pairs)
+from repro.methods.distill.core import DISTILLERS, DistilledSet, sample_real_pairs
+from repro.methods.distill.features import SplitFeatures
+from repro.methods.distill.mdadd import MDADDConfig, distill_mdadd
+from repro.methods.distill.student import StudentConfig, contrastive_loss, make_student, student_config
 from repro.seeding import job_seed, torch_generator
 
 __all__ = ["herding_select", "LoRSConfig", "distill_lors"]
@@ -84,8 +85,8 @@ def _herding(train: SplitFeatures, n_pairs: int, cfg: dict, seed: int) -> Distil
 @DISTILLERS.register("covmatch")
 def _covmatch(train: SplitFeatures, n_pairs: int, cfg: dict, seed: int) -> DistilledSet:
     base = {**cfg["distill"]["mdadd"], **cfg["distill"].get("covmatch", {})}
-    c = MDADDConfig.from_dict({**base, "queue_size": 1, "dynamic": False, "centred": True, "moment_mode": "naive"})
-    return distill_mdadd(train, n_pairs, c, StudentConfig(**cfg.get("student", {})), seed=seed)
+    c = from_dict(MDADDConfig, base, "distill.covmatch", queue_size=1, dynamic=False, centred=True, moment_mode="naive")
+    return distill_mdadd(train, n_pairs, c, student_config(cfg), seed=seed)
 
 
 @DISTILLERS.register("full")
@@ -127,10 +128,6 @@ class LoRSConfig:
     """Adam learning rate of the experts."""
     real_batch: int = 256
     """Real batch of the experts."""
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LoRSConfig":
-        return config_from_dict(cls, d, "lors")
 
 
 def _expert_trajectory(train: SplitFeatures, student: StudentConfig, cfg: LoRSConfig, seed: int) -> list[dict]:
@@ -198,5 +195,5 @@ def distill_lors(train: SplitFeatures, n_pairs: int, cfg: LoRSConfig, student: S
 
 @DISTILLERS.register("lors")
 def _lors(train: SplitFeatures, n_pairs: int, cfg: dict, seed: int) -> DistilledSet:
-    return distill_lors(train, n_pairs, LoRSConfig.from_dict(cfg["distill"]["lors"]),
-                        StudentConfig(**cfg.get("student", {})), seed=seed)
+    return distill_lors(train, n_pairs, from_dict(LoRSConfig, cfg["distill"]["lors"], "distill.lors"),
+                        student_config(cfg), seed=seed)

@@ -14,7 +14,7 @@ What the abstract states, and where it is implemented
   time the queue holds students of ages ``0, stagger, 2 stagger, ...`` (mod the max age), so the
   synthetic data are shaped by many initialisations and training stages, never one network.
 - **Asymmetric dual projection** (fewer redundant projections, balanced bidirectional alignment)
-  -> :class:`repro.methods.mdd.DualProjection` with ``projection="asymmetric"``: one head per
+  -> :class:`repro.methods.distill.student.DualProjection` with ``projection="asymmetric"``: one head per
   modality (no separate image->text and text->image projection pairs), an MLP on the 1280-d image
   side and a single linear map on the 384-d text side; the student loss is the symmetric InfoNCE
   (both directions weighted equally) and SOCM matches both modalities' means, so neither direction
@@ -61,7 +61,7 @@ Deviations
   and evaluation), so the main table does not isolate it; ``student.projection: symmetric`` is the
   ablation switch.
 - CPU scale: a synthetic scene corpus of a few thousand images instead of Flickr30K / COCO
-  (their loaders exist, :mod:`repro.data.karpathy`).
+  (their loaders exist, :mod:`repro.data.karpathy`; the generator is :mod:`repro.papers.mdadd.synth`).
 - Seen vs unseen initialisations: "seen" students are those whose initialisation a method used
   while distilling (the first queue members, the single CovMatch / no-queue student, the LoRS
   experts); "unseen" ones come from a separate seed stream shared by all methods.
@@ -75,10 +75,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from repro.data.caption_features import SplitFeatures
+from repro.config import from_dict
 from repro.logs import progress
-from repro.methods.mdd import (DISTILLERS, DistilledSet, StudentConfig, config_from_dict, contrastive_loss,
-                               make_student, sample_real_pairs)
+from repro.methods.distill.core import DISTILLERS, DistilledSet, sample_real_pairs
+from repro.methods.distill.features import SplitFeatures
+from repro.methods.distill.student import StudentConfig, contrastive_loss, make_student, student_config
 from repro.seeding import job_seed, torch_generator
 
 __all__ = ["MDADDConfig", "second_moment_gap", "second_moment_gap_naive", "second_moment_gap_gram", "socm_loss",
@@ -267,10 +268,6 @@ class MDADDConfig:
     moment_mode: str = "auto"
     """auto / gram / naive computation of the second-moment term."""
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "MDADDConfig":
-        return config_from_dict(cls, d, "mdadd")
-
 
 def distill_mdadd(train: SplitFeatures, n_pairs: int, cfg: MDADDConfig, student: StudentConfig, *,
                   seed: int) -> DistilledSet:
@@ -313,18 +310,15 @@ def distill_mdadd(train: SplitFeatures, n_pairs: int, cfg: MDADDConfig, student:
                         seen_seeds=queue.seen_seeds, trace=trace)
 
 
-def _student(cfg: dict) -> StudentConfig:
-    return StudentConfig(**cfg.get("student", {}))
-
-
 @DISTILLERS.register("mdadd")
 def _mdadd(train: SplitFeatures, n_pairs: int, cfg: dict, seed: int) -> DistilledSet:
     """MDA-DD: SOCM over the dynamic staggered queue."""
-    return distill_mdadd(train, n_pairs, MDADDConfig.from_dict(cfg["distill"]["mdadd"]), _student(cfg), seed=seed)
+    c = from_dict(MDADDConfig, cfg["distill"]["mdadd"], "distill.mdadd")
+    return distill_mdadd(train, n_pairs, c, student_config(cfg), seed=seed)
 
 
 @DISTILLERS.register("mdadd_noqueue")
 def _mdadd_noqueue(train: SplitFeatures, n_pairs: int, cfg: dict, seed: int) -> DistilledSet:
     """Ablation: SOCM against one student trained alongside (queue size 1, never replaced)."""
-    c = MDADDConfig.from_dict({**cfg["distill"]["mdadd"], "queue_size": 1, "dynamic": False})
-    return distill_mdadd(train, n_pairs, c, _student(cfg), seed=seed)
+    c = from_dict(MDADDConfig, cfg["distill"]["mdadd"], "distill.mdadd", queue_size=1, dynamic=False)
+    return distill_mdadd(train, n_pairs, c, student_config(cfg), seed=seed)

@@ -7,8 +7,8 @@ generated from the same scene with a randomly chosen template, object order and 
 caption and the image share the latent scene and there is a ground truth of which caption
 describes which image (Flickr30K and COCO have 5 captions per image; the count is a parameter).
 
-The corpus is returned as :class:`ImageCaptionCorpus`, the same container the real loaders
-(:mod:`repro.data.karpathy`) produce, so the feature extraction and everything downstream is
+The corpus is returned as :class:`~repro.data.captions.ImageCaptionCorpus`, the same container
+the real loaders (:mod:`repro.data.karpathy`) produce, so the feature extraction and everything downstream is
 shared: ``images`` (N, H, W, 3) uint8 (or ``image_paths`` for real data), ``captions`` (list of
 str), ``caption_image`` (index of the image each caption describes) and ``split`` per image.
 """
@@ -16,11 +16,13 @@ str), ``caption_image`` (index of the image each caption describes) and ``split`
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SceneConfig", "ImageCaptionCorpus", "make_scene", "render_scene", "caption_scene",
+from repro.data.captions import ImageCaptionCorpus
+
+__all__ = ["SceneConfig", "make_scene", "render_scene", "caption_scene",
            "make_corpus", "COLOURS", "SHAPES"]
 
 log = logging.getLogger(__name__)
@@ -59,35 +61,6 @@ class SceneConfig:
     """Objects per scene are uniform on 1..max_objects; positions are distinct grid cells."""
     captions_per_image: int = 5
     """Captions per image (Flickr30K and COCO: 5)."""
-
-
-@dataclass
-class ImageCaptionCorpus:
-    """Images, captions and which image each caption describes, with a split per image."""
-
-    captions: list[str]
-    caption_image: np.ndarray  # (C,) int64: index of the image caption c describes
-    split: np.ndarray  # (N,) str: train / val / test (Karpathy splits; restval counts as train)
-    images: np.ndarray | None = None  # (N, H, W, 3) uint8, synthetic data
-    image_paths: list[str] | None = None  # real data: one file per image
-    scenes: list[dict] = field(default_factory=list)  # synthetic ground truth, one per image
-
-    def __post_init__(self) -> None:
-        n = len(self.split)
-        if self.images is None and self.image_paths is None:
-            raise ValueError("ImageCaptionCorpus needs images or image_paths")
-        if self.images is not None and len(self.images) != n:
-            raise ValueError(f"{len(self.images)} images but {n} split labels")
-        if self.image_paths is not None and len(self.image_paths) != n:
-            raise ValueError(f"{len(self.image_paths)} image paths but {n} split labels")
-        if len(self.captions) != len(self.caption_image):
-            raise ValueError("captions and caption_image differ in length")
-        if len(self.caption_image) and (self.caption_image.min() < 0 or self.caption_image.max() >= n):
-            raise ValueError("caption_image points outside the images")
-
-    @property
-    def n_images(self) -> int:
-        return len(self.split)
 
 
 def make_scene(rng: np.random.Generator, cfg: SceneConfig) -> dict:

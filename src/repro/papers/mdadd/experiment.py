@@ -1,4 +1,7 @@
-"""Tables and summary numbers of the MDA-DD experiment (evaluation records -> tidy frames -> metrics).
+"""The MDA-DD experiment: the corpus to encode, and the tables and summary numbers of its evaluations.
+
+:func:`corpus_for_source` picks the corpus of the ``source`` setting (the synthetic scene corpus of
+:mod:`repro.papers.mdadd.synth`, or Flickr30K / COCO in the Karpathy format).
 
 Every evaluation job writes ``{"method", "n_pairs", "recall": {"unseen": [...], "seen": [...]}}``
 (one recall dict per student initialisation). :func:`tidy_recalls` flattens a list of them into
@@ -8,12 +11,32 @@ mean +- sd); :func:`summary_metrics` gives the numbers the claims read.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["tidy_recalls", "table1", "init_gap", "cost_summary", "summary_metrics", "RECALL_KEYS"]
+from repro.data.captions import ImageCaptionCorpus, load_corpus
+
+__all__ = ["corpus_for_source", "tidy_recalls", "table1", "init_gap", "cost_summary", "summary_metrics", "RECALL_KEYS"]
 
 RECALL_KEYS = ("TR@1", "TR@5", "TR@10", "IR@1", "IR@5", "IR@10", "mR")
+
+
+def corpus_for_source(source: str, *, corpus: str | os.PathLike | None = None, json_path: str | os.PathLike | None = None,
+                      image_root: str | os.PathLike | None = None, max_images: dict | None = None) -> ImageCaptionCorpus:
+    """The corpus to encode: the synthetic ``.npz`` (``source: synthetic``) or a Karpathy JSON + folder."""
+    if source == "synthetic":
+        if corpus is None:
+            raise ValueError("source synthetic needs the corpus .npz")
+        return load_corpus(corpus)
+    if source in ("local", "remote"):
+        from repro.data.karpathy import load_karpathy
+
+        if json_path is None or image_root is None:
+            raise ValueError(f"source {source} needs data.json and data.images")
+        return load_karpathy(json_path, image_root, max_images=max_images)
+    raise ValueError(f"mdadd: unknown data source {source!r} (synthetic, local or remote)")
 
 
 def tidy_recalls(records: list[dict]) -> pd.DataFrame:
