@@ -1,7 +1,7 @@
 # groupfdr: "Model-Agnostic FDR Control via Group Gaussian Mirror and Permutation SHAP".
 # DAG: macrodata table -> real-data table; simulate + select per {setting}/{method}/chunk{chunk}
 # -> block-size-1 check -> aggregate (metrics.json) -> Fig. 1, Fig. 2, Table 1; runtime benchmark.
-from repro.experiments.groupfdr import chunk_targets
+from repro.papers.groupfdr.grid import chunk_targets
 
 
 register_targets(
