@@ -1,7 +1,7 @@
 # groupfdr: "Model-Agnostic FDR Control via Group Gaussian Mirror and Permutation SHAP".
 # DAG: macrodata table -> real-data table; simulate + select per {setting}/{method}/chunk{chunk}
 # -> block-size-1 check -> aggregate (metrics.json) -> Fig. 1, Fig. 2, Table 1; runtime benchmark.
-from repro.papers.groupfdr.grid import chunk_targets
+from repro.papers.groupfdr.grid import aggregate_config, chunk_targets, figure_config, run_config, runtime_config
 
 
 register_targets(
@@ -17,12 +17,6 @@ register_targets(
 )
 
 
-wildcard_constraints:
-    setting="[a-z0-9_]+",
-    method="[a-z0-9_]+",
-    chunk="[0-9]+",
-
-
 rule groupfdr_macrodata:
     output:
         csv="resources/groupfdr/macrodata_long.csv",
@@ -30,8 +24,6 @@ rule groupfdr_macrodata:
         "logs/groupfdr/macrodata.log",
     benchmark:
         "benchmarks/groupfdr/macrodata.tsv"
-    params:
-        cfg=lambda wc: preset("groupfdr", "realdata"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -43,6 +35,10 @@ rule groupfdr_macrodata:
 
 
 rule groupfdr_run:
+    wildcard_constraints:
+        setting="[a-z0-9_]+",
+        method="[a-z0-9_]+",
+        chunk="[0-9]+",
     output:
         run="results/groupfdr/runs/{setting}/{method}/chunk{chunk}.json",
     log:
@@ -50,7 +46,7 @@ rule groupfdr_run:
     benchmark:
         "benchmarks/groupfdr/runs/{setting}/{method}/chunk{chunk}.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: run_config(preset("groupfdr"), wc.setting, wc.method),
     threads: 1
     resources:
         mem_mb=3000,
@@ -92,7 +88,7 @@ rule groupfdr_aggregate:
     benchmark:
         "benchmarks/groupfdr/aggregate.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: aggregate_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=2000,
@@ -133,7 +129,7 @@ rule groupfdr_runtime:
     benchmark:
         "benchmarks/groupfdr/runtime.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: runtime_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=2000,
@@ -155,7 +151,7 @@ rule groupfdr_fig1:
     benchmark:
         "benchmarks/groupfdr/fig1.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: figure_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=1000,
@@ -178,7 +174,7 @@ rule groupfdr_fig2:
     benchmark:
         "benchmarks/groupfdr/fig2.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: figure_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=1000,
@@ -199,8 +195,6 @@ rule groupfdr_table1:
         "logs/groupfdr/table1.log",
     benchmark:
         "benchmarks/groupfdr/table1.tsv"
-    params:
-        cfg=lambda wc: preset("groupfdr"),
     threads: 1
     resources:
         mem_mb=1000,
