@@ -1,6 +1,8 @@
 # groupfdr: "Model-Agnostic FDR Control via Group Gaussian Mirror and Permutation SHAP".
 # DAG: macrodata table -> real-data table; simulate + select per {setting}/{method}/chunk{chunk}
 # -> block-size-1 check -> aggregate (metrics.json) -> Fig. 1, Fig. 2, Table 1; runtime benchmark.
+# Each rule's params hold only the preset keys it reads (repro.papers.groupfdr.grid), so editing a
+# figure-only key such as figure_q reruns only the figures.
 from repro.papers.groupfdr.grid import aggregate_config, chunk_targets, figure_config, run_config, runtime_config
 
 
@@ -35,16 +37,16 @@ rule groupfdr_macrodata:
 
 
 rule groupfdr_run:
-    wildcard_constraints:
-        setting="[a-z0-9_]+",
-        method="[a-z0-9_]+",
-        chunk="[0-9]+",
     output:
         run="results/groupfdr/runs/{setting}/{method}/chunk{chunk}.json",
     log:
         "logs/groupfdr/runs/{setting}/{method}/chunk{chunk}.log",
     benchmark:
         "benchmarks/groupfdr/runs/{setting}/{method}/chunk{chunk}.tsv"
+    wildcard_constraints:
+        setting=r"[a-z0-9_]+",
+        method=r"[a-z0-9_]+",
+        chunk=r"[0-9]+",
     params:
         cfg=lambda wc: run_config(preset("groupfdr"), wc.setting, wc.method),
     threads: 1
