@@ -2,8 +2,9 @@
 # DAG: macrodata table -> real-data table; simulate + select per {setting}/{method}/chunk{chunk}
 # -> block-size-1 check -> aggregate (metrics.json) -> Fig. 1, Fig. 2, Table 1; runtime benchmark.
 # Each rule's params hold only the preset keys it reads (repro.papers.groupfdr.grid), so editing a
-# figure-only key such as figure_q reruns only the figures.
-from repro.papers.groupfdr.grid import aggregate_config, chunk_targets, figure_config, run_config, runtime_config
+# figure-only key such as figure_q reruns only the figures. Rule files share one namespace, so the
+# grid module is imported under the paper's name.
+from repro.papers.groupfdr import grid as groupfdr_grid
 
 
 register_targets(
@@ -48,7 +49,7 @@ rule groupfdr_run:
         method=r"[a-z0-9_]+",
         chunk=r"[0-9]+",
     params:
-        cfg=lambda wc: run_config(preset("groupfdr"), wc.setting, wc.method),
+        cfg=lambda wc: groupfdr_grid.run_config(preset("groupfdr"), wc.setting, wc.method),
     threads: 1
     resources:
         mem_mb=3000,
@@ -80,7 +81,7 @@ rule groupfdr_block1:
 
 rule groupfdr_aggregate:
     input:
-        runs=lambda wc: chunk_targets(preset("groupfdr")),
+        runs=lambda wc: groupfdr_grid.chunk_targets(preset("groupfdr")),
         block1="results/groupfdr/block1.json",
     output:
         metrics="results/groupfdr/metrics.json",
@@ -90,7 +91,7 @@ rule groupfdr_aggregate:
     benchmark:
         "benchmarks/groupfdr/aggregate.tsv"
     params:
-        cfg=lambda wc: aggregate_config(preset("groupfdr")),
+        cfg=lambda wc: groupfdr_grid.aggregate_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=2000,
@@ -131,7 +132,7 @@ rule groupfdr_runtime:
     benchmark:
         "benchmarks/groupfdr/runtime.tsv"
     params:
-        cfg=lambda wc: runtime_config(preset("groupfdr")),
+        cfg=lambda wc: groupfdr_grid.runtime_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=2000,
@@ -153,7 +154,7 @@ rule groupfdr_fig1:
     benchmark:
         "benchmarks/groupfdr/fig1.tsv"
     params:
-        cfg=lambda wc: figure_config(preset("groupfdr")),
+        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=1000,
@@ -176,7 +177,7 @@ rule groupfdr_fig2:
     benchmark:
         "benchmarks/groupfdr/fig2.tsv"
     params:
-        cfg=lambda wc: figure_config(preset("groupfdr")),
+        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=1000,
