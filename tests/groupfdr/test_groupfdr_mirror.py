@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from repro.data.grouped_designs import simulate_grouped
-from repro.experiments.groupfdr import fdp_power, mc_margin
 from repro.methods.fdr_selectors import group_f_pvalues, run_selector
 from repro.methods.mirror import (GaussianMirror, GroupGaussianMirror, block_perturbation, block_statistic,
                                   gm_statistics, group_mirror_statistics, select_by_threshold)
+from repro.papers.groupfdr.experiment import fdp_power, mc_margin
+from repro.papers.groupfdr.synth import simulate_grouped
 
 
 def _data(seed, **kw):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from repro.data.grouped_designs import simulate_grouped
 from repro.methods.fdr_selectors import SELECTORS, run_selector
+from repro.papers.groupfdr.synth import simulate_grouped
 
 FAST_NEURAL = {"hidden": (8,), "max_iter": 30, "n_explain": 15, "n_background": 5, "hsic_samples": 60}
 

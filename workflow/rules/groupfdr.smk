@@ -1,7 +1,10 @@
 # groupfdr: "Model-Agnostic FDR Control via Group Gaussian Mirror and Permutation SHAP".
 # DAG: macrodata table -> real-data table; simulate + select per {setting}/{method}/chunk{chunk}
 # -> block-size-1 check -> aggregate (metrics.json) -> Fig. 1, Fig. 2, Table 1; runtime benchmark.
-from repro.experiments.groupfdr import chunk_targets
+# Each rule's params hold only the preset keys it reads (repro.papers.groupfdr.grid), so editing a
+# figure-only key such as figure_q reruns only the figures. Rule files share one namespace, so the
+# grid module is imported under the paper's name.
+from repro.papers.groupfdr import grid as groupfdr_grid
 
 
 register_targets(
@@ -17,12 +20,6 @@ register_targets(
 )
 
 
-wildcard_constraints:
-    setting="[a-z0-9_]+",
-    method="[a-z0-9_]+",
-    chunk="[0-9]+",
-
-
 rule groupfdr_macrodata:
     output:
         csv="resources/groupfdr/macrodata_long.csv",
@@ -30,8 +27,6 @@ rule groupfdr_macrodata:
         "logs/groupfdr/macrodata.log",
     benchmark:
         "benchmarks/groupfdr/macrodata.tsv"
-    params:
-        cfg=lambda wc: preset("groupfdr", "realdata"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -49,8 +44,12 @@ rule groupfdr_run:
         "logs/groupfdr/runs/{setting}/{method}/chunk{chunk}.log",
     benchmark:
         "benchmarks/groupfdr/runs/{setting}/{method}/chunk{chunk}.tsv"
+    wildcard_constraints:
+        setting=r"[a-z0-9_]+",
+        method=r"[a-z0-9_]+",
+        chunk=r"[0-9]+",
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: groupfdr_grid.run_config(preset("groupfdr"), wc.setting, wc.method),
     threads: 1
     resources:
         mem_mb=3000,
@@ -82,7 +81,7 @@ rule groupfdr_block1:
 
 rule groupfdr_aggregate:
     input:
-        runs=lambda wc: chunk_targets(preset("groupfdr")),
+        runs=lambda wc: groupfdr_grid.chunk_targets(preset("groupfdr")),
         block1="results/groupfdr/block1.json",
     output:
         metrics="results/groupfdr/metrics.json",
@@ -92,7 +91,7 @@ rule groupfdr_aggregate:
     benchmark:
         "benchmarks/groupfdr/aggregate.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: groupfdr_grid.aggregate_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=2000,
@@ -133,7 +132,7 @@ rule groupfdr_runtime:
     benchmark:
         "benchmarks/groupfdr/runtime.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: groupfdr_grid.runtime_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=2000,
@@ -155,7 +154,7 @@ rule groupfdr_fig1:
     benchmark:
         "benchmarks/groupfdr/fig1.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=1000,
@@ -178,7 +177,7 @@ rule groupfdr_fig2:
     benchmark:
         "benchmarks/groupfdr/fig2.tsv"
     params:
-        cfg=lambda wc: preset("groupfdr"),
+        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     threads: 1
     resources:
         mem_mb=1000,
@@ -199,8 +198,6 @@ rule groupfdr_table1:
         "logs/groupfdr/table1.log",
     benchmark:
         "benchmarks/groupfdr/table1.tsv"
-    params:
-        cfg=lambda wc: preset("groupfdr"),
     threads: 1
     resources:
         mem_mb=1000,

@@ -1,10 +1,11 @@
 """FDR-controlled group selectors by name: the group Gaussian mirror and its baselines.
 
-Every selector takes a :class:`~repro.data.grouped_designs.GroupedData`-like object (``X``, ``y``,
-``groups``, optional ``Sigma``), the FDR levels ``qs`` and a generator, and returns the per-group
-statistic (None where a method has none) and, for each q, the selected group labels. A coordinate
-method (GM, model-X knockoffs, NGM) selects columns; a group counts as selected when any of its
-columns is (the "ignores groups" baseline). The ``{method}`` wildcard is a key of :data:`SELECTORS`.
+Every selector takes a grouped design (``X``, ``y``, ``groups``, optional ``Sigma``: groupfdr's
+simulated ``GroupedData``, or the design of :func:`repro.data.grouped_tables.load_grouped_table`),
+the FDR levels ``qs`` and a generator, and returns the per-group statistic (None where a method has
+none) and, for each q, the selected group labels. A coordinate method (GM, model-X knockoffs, NGM)
+selects columns; a group counts as selected when any of its columns is (the "ignores groups"
+baseline). The ``{method}`` wildcard is a key of :data:`SELECTORS`.
 
 Baselines
 ---------

@@ -1,6 +1,6 @@
 """Aggregate every chunk into results/groupfdr/metrics.json and the tidy summary table."""
-from repro.experiments.groupfdr import aggregate_files
 from repro.jobs import Job
+from repro.papers.groupfdr.experiment import aggregate_files
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 metrics = aggregate_files(snakemake.input.runs, snakemake.input.block1, job.cfg, snakemake.output.summary)  # noqa: F821

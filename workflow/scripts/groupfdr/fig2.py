@@ -1,11 +1,11 @@
 """Fig. 2: the mirror statistics of one replicate and the FDP estimate with tau_q."""
-from repro.figures import groupfdr_fig2
 from repro.figures.style import save, save_csv
 from repro.io import read_json
 from repro.jobs import Job
+from repro.papers.groupfdr.figures import fig2, fig2_tables
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 example = read_json(snakemake.input.run)["example"]  # noqa: F821
-groups, curve, tau = groupfdr_fig2.tables(example["stats"], example["is_true"], job.cfg["figure_q"])
-save(groupfdr_fig2.build(groups, curve, tau, job.cfg["figure_q"]), groups, snakemake.output.pdf)  # noqa: F821
+groups, curve, tau = fig2_tables(example["stats"], example["is_true"], job.cfg["figure_q"])
+save(fig2(groups, curve, tau, job.cfg["figure_q"]), groups, snakemake.output.pdf)  # noqa: F821
 save_csv(curve, snakemake.output.curve)  # noqa: F821

@@ -1,8 +1,12 @@
 """Run one method on one replicate chunk of one simulated setting."""
-from repro.experiments.groupfdr import run_chunk
 from repro.jobs import Job
+from repro.papers.groupfdr.experiment import run_chunk
+from repro.papers.groupfdr.grid import replicates_of_chunk
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
-wc = snakemake.wildcards  # noqa: F821
-out = run_chunk(job.cfg, wc.setting, wc.method, int(wc.chunk), global_seed=snakemake.config["seed"], seed=job.seed)  # noqa: F821
+setting, method, chunk = job.wildcards["setting"], job.wildcards["method"], int(job.wildcards["chunk"])
+# one data set per (setting, replicate), shared by every method: the comparison is paired
+data_seeds = [job.seed_for("groupfdr_data", setting=setting, replicate=r)
+              for r in replicates_of_chunk(job.cfg, chunk)]
+out = run_chunk(job.cfg, setting, method, chunk, data_seeds=data_seeds, seed=job.seed)
 job.write_metrics(snakemake.output.run, out)  # noqa: F821

@@ -1,9 +1,9 @@
 """Table 1: FDR and power of every method in every setting and at every q."""
 import pandas as pd
 
-from repro.experiments.groupfdr import table1
 from repro.figures.style import save_table
 from repro.jobs import Job
+from repro.papers.groupfdr.experiment import table1
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 save_table(table1(pd.read_csv(snakemake.input.summary)), snakemake.output.csv,  # noqa: F821

@@ -1,4 +1,4 @@
-"""Grouped designs with planted true groups (lags of autoregressive series) for groupfdr.
+"""groupfdr's ground truth: grouped designs with planted true groups (lags of autoregressive series).
 
 Each original feature k is a stationary AR(1) series u_k(t) = rho_w u_k(t-1) + e_k(t) whose
 innovations are equicorrelated across features (corr rho_b, a common factor). Its block is the

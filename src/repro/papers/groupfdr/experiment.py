@@ -1,9 +1,10 @@
-"""The groupfdr experiment: replicate chunks, the aggregate metrics, the block-size-1 check.
+"""The groupfdr experiment: replicate chunks, the aggregate metrics, the block-size-1 check, the tables.
 
 A setting (config ``settings.<name>``) fixes a simulator call; a job runs one method on the
-replicates of one chunk. The data of replicate r of a setting depend only on (global seed, setting,
-r), so every method sees the same data sets; a method's own randomness (mirror draws, knockoffs)
-comes from the job seed.
+replicates of one chunk. The data of replicate r of a setting come from a seed shared by every
+method (the script passes ``job.seed_for("groupfdr_data", setting=..., replicate=r)``), so every
+method sees the same data sets; a method's own randomness (mirror draws, knockoffs) comes from the
+job seed. The library never sees the global seed.
 """
 
 from __future__ import annotations
@@ -15,32 +16,20 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from repro.data.grouped_designs import simulate_grouped
 from repro.methods.fdr_selectors import run_selector
+from repro.papers.groupfdr.grid import SIM_KEYS, replicates_of_chunk
+from repro.papers.groupfdr.synth import simulate_grouped
 from repro.seeding import job_seed
 
-__all__ = ["chunk_targets", "replicates_of_chunk", "run_chunk", "fdp_power", "aggregate", "q_key",
-           "block1_check", "mc_margin"]
+__all__ = ["run_chunk", "fdp_power", "aggregate", "q_key", "block1_check", "mc_margin", "real_data_table",
+           "aggregate_files", "table1", "runtime_benchmark"]
 
 log = logging.getLogger(__name__)
-
-SIM_KEYS = ("n", "p", "d", "rho_within", "rho_between", "n_true", "amplitude", "response", "link", "sampling")
 
 
 def q_key(q: float) -> str:
     """'q10' for 0.1: dots would break the claims' dotted metric paths."""
     return f"q{round(q * 100):02d}"
-
-
-def chunk_targets(cfg: dict, prefix: str = "results/groupfdr/runs") -> list[str]:
-    """Every chunk file of the grid setting x method x chunk (the aggregate's inputs)."""
-    return [f"{prefix}/{s}/{m}/chunk{c}.json" for s, spec in cfg["settings"].items()
-            for m in spec["methods"] for c in range(cfg["chunks"])]
-
-
-def replicates_of_chunk(cfg: dict, chunk: int) -> range:
-    per = -(-cfg["replicates"] // cfg["chunks"])
-    return range(chunk * per, min(cfg["replicates"], (chunk + 1) * per))
 
 
 def fdp_power(selected: np.ndarray, true_groups: np.ndarray) -> tuple[float, float]:
@@ -52,15 +41,23 @@ def fdp_power(selected: np.ndarray, true_groups: np.ndarray) -> tuple[float, flo
     return fdp, power
 
 
-def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, global_seed: int, seed: int) -> dict:
-    """Run ``method`` on the replicates of ``chunk`` of ``setting``; one record per replicate and q."""
+def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seeds: list[int], seed: int) -> dict:
+    """Run ``method`` on the replicates of ``chunk`` of ``setting``; one record per replicate and q.
+
+    ``cfg`` is the groupfdr preset, or the part of it that :func:`~repro.papers.groupfdr.grid.run_config`
+    cuts for this job. ``data_seeds`` holds the data seed of each replicate of the chunk, in order (the same for every
+    method: paired comparisons); ``seed`` is the job's own stream (mirror draws, knockoffs).
+    """
     spec = cfg["settings"][setting]
     sim = {k: spec[k] for k in SIM_KEYS if k in spec}
     method_cfg = dict(cfg.get("method_options", {}).get(method, {}))
+    replicates = replicates_of_chunk(cfg, int(chunk))
+    if len(data_seeds) != len(replicates):
+        raise ValueError(f"chunk {chunk} of {setting} holds replicates {list(replicates)}, "
+                         f"but {len(data_seeds)} data seeds were given")
     records, example = [], None
-    for r in replicates_of_chunk(cfg, int(chunk)):
-        data = simulate_grouped(**sim, rng=np.random.default_rng(job_seed(global_seed, "groupfdr_data",
-                                                                            setting=setting, replicate=r)))
+    for r, data_seed in zip(replicates, data_seeds):
+        data = simulate_grouped(**sim, rng=np.random.default_rng(data_seed))
         rng = np.random.default_rng(job_seed(seed, replicate=r))
         t0 = time.perf_counter()
         out = run_selector(method, data, cfg["qs"], rng, **method_cfg)
@@ -222,7 +219,8 @@ def runtime_benchmark(cfg: dict, *, seed: int) -> dict:
     """Wall time of one group-GM fit and one knockpy group-knockoff fit on the same data sets.
 
     The knockoff time includes the S-matrix (``sdp``) and knockoff sampling, as a user pays both.
-    Reported as a ratio from one run; not a timed assertion.
+    Reported as a ratio from one run; not a timed assertion. ``cfg`` is the groupfdr preset, or its
+    part from :func:`~repro.papers.groupfdr.grid.runtime_config`.
     """
     spec = cfg["settings"][cfg["runtime_setting"]]
     sim = {k: spec[k] for k in SIM_KEYS if k in spec}
