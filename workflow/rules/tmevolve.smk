@@ -1,13 +1,18 @@
 # TMEvolve (issue 5): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
 # DAG: WSI stage bags (rules/wsi.smk) -> concept embeddings, prepared cohort, folds
 #      -> train {task}/{method}/fold{fold} -> evaluate {task}/{method} -> metrics.json, tables, Fig. 3.
-from repro.methods.tmevolve_eval import experiment_runs
+# Each rule's params hold only the preset keys it reads (a figure-only edit reruns only the figure);
+# wildcards are constrained per rule.
+from repro.papers.tmevolve.grid import experiment_runs
 
 
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
 TMEVOLVE_RUNS = experiment_runs(TMEVOLVE)
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
+TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
+TMEVOLVE_TASK = "survival|subtype|gene"
+TMEVOLVE_METHOD = "[A-Za-z0-9_]+"  # a MIL registry key
 
 register_targets(
     "tmevolve",
@@ -19,9 +24,16 @@ register_targets(
 )
 
 
-wildcard_constraints:
-    task="survival|subtype|gene",
-    fold=r"\d+",
+def tmevolve_preset(*keys):
+    """Params: only the named keys of the tmevolve preset, so a job reruns only when those change."""
+    return lambda wc: {key: preset("tmevolve", key) for key in keys}
+
+
+def tmevolve_train_preset(wc):
+    """Params of one training job: the optimiser, the models' settings and Q, K of its task only."""
+    qk = preset("tmevolve", "qk")
+    return {**tmevolve_preset("epochs", "lr", "weight_decay", "model")(wc),
+            "qk": {wc.task: qk[wc.task]} if wc.task in qk else {}}
 
 
 rule tmevolve_concepts:
@@ -51,8 +63,10 @@ rule tmevolve_prepare:
         "logs/tmevolve/prepare/{cohort}.log",
     benchmark:
         "benchmarks/tmevolve/prepare/{cohort}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=tmevolve_preset("pca_dim", "knn_k"),
     threads: 1
     resources:
         mem_mb=4000,
@@ -72,8 +86,10 @@ rule tmevolve_folds:
         "logs/tmevolve/folds/{cohort}.log",
     benchmark:
         "benchmarks/tmevolve/folds/{cohort}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=tmevolve_preset("n_folds"),
     threads: 1
     resources:
         mem_mb=500,
@@ -96,8 +112,13 @@ rule tmevolve_train:
         "logs/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.log",
     benchmark:
         "benchmarks/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+        task=TMEVOLVE_TASK,
+        method=TMEVOLVE_METHOD,
+        fold=r"\d+",
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=tmevolve_train_preset,
     threads: 1
     resources:
         mem_mb=3000,
@@ -121,8 +142,10 @@ rule tmevolve_evaluate:
         "logs/tmevolve/evaluate/{cohort}/{task}/{method}.log",
     benchmark:
         "benchmarks/tmevolve/evaluate/{cohort}/{task}/{method}.tsv"
-    params:
-        cfg=lambda wc: preset("tmevolve"),
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+        task=TMEVOLVE_TASK,
+        method=TMEVOLVE_METHOD,
     threads: 1
     resources:
         mem_mb=500,
@@ -143,7 +166,7 @@ rule tmevolve_aggregate:
     benchmark:
         "benchmarks/tmevolve/aggregate.tsv"
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=tmevolve_preset("ablations", "grid"),
         runs=TMEVOLVE_RUNS,
     threads: 1
     resources:
@@ -165,7 +188,7 @@ rule tmevolve_tables:
     benchmark:
         "benchmarks/tmevolve/tables.tsv"
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=tmevolve_preset("tasks", "methods", "ablations", "grid"),
         stems=TMEVOLVE_TABLES,
         titles={
             "table1": "TMEvolve Table 1: every method on the three tasks (mean +- sd over folds)",
@@ -201,7 +224,7 @@ rule tmevolve_fig3:
     benchmark:
         "benchmarks/tmevolve/fig3.tsv"
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=tmevolve_preset("figure"),
         methods=TMEVOLVE["methods"],
         slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
     threads: 1
