@@ -24,18 +24,6 @@ register_targets(
 )
 
 
-def tmevolve_preset(*keys):
-    """Params: only the named keys of the tmevolve preset, so a job reruns only when those change."""
-    return lambda wc: {key: preset("tmevolve", key) for key in keys}
-
-
-def tmevolve_train_preset(wc):
-    """Params of one training job: the optimiser, the models' settings and Q, K of its task only."""
-    qk = preset("tmevolve", "qk")
-    return {**tmevolve_preset("epochs", "lr", "weight_decay", "model")(wc),
-            "qk": {wc.task: qk[wc.task]} if wc.task in qk else {}}
-
-
 rule tmevolve_concepts:
     output:
         emb="results/tmevolve/concepts/minilm.npz",
@@ -66,7 +54,7 @@ rule tmevolve_prepare:
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=tmevolve_preset("pca_dim", "knn_k"),
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("pca_dim", "knn_k")},
     threads: 1
     resources:
         mem_mb=4000,
@@ -89,7 +77,7 @@ rule tmevolve_folds:
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=tmevolve_preset("n_folds"),
+        cfg=lambda wc: {"n_folds": preset("tmevolve", "n_folds")},
     threads: 1
     resources:
         mem_mb=500,
@@ -118,7 +106,11 @@ rule tmevolve_train:
         method=TMEVOLVE_METHOD,
         fold=r"\d+",
     params:
-        cfg=tmevolve_train_preset,
+        # the optimiser, every model's settings, and Q and K of this job's task only
+        cfg=lambda wc: {
+            **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model")},
+            "qk": {task: qk for task, qk in preset("tmevolve", "qk").items() if task == wc.task},
+        },
     threads: 1
     resources:
         mem_mb=3000,
@@ -166,7 +158,7 @@ rule tmevolve_aggregate:
     benchmark:
         "benchmarks/tmevolve/aggregate.tsv"
     params:
-        cfg=tmevolve_preset("ablations", "grid"),
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid")},
         runs=TMEVOLVE_RUNS,
     threads: 1
     resources:
@@ -188,7 +180,7 @@ rule tmevolve_tables:
     benchmark:
         "benchmarks/tmevolve/tables.tsv"
     params:
-        cfg=tmevolve_preset("tasks", "methods", "ablations", "grid"),
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("tasks", "methods", "ablations", "grid")},
         stems=TMEVOLVE_TABLES,
         titles={
             "table1": "TMEvolve Table 1: every method on the three tasks (mean +- sd over folds)",
@@ -224,7 +216,7 @@ rule tmevolve_fig3:
     benchmark:
         "benchmarks/tmevolve/fig3.tsv"
     params:
-        cfg=tmevolve_preset("figure"),
+        cfg=lambda wc: {"figure": preset("tmevolve", "figure")},
         methods=TMEVOLVE["methods"],
         slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
     threads: 1

@@ -12,18 +12,6 @@ WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
 WSI_NAME = "[A-Za-z0-9_.-]+"
 
 
-def wsi_preset(*keys):
-    """Params: only the named blocks of the wsi preset, so a job reruns only when those change."""
-    return lambda wc: {key: preset("wsi", key) for key in keys}
-
-
-def wsi_features_preset(wc):
-    """Params of one encoder's features: the reader, the feature settings and that encoder's spec."""
-    encoders = preset("wsi", "encoders")
-    return {"reader": preset("wsi", "reader"), "features": preset("wsi", "features"),
-            "encoders": {wc.encoder: encoders[wc.encoder]} if wc.encoder in encoders else encoders}
-
-
 rule wsi_cohort:
     output:
         manifest="results/wsi/synthetic/manifest.csv",
@@ -103,7 +91,7 @@ rule wsi_tissue:
         cohort=WSI_NAME,
         slide=WSI_NAME,
     params:
-        cfg=wsi_preset("reader", "tissue"),
+        cfg=lambda wc: {key: preset("wsi", key) for key in ("reader", "tissue")},
     threads: 1
     resources:
         mem_mb=1500,
@@ -129,7 +117,7 @@ rule wsi_patch:
         cohort=WSI_NAME,
         slide=WSI_NAME,
     params:
-        cfg=wsi_preset("reader", "patch"),
+        cfg=lambda wc: {key: preset("wsi", key) for key in ("reader", "patch")},
     threads: 1
     resources:
         mem_mb=1500,
@@ -155,7 +143,13 @@ rule wsi_features:
         encoder=WSI_NAME,
         slide=WSI_NAME,
     params:
-        cfg=wsi_features_preset,
+        # the reader, the feature settings and this job's encoder (all encoders when it is not
+        # configured, so that the error lists them)
+        cfg=lambda wc: {
+            **{key: preset("wsi", key) for key in ("reader", "features")},
+            "encoders": {e: spec for e, spec in preset("wsi", "encoders").items() if e == wc.encoder}
+            or preset("wsi", "encoders"),
+        },
         device=config["device"],
     # One thread per job: slides fan out across cores instead. Two OpenMP threads on a busy node
     # spin-wait each other (measured here: 2 img/s with 2 threads vs 23 with 1 under load).
