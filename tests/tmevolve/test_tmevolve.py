@@ -217,3 +217,12 @@ def test_every_registered_model_runs_and_ablations_change_the_config():
     assert "tmevolve" in MIL_MODELS
     with pytest.raises(ValueError, match="unknown MIL model"):
         create_mil_model("nope", D, 3)
+
+
+def test_a_misspelt_model_setting_is_an_error_naming_it():
+    """The factory is strict (repro.config.from_dict): only graph MIL's depth from the shared
+    ``model`` block is accepted unused; any other unknown key names the variant and the key."""
+    emb = np.random.default_rng(0).normal(size=(M, 24))
+    assert create_mil_model("tmevolve", D, 3, dim=DIM, concept_emb=emb, gcn_layers=2).cfg.dim == DIM
+    with pytest.raises(ValueError, match=r"tmevolve_nobal\.dimm .*did you mean 'dim'"):
+        create_mil_model("tmevolve_nobal", D, 3, dimm=DIM, concept_emb=emb)

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 import torch
 
-from repro.data.bags import generate_bags, write_contract_files
-from repro.methods.mil_train import load_prepared, make_folds, prepare_cohort, train_fold
+from repro.methods.mil_train import load_prepared, make_folds, prepare_cohort
+from repro.papers.tmevolve.experiment import train_fold
+from repro.papers.tmevolve.synth import generate_bags, write_contract_files
 
 CFG = {"epochs": 4, "lr": 2e-3, "weight_decay": 0.0, "model": {"dim": 16, "dropout": 0.0, "attn_hidden": 8},
        "qk": {"survival": {"Q": 1, "K": 4}, "subtype": {"Q": 1, "K": 4}, "gene": {"Q": 1, "K": 4}}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.data.wsi_synth import SynthConfig, generate_slide, plant_layout, render_slide, write_pyramid_tiff
+from repro.wsi.synth import SynthConfig, generate_slide, plant_layout, render_slide, write_pyramid_tiff
 
 #: small slides keep the tests fast: 1344 px = 672 um at 0.5 um/px, 3 pyramid levels
 SMALL = SynthConfig(n_slides=3, size=1344)

@@ -6,7 +6,7 @@ import numpy as np
 import openslide
 import pytest
 
-from repro.data.wsi_synth import (
+from repro.wsi.synth import (
     LYMPH,
     TUMOUR,
     SynthConfig,
@@ -116,3 +116,12 @@ def test_labels_follow_the_interaction_not_only_composition():
     # on the standardised scale: r = 1.2 / sqrt(1.44 + 0.25) = 0.92 in expectation).
     r = np.corrcoef(lab["gene_expr"], [s["infiltration"] for s in rows])[0, 1]
     assert r > 0.8
+
+
+def test_a_misspelt_cohort_setting_is_an_error_naming_its_path(tmp_path):
+    with pytest.raises(ValueError, match=r"wsi\.<scale>\.synthetic\.n_slide\b.*did you mean 'n_slides'"):
+        generate_cohort({"n_slide": 2, "size": 672}, seed=1, slides_dir=tmp_path, truth_dir=tmp_path,
+                        manifest_path=tmp_path / "manifest.csv")
+    with pytest.raises(ValueError, match="not a multiple of map_downsample"):
+        SynthConfig(size=670)
+    assert not list(tmp_path.iterdir())

@@ -80,3 +80,12 @@ def test_min_tissue_fraction_is_monotone(synth_slides):
         tm = detect_tissue(slide)
         n = [len(make_grid(slide, tm, PatchConfig(min_tissue_fraction=f)).coords) for f in (0.1, 0.5, 0.9)]
     assert n[0] >= n[1] >= n[2] and n[0] > n[2]
+
+
+def test_misspelt_tissue_and_patch_settings_are_errors_naming_their_paths(synth_slides):
+    with open_slide(synth_slides[0][0]) as slide:
+        with pytest.raises(ValueError, match=r"wsi\.<scale>\.tissue\.seg_mp\b.*did you mean 'seg_mpp'"):
+            detect_tissue(slide, {"seg_mp": 4.0})
+        tm = detect_tissue(slide, {"seg_mpp": 4.0})
+        with pytest.raises(ValueError, match=r"wsi\.<scale>\.patch\.patchsize\b"):
+            make_grid(slide, tm, {"patchsize": 112})

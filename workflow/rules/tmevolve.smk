@@ -1,13 +1,18 @@
 # TMEvolve (issue 5): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
 # DAG: WSI stage bags (rules/wsi.smk) -> concept embeddings, prepared cohort, folds
 #      -> train {task}/{method}/fold{fold} -> evaluate {task}/{method} -> metrics.json, tables, Fig. 3.
-from repro.methods.tmevolve_eval import experiment_runs
+# Each rule's params hold only the preset keys it reads (a figure-only edit reruns only the figure);
+# wildcards are constrained per rule.
+from repro.papers.tmevolve.grid import experiment_runs
 
 
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
 TMEVOLVE_RUNS = experiment_runs(TMEVOLVE)
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
+TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
+TMEVOLVE_TASK = "survival|subtype|gene"
+TMEVOLVE_METHOD = "[A-Za-z0-9_]+"  # a MIL registry key
 
 register_targets(
     "tmevolve",
@@ -17,11 +22,6 @@ register_targets(
         "results/tmevolve/metrics.json",
     ],
 )
-
-
-wildcard_constraints:
-    task="survival|subtype|gene",
-    fold=r"\d+",
 
 
 rule tmevolve_concepts:
@@ -51,8 +51,10 @@ rule tmevolve_prepare:
         "logs/tmevolve/prepare/{cohort}.log",
     benchmark:
         "benchmarks/tmevolve/prepare/{cohort}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("pca_dim", "knn_k")},
     threads: 1
     resources:
         mem_mb=4000,
@@ -72,8 +74,10 @@ rule tmevolve_folds:
         "logs/tmevolve/folds/{cohort}.log",
     benchmark:
         "benchmarks/tmevolve/folds/{cohort}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=lambda wc: {"n_folds": preset("tmevolve", "n_folds")},
     threads: 1
     resources:
         mem_mb=500,
@@ -96,8 +100,17 @@ rule tmevolve_train:
         "logs/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.log",
     benchmark:
         "benchmarks/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+        task=TMEVOLVE_TASK,
+        method=TMEVOLVE_METHOD,
+        fold=r"\d+",
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        # the optimiser, every model's settings, and Q and K of this job's task only
+        cfg=lambda wc: {
+            **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model")},
+            "qk": {task: qk for task, qk in preset("tmevolve", "qk").items() if task == wc.task},
+        },
     threads: 1
     resources:
         mem_mb=3000,
@@ -121,8 +134,10 @@ rule tmevolve_evaluate:
         "logs/tmevolve/evaluate/{cohort}/{task}/{method}.log",
     benchmark:
         "benchmarks/tmevolve/evaluate/{cohort}/{task}/{method}.tsv"
-    params:
-        cfg=lambda wc: preset("tmevolve"),
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+        task=TMEVOLVE_TASK,
+        method=TMEVOLVE_METHOD,
     threads: 1
     resources:
         mem_mb=500,
@@ -143,7 +158,7 @@ rule tmevolve_aggregate:
     benchmark:
         "benchmarks/tmevolve/aggregate.tsv"
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid")},
         runs=TMEVOLVE_RUNS,
     threads: 1
     resources:
@@ -165,7 +180,7 @@ rule tmevolve_tables:
     benchmark:
         "benchmarks/tmevolve/tables.tsv"
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("tasks", "methods", "ablations", "grid")},
         stems=TMEVOLVE_TABLES,
         titles={
             "table1": "TMEvolve Table 1: every method on the three tasks (mean +- sd over folds)",
@@ -201,7 +216,7 @@ rule tmevolve_fig3:
     benchmark:
         "benchmarks/tmevolve/fig3.tsv"
     params:
-        cfg=lambda wc: preset("tmevolve"),
+        cfg=lambda wc: {"figure": preset("tmevolve", "figure")},
         methods=TMEVOLVE["methods"],
         slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
     threads: 1

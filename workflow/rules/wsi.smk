@@ -2,17 +2,14 @@
 # patch grids -> patch features -> one bags file per cohort and encoder, which MIL models read.
 # Rules fan out per slide ({cohort}/{slide}); the slide list of a cohort is fixed by the preset
 # (synthetic: S0000..) or by the remote manifest, so the DAG is known up front.
+# Wildcards are constrained per rule (a cohort, slide or encoder name is [A-Za-z0-9_.-]+), so that
+# nothing here constrains another file's rules.
 from repro.wsi.cohort import cohort_slides, slide_path
 
 
 validate_block("wsi")
 WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
-
-
-wildcard_constraints:
-    cohort="[A-Za-z0-9_.-]+",
-    slide="[A-Za-z0-9_.-]+",
-    encoder="[A-Za-z0-9_.-]+",
+WSI_NAME = "[A-Za-z0-9_.-]+"
 
 
 rule wsi_cohort:
@@ -47,6 +44,7 @@ rule wsi_fetch:
         "benchmarks/wsi/fetch/{cohort}/{slide}.{ext}.tsv"
     wildcard_constraints:
         cohort="(?!synthetic/)[A-Za-z0-9_.-]+",
+        slide=WSI_NAME,
         ext="svs|tif|tiff|ndpi|mrxs|scn|bif|vms|vmu|svslide",
     retries: 2
     threads: 1
@@ -89,8 +87,11 @@ rule wsi_tissue:
         "logs/wsi/tissue/{cohort}/{slide}.log",
     benchmark:
         "benchmarks/wsi/tissue/{cohort}/{slide}.tsv"
+    wildcard_constraints:
+        cohort=WSI_NAME,
+        slide=WSI_NAME,
     params:
-        cfg=lambda wc: preset("wsi"),
+        cfg=lambda wc: {key: preset("wsi", key) for key in ("reader", "tissue")},
     threads: 1
     resources:
         mem_mb=1500,
@@ -112,8 +113,11 @@ rule wsi_patch:
         "logs/wsi/patch/{cohort}/{slide}.log",
     benchmark:
         "benchmarks/wsi/patch/{cohort}/{slide}.tsv"
+    wildcard_constraints:
+        cohort=WSI_NAME,
+        slide=WSI_NAME,
     params:
-        cfg=lambda wc: preset("wsi"),
+        cfg=lambda wc: {key: preset("wsi", key) for key in ("reader", "patch")},
     threads: 1
     resources:
         mem_mb=1500,
@@ -134,8 +138,18 @@ rule wsi_features:
         "logs/wsi/features/{cohort}/{encoder}/{slide}.log",
     benchmark:
         "benchmarks/wsi/features/{cohort}/{encoder}/{slide}.tsv"
+    wildcard_constraints:
+        cohort=WSI_NAME,
+        encoder=WSI_NAME,
+        slide=WSI_NAME,
     params:
-        cfg=lambda wc: preset("wsi"),
+        # the reader, the feature settings and this job's encoder (all encoders when it is not
+        # configured, so that the error lists them)
+        cfg=lambda wc: {
+            **{key: preset("wsi", key) for key in ("reader", "features")},
+            "encoders": {e: spec for e, spec in preset("wsi", "encoders").items() if e == wc.encoder}
+            or preset("wsi", "encoders"),
+        },
         device=config["device"],
     # One thread per job: slides fan out across cores instead. Two OpenMP threads on a busy node
     # spin-wait each other (measured here: 2 img/s with 2 threads vs 23 with 1 under load).
@@ -170,8 +184,9 @@ rule wsi_bags:
         "logs/wsi/bags/{cohort}/{encoder}.log",
     benchmark:
         "benchmarks/wsi/bags/{cohort}/{encoder}.tsv"
-    params:
-        cfg=lambda wc: preset("wsi"),
+    wildcard_constraints:
+        cohort=WSI_NAME,
+        encoder=WSI_NAME,
     threads: 1
     resources:
         mem_mb=3000,

@@ -23,7 +23,8 @@ Registered in :data:`MIL_MODELS` (the ``{method}`` wildcard of ``tmevolve_train`
   head applied to the critical instance. Choice: one scorer for every task (the original has one
   per class) so the same model serves survival bins, classes and a regression target.
 
-TMEvolve (``repro.methods.tmevolve``) registers itself and its ablations into the same registry.
+TMEvolve (:mod:`repro.methods.tmevolve`) registers itself, its ablations and its Q x K grid into the
+same registry when it is imported; this module never imports it.
 """
 
 from __future__ import annotations
@@ -298,7 +299,6 @@ for _name, _cls in {"mean": MeanMIL, "abmil": ABMIL, "transmil": TransMIL, "grap
 
 
 def create_mil_model(name: str, in_dim: int, out_dim: int, **cfg: object) -> nn.Module:
-    """Build the registered model ``name`` (``repro.methods.tmevolve`` is imported to register its variants)."""
-    import repro.methods.tmevolve  # noqa: F401 - registers tmevolve and its ablations
-
+    """Build the registered model ``name``; a model defined elsewhere is known once its module is
+    imported (``import repro.methods.tmevolve`` registers TMEvolve and its variants)."""
     return MIL_MODELS.create(name, in_dim=in_dim, out_dim=out_dim, **cfg)

@@ -5,12 +5,12 @@
   builds each slide's grid graph once; :func:`load_prepared` gives :class:`CohortData` back.
 - Folds: :func:`make_folds`, stratified by subtype x event, fixed by a seed, shared by every task
   and method.
-- Tasks (registered in :data:`TASKS`): ``survival`` (discrete-time NLL over 4 bins from quartiles
-  of the training fold's uncensored times, C-index of ``risk = -sum S``; :mod:`repro.metrics.survival`),
-  ``subtype`` (cross-entropy, macro one-vs-rest AUC), ``gene`` (MSE on the standardised target,
-  Pearson r).
-- :func:`train_fold`: Adam, batch of one slide, a fixed number of epochs, loss = task loss +
+- Tasks: any object with the :class:`MILTask` surface (targets, loss, score and metric of one
+  slide-level prediction task); a paper defines its own (TMEvolve's survival, subtype and gene
+  tasks are in :mod:`repro.papers.tmevolve.experiment`).
+- :func:`fit_fold`: Adam, batch of one slide, a fixed number of epochs, loss = task loss +
   the model's auxiliary loss (TMEvolve's balance term); then predictions on the held-out fold.
+  The model is built by name from the MIL registry (:func:`repro.methods.mil.create_mil_model`).
 
 Choices: no early stopping and no validation split (fixed epochs from the preset); the fold's
 summary is mean +- sample sd (ddof = 1) over folds.
@@ -21,19 +21,17 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
-from sklearn.metrics import adjusted_rand_score, roc_auc_score
+from sklearn.metrics import adjusted_rand_score
 from sklearn.model_selection import StratifiedKFold
 
 from repro.methods.mil import SlideBag, create_mil_model
-from repro.metrics.survival import concordance_index, discretize, nll_survival_loss, risk_from_logits, time_bins
-from repro.registry import Registry
 
-__all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "TASKS", "train_fold", "FoldResult",
+__all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "MILTask", "fit_fold", "FoldResult",
            "summarize_folds", "region_ari"]
 
 log = logging.getLogger(__name__)
@@ -117,90 +115,28 @@ def make_folds(table: pd.DataFrame, n_folds: int, seed: int) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------------------------
-# Tasks: targets, loss, score and metric of one slide-level prediction task
-
-TASKS: Registry = Registry("task")
+# Tasks
 
 
-class SurvivalTask:
-    metric_name = "c_index"
+class MILTask(Protocol):
+    """Targets, loss, score and metric of one slide-level prediction task (fitted on a training fold)."""
 
-    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SurvivalTask":
-        self.cuts_ = time_bins(train.survival_months.to_numpy(), train.event.to_numpy(), 4)
-        self.out_dim = len(self.cuts_) + 1
-        return self
+    name: str
+    metric_name: str
+    out_dim: int                   # set by fit
 
-    def targets(self, table: pd.DataFrame) -> dict:
-        return {"y": torch.as_tensor(discretize(table.survival_months.to_numpy(), self.cuts_)),
-                "event": torch.as_tensor(table.event.to_numpy(), dtype=torch.float32)}
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "MILTask":
+        """Learn what the targets need from the training fold (``cohort``: the label space only)."""
+
+    def targets(self, table: pd.DataFrame) -> dict: ...
 
     def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
-        return nll_survival_loss(out.view(1, -1), tgt["y"][i:i + 1], tgt["event"][i:i + 1])
+        """The loss of slide ``i``'s output ``out``."""
 
     def score(self, outs: np.ndarray) -> np.ndarray:
-        return risk_from_logits(outs).numpy()
+        """Scores (risk, class probabilities, value) from the stacked outputs (n, out_dim)."""
 
-    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
-        try:
-            return concordance_index(table.event.to_numpy(), table.survival_months.to_numpy(), score)
-        except ValueError:  # no comparable pair in a tiny (smoke) test fold
-            return float("nan")
-
-
-class SubtypeTask:
-    metric_name = "auc"
-
-    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SubtypeTask":
-        self.n_classes_ = int(cohort.subtype.max()) + 1   # the label space only, no test labels
-        self.out_dim = self.n_classes_
-        return self
-
-    def targets(self, table: pd.DataFrame) -> dict:
-        return {"y": torch.as_tensor(table.subtype.to_numpy(), dtype=torch.long)}
-
-    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
-        return torch.nn.functional.cross_entropy(out.view(1, -1), tgt["y"][i:i + 1])
-
-    def score(self, outs: np.ndarray) -> np.ndarray:
-        return torch.softmax(torch.as_tensor(outs), dim=-1).numpy()
-
-    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
-        y = table.subtype.to_numpy()
-        present = np.unique(y)
-        if len(present) < 2:
-            return float("nan")
-        if score.shape[1] == 2:
-            return float(roc_auc_score(y, score[:, 1]))
-        # macro one-vs-rest AUC over the classes present in the test fold
-        return float(np.mean([roc_auc_score(y == c, score[:, c]) for c in present]))
-
-
-class GeneTask:
-    metric_name = "pearson_r"
-
-    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "GeneTask":
-        self.mean_, self.sd_ = float(train.gene_expr.mean()), float(train.gene_expr.std() + 1e-8)
-        self.out_dim = 1
-        return self
-
-    def targets(self, table: pd.DataFrame) -> dict:
-        return {"y": torch.as_tensor((table.gene_expr.to_numpy() - self.mean_) / self.sd_, dtype=torch.float32)}
-
-    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
-        return torch.nn.functional.mse_loss(out.view(1), tgt["y"][i:i + 1])
-
-    def score(self, outs: np.ndarray) -> np.ndarray:
-        return np.asarray(outs)[:, 0] * self.sd_ + self.mean_
-
-    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
-        if np.std(score) == 0:
-            return 0.0
-        return float(stats.pearsonr(table.gene_expr.to_numpy(), score)[0])
-
-
-TASKS.register("survival")(SurvivalTask)
-TASKS.register("subtype")(SubtypeTask)
-TASKS.register("gene")(GeneTask)
+    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float: ...
 
 
 # ----------------------------------------------------------------------------------------------
@@ -226,52 +162,52 @@ def region_ari(S: torch.Tensor, patch_types: np.ndarray) -> float:
     return float(adjusted_rand_score(patch_types[known], S.argmax(1).numpy()[known]))
 
 
-def model_config(method: str, task: str, cfg: dict) -> dict:
-    """Keyword arguments of the model: the preset's ``model`` block plus the task's Q and K."""
-    return {**cfg.get("model", {}), **cfg.get("qk", {}).get(task, {})}
+def fit_fold(method: str, task: MILTask, data: CohortData, folds: pd.DataFrame, fold: int, *, epochs: int,
+             lr: float, weight_decay: float = 0.0, model_cfg: dict[str, Any] | None = None,
+             model_kwargs: dict[str, Any] | None = None, seed: int = 0, device: str = "cpu") -> FoldResult:
+    """Train the registered MIL model ``method`` on every fold but ``fold`` and predict ``fold``.
 
-
-def build_model(method: str, task_obj, in_dim: int, model_cfg: dict, concept_emb, seed: int):
-    return create_mil_model(method, in_dim, task_obj.out_dim, concept_emb=concept_emb, seed=seed, **model_cfg)
-
-
-def train_fold(method: str, task: str, data: CohortData, folds: pd.DataFrame, fold: int, cfg: dict, *,
-               concept_emb: np.ndarray | None = None, seed: int = 0, device: str = "cpu") -> FoldResult:
-    """Train ``method`` on every fold but ``fold`` and predict ``fold``.
-
-    ``cfg`` is the preset: ``epochs``, ``lr``, ``weight_decay``, ``model`` (kwargs of every model),
-    ``qk`` (per-task Q and K of TMEvolve).
+    Parameters
+    ----------
+    method : registry key of :data:`repro.methods.mil.MIL_MODELS`.
+    task : an unfitted :class:`MILTask`; it is fitted on the training folds.
+    folds : ``slide_id, fold`` of every slide of ``data`` (:func:`make_folds`).
+    epochs, lr, weight_decay : Adam, one slide per step, a fixed number of epochs.
+    model_cfg : the model's settings (saved with the fold's weights to rebuild it).
+    model_kwargs : other arguments of the model's factory (e.g. TMEvolve's ``concept_emb``).
+    seed : parameter init, dropout and the order of the slides.
     """
     fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
     if np.isnan(fold_of.astype(float)).any():
-        raise ValueError("train_fold: some slides have no fold in the folds table")
+        raise ValueError("fit_fold: some slides have no fold in the folds table")
     train_idx, test_idx = np.flatnonzero(fold_of != fold), np.flatnonzero(fold_of == fold)
     if len(test_idx) == 0:
-        raise ValueError(f"train_fold: fold {fold} is empty")
+        raise ValueError(f"fit_fold: fold {fold} is empty")
     train, test = data.subset(train_idx), data.subset(test_idx)
-    task_obj = TASKS.create(task).fit(train.table, data.table)
+    task.fit(train.table, data.table)
     # torch's parameter init and dropout draw from the default generator: fork it, seed it, restore it
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed % (2**63))
-        return _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_emb, seed, device,
-                                  len(train_idx), len(test_idx))
+        return _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay, dict(model_cfg or {}),
+                                  dict(model_kwargs or {}), seed, device, len(train_idx), len(test_idx))
 
 
-def _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_emb, seed, device, n_train, n_test):
-    mcfg = model_config(method, task, cfg)
-    model = build_model(method, task_obj, train.bags[0].x.shape[1], mcfg, concept_emb, seed).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"], weight_decay=cfg.get("weight_decay", 0.0))
-    tgt = task_obj.targets(train.table)
+def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay, mcfg, model_kwargs, seed, device,
+                       n_train, n_test):
+    model = create_mil_model(method, train.bags[0].x.shape[1], task.out_dim, seed=seed, **model_kwargs,
+                             **mcfg).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    tgt = task.targets(train.table)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     from repro.logs import progress
 
-    for epoch in progress(range(cfg["epochs"]), desc=f"{task}/{method}/fold{fold}", unit="epoch"):
+    for epoch in progress(range(epochs), desc=f"{task.name}/{method}/fold{fold}", unit="epoch"):
         model.train()
         total = 0.0
         for i in rng.permutation(len(train.bags)):
             res = model(train.bags[i])
-            loss = task_obj.loss(res["out"], tgt, int(i)) + res["aux_loss"]
+            loss = task.loss(res["out"], tgt, int(i)) + res["aux_loss"]
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -290,8 +226,8 @@ def _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_e
                 aris1.append(region_ari(res["trace"]["S"][-1], bag.patch_types))
     infer_ms = 1000 * (time.perf_counter() - t0) / len(test.bags)
     outs = np.stack(outs)
-    score = task_obj.score(outs)
-    metric = task_obj.metric(test.table, score)
+    score = task.score(outs)
+    metric = task.metric(test.table, score)
     pred = pd.DataFrame({"slide_id": test.table.slide_id.astype(str), "fold": fold})
     if score.ndim == 1:
         pred["score"] = score
@@ -302,8 +238,8 @@ def _train_and_predict(method, task, task_obj, train, test, fold, cfg, concept_e
             "n_params": sum(p.numel() for p in model.parameters())}
     if aris0:
         diag.update(ari_q0=float(np.nanmean(aris0)), ari_final=float(np.nanmean(aris1)))
-    log.info("%s %s fold %d: %s = %.4f (train %.1f s)", task, method, fold, task_obj.metric_name, metric, train_s)
-    return FoldResult(metric, pred, model.state_dict(), mcfg, train.bags[0].x.shape[1], task_obj.out_dim, diag)
+    log.info("%s %s fold %d: %s = %.4f (train %.1f s)", task.name, method, fold, task.metric_name, metric, train_s)
+    return FoldResult(metric, pred, model.state_dict(), mcfg, train.bags[0].x.shape[1], task.out_dim, diag)
 
 
 def summarize_folds(results: list[dict]) -> dict:

@@ -60,7 +60,6 @@ Deviations
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 from dataclasses import dataclass
@@ -69,12 +68,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from repro.config import from_dict
 from repro.methods.mil import MIL_MODELS, PatchEncoder, SlideBag
+from repro.methods.tmevolve_variants import ABLATIONS, GRID_K, GRID_Q, grid_name
 from repro.nn.attention import GatedAttention
 from repro.nn.graph import DenseEdges, SparseEdges
 
-__all__ = ["TMEvolveConfig", "TMEvolve", "CONCEPT_TEXTS", "embed_concepts", "farthest_point_seeds",
-           "ABLATIONS", "GRID_Q", "GRID_K", "grid_name"]
+__all__ = ["TMEvolveConfig", "TMEvolve", "CONCEPT_TEXTS", "embed_concepts", "farthest_point_seeds"]
 
 log = logging.getLogger(__name__)
 
@@ -272,41 +272,30 @@ class TMEvolve(nn.Module):
 
 
 # ----------------------------------------------------------------------------------------------
-# Registration: the main model, its ablations (Table 3) and the Q x K grid (Table 4).
+# Registration in the MIL registry (importing this module registers them): the main model, its
+# ablations (Table 3) and the Q x K grid (Table 4), named in repro.methods.tmevolve_variants.
 
-#: Ablation variants (Table 3): registry key -> config overrides.
-ABLATIONS: dict[str, dict] = {
-    "tmevolve_nodiff": {"diffusion": False},
-    "tmevolve_noevo": {"Q": 0},
-    "tmevolve_nobal": {"balance_weight": 0.0},
-    "tmevolve_randcon": {"concepts": "random"},
-}
-GRID_Q = (0, 1, 2, 3, 4)
-GRID_K = (1, 2, 4, 8, 16)
+#: Settings of the preset's shared ``model`` block that belong to other MIL models (graph MIL's
+#: depth): accepted and unused here. Any other key TMEvolveConfig does not know is an error.
+OTHER_MODELS_KEYS = ("gcn_layers",)
 
 
-def grid_name(q: int, k: int) -> str:
-    """Registry key of the Q x K grid cell (Table 4), e.g. ``tmevolve_q3_k8``."""
-    return f"tmevolve_q{q}_k{k}"
-
-
-def _factory(overrides: dict):
+def _factory(name: str, overrides: dict):
     def build(in_dim: int, out_dim: int, concept_emb=None, seed: int = 0, **cfg) -> TMEvolve:
         if concept_emb is None:
             raise ValueError("tmevolve: concept_emb (the text embeddings of the concepts) is required")
-        fields = {f.name for f in dataclasses.fields(TMEvolveConfig)}
-        values = {k: v for k, v in {**cfg, **overrides}.items() if k in fields}
-        return TMEvolve(in_dim, out_dim, TMEvolveConfig(**values), concept_emb, seed=seed)
+        own = {k: v for k, v in cfg.items() if k not in OTHER_MODELS_KEYS}
+        return TMEvolve(in_dim, out_dim, from_dict(TMEvolveConfig, own, name, **overrides), concept_emb, seed=seed)
 
     return build
 
 
-MIL_MODELS.register("tmevolve")(_factory({}))
+MIL_MODELS.register("tmevolve")(_factory("tmevolve", {}))
 for _name, _over in ABLATIONS.items():
-    MIL_MODELS.register(_name)(_factory(_over))
+    MIL_MODELS.register(_name)(_factory(_name, _over))
 for _q in GRID_Q:
     for _k in GRID_K:
-        MIL_MODELS.register(grid_name(_q, _k))(_factory({"Q": _q, "K": _k}))
+        MIL_MODELS.register(grid_name(_q, _k))(_factory(grid_name(_q, _k), {"Q": _q, "K": _k}))
 
 
 def embed_concepts(texts: dict[str, str]) -> tuple[list[str], np.ndarray]:

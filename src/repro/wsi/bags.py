@@ -105,7 +105,7 @@ def build_bags(feature_files: Mapping[str, str | os.PathLike], out_path: str | o
 
     Returns a summary (slides, patches per slide, dim).
     """
-    from repro.data.wsi_synth import TISSUE_TYPES
+    from repro.wsi.synth import TISSUE_TYPES
     from repro.wsi.features import read_features
 
     bags: dict[str, Bag] = {}

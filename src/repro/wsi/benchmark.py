@@ -46,16 +46,16 @@ def benchmark_slide(slide_path: str, *, encoder: str = "efficientnet_lite0", cfg
     import torch
 
     from repro.wsi.features import create_encoder, extract_features
-    from repro.wsi.patching import PatchConfig, make_grid, read_patches
+    from repro.wsi.patching import make_grid, read_patches
     from repro.wsi.reader import open_slide
-    from repro.wsi.tissue import TissueConfig, detect_tissue
+    from repro.wsi.tissue import detect_tissue
 
     torch.set_num_threads(threads)
     cfg = cfg or {}
     slide = open_slide(slide_path, default_mpp=default_mpp)
     t0 = time.perf_counter()
-    tissue = detect_tissue(slide, TissueConfig.from_dict(cfg.get("tissue")))
-    grid = make_grid(slide, tissue, PatchConfig.from_dict(cfg.get("patch")))
+    tissue = detect_tissue(slide, cfg.get("tissue"))
+    grid = make_grid(slide, tissue, cfg.get("patch"))
     t_grid = time.perf_counter() - t0
     attrs = grid.attrs()
     coords = grid.coords
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     slide = args.slide
     if slide is None:
-        from repro.data.wsi_synth import SynthConfig, generate_slide
+        from repro.wsi.synth import SynthConfig, generate_slide
 
         tmp = Path(tempfile.mkdtemp(prefix="wsi_bench_"))
         slide = str(tmp / "S0000.tiff")

@@ -3,7 +3,7 @@
 Two kinds of cohort (config.yaml ``wsi.<scale>``):
 
 - ``synthetic`` (the embedded default): ``synthetic.n_slides`` slides ``S0000, S0001, ...`` drawn by
-  :mod:`repro.data.wsi_synth` into ``resources/wsi/synthetic/slides/{slide}.tiff``. The slide list
+  :mod:`repro.wsi.synth` into ``resources/wsi/synthetic/slides/{slide}.tiff``. The slide list
   is fixed by the preset, so the workflow's DAG is known before anything runs.
 - a remote cohort named ``remote.cohort``, listed in the CSV ``remote.manifest`` (a path relative to
   the checkout), one row per slide with columns ``slide_id``, ``url`` and optionally ``filename``
@@ -21,14 +21,19 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SYNTHETIC", "LABEL_COLUMNS", "read_remote_manifest", "cohort_slides", "slide_path", "fetch_slide",
-           "write_remote_labels"]
+__all__ = ["SYNTHETIC", "LABEL_COLUMNS", "slide_ids", "read_remote_manifest", "cohort_slides", "slide_path",
+           "fetch_slide", "write_remote_labels"]
 
 log = logging.getLogger(__name__)
 
 SYNTHETIC = "synthetic"
 LABEL_COLUMNS = ("survival_months", "event", "subtype", "subtype_name", "gene_expr")
 SLIDE_EXTENSIONS = (".svs", ".tif", ".tiff", ".ndpi", ".mrxs", ".scn", ".bif", ".vms", ".vmu", ".svslide")
+
+
+def slide_ids(n_slides: int) -> list[str]:
+    """The fixed slide ids of a synthetic cohort: ``S0000``, ``S0001``, ..."""
+    return [f"S{i:04d}" for i in range(int(n_slides))]
 
 
 def read_remote_manifest(path: str | os.PathLike):
@@ -64,8 +69,6 @@ def _remote(cfg: dict[str, Any], cohort: str, repo: str | os.PathLike) -> Path:
 def cohort_slides(cfg: dict[str, Any], cohort: str, repo: str | os.PathLike = ".") -> list[str]:
     """The slide ids of ``cohort`` under the ``wsi`` preset ``cfg``."""
     if cohort == SYNTHETIC:
-        from repro.data.wsi_synth import slide_ids
-
         return slide_ids(cfg["synthetic"]["n_slides"])
     return list(read_remote_manifest(_remote(cfg, cohort, repo)).slide_id)
 

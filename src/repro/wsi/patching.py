@@ -25,7 +25,7 @@ import h5py
 import numpy as np
 
 from repro.io import atomic_path
-from repro.wsi.config import from_dict
+from repro.config import from_dict
 from repro.wsi.reader import Slide
 from repro.wsi.tissue import TissueMask
 
@@ -46,10 +46,6 @@ class PatchConfig:
     min_tissue_fraction: float = 0.5
     #: keep at most this many patches (evenly spaced in grid order, deterministic); 0 = all
     max_patches: int = 0
-
-    @classmethod
-    def from_dict(cls, cfg: dict[str, Any] | None) -> "PatchConfig":
-        return from_dict(cls, cfg, "wsi.<scale>.patch")
 
 
 @dataclass
@@ -87,7 +83,7 @@ def make_grid(slide: Slide, tissue: TissueMask, cfg: PatchConfig | dict | None =
     ValueError
         The slide has no mpp and no fallback (a patch size in micrometres needs one).
     """
-    cfg = cfg if isinstance(cfg, PatchConfig) else PatchConfig.from_dict(cfg)
+    cfg = cfg if isinstance(cfg, PatchConfig) else from_dict(PatchConfig, cfg, "wsi.<scale>.patch")
     mpp = slide.require_mpp()
     size0 = int(round(cfg.patch_size * cfg.target_mpp / mpp))
     if size0 < 1:

@@ -17,7 +17,7 @@ import numpy as np
 
 from repro.io import atomic_path
 from repro.wsi.reader import open_slide
-from repro.wsi.tissue import TissueConfig, TissueMask, detect_tissue
+from repro.wsi.tissue import TissueMask, detect_tissue
 
 __all__ = ["tissue_step", "load_tissue", "patch_step", "features_step"]
 
@@ -31,7 +31,7 @@ def _default_mpp(cfg: dict[str, Any]) -> float | None:
 def tissue_step(slide_path: str | os.PathLike, out_npz: str | os.PathLike, cfg: dict[str, Any]) -> TissueMask:
     """Detect tissue; write ``mask``, ``downsample``, ``threshold``, ``seg_mpp`` to ``out_npz``."""
     with open_slide(slide_path, default_mpp=_default_mpp(cfg)) as slide:
-        tm = detect_tissue(slide, TissueConfig.from_dict(cfg.get("tissue")))
+        tm = detect_tissue(slide, cfg.get("tissue"))
     with atomic_path(out_npz) as tmp:
         np.savez_compressed(tmp, mask=tm.mask, downsample=np.float64(tm.downsample), threshold=np.float64(tm.threshold),
                             seg_mpp=np.float64(tm.seg_mpp))
@@ -47,11 +47,11 @@ def load_tissue(path: str | os.PathLike) -> TissueMask:
 def patch_step(slide_path: str | os.PathLike, tissue_npz: str | os.PathLike, out_h5: str | os.PathLike,
                preview_png: str | os.PathLike | None, cfg: dict[str, Any]) -> dict[str, Any]:
     """Grid the tissue into patches; write the coords HDF5 (CLAM/TRIDENT layout) and a preview PNG."""
-    from repro.wsi.patching import PatchConfig, make_grid, save_preview, write_coords
+    from repro.wsi.patching import make_grid, save_preview, write_coords
 
     with open_slide(slide_path, default_mpp=_default_mpp(cfg)) as slide:
         tissue = load_tissue(tissue_npz)
-        grid = make_grid(slide, tissue, PatchConfig.from_dict(cfg.get("patch")))
+        grid = make_grid(slide, tissue, cfg.get("patch"))
         if len(grid.coords) == 0:
             log.warning("%s: no patch passes the tissue filter", slide_path)
         if preview_png:

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy import ndimage
 
-from repro.wsi.config import from_dict
+from repro.config import from_dict
 from repro.wsi.reader import Slide
 
 __all__ = ["TissueConfig", "TissueMask", "detect_tissue", "segment_rgb"]
@@ -55,10 +54,6 @@ class TissueConfig:
     max_hole_area_um2: float = 4000.0
     #: mpp assumed *for segmentation only* when the slide has none
     mpp_fallback_for_tissue: float = 0.5
-
-    @classmethod
-    def from_dict(cls, cfg: dict[str, Any] | None) -> "TissueConfig":
-        return from_dict(cls, cfg, "wsi.<scale>.tissue")
 
 
 @dataclass
@@ -141,7 +136,7 @@ def detect_tissue(slide: Slide, cfg: TissueConfig | dict | None = None) -> Tissu
     TissueMask
         The mask with its downsample (level-0 pixels per mask pixel).
     """
-    cfg = cfg if isinstance(cfg, TissueConfig) else TissueConfig.from_dict(cfg)
+    cfg = cfg if isinstance(cfg, TissueConfig) else from_dict(TissueConfig, cfg, "wsi.<scale>.tissue")
     mpp = slide.mpp
     if mpp is None:
         mpp = cfg.mpp_fallback_for_tissue

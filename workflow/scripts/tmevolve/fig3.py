@@ -1,8 +1,8 @@
 """Fig. 3: one test slide's regions before/after evolution, flux and concept response; C-index of every method."""
 from repro.figures.style import save
-from repro.figures.tmevolve_fig3 import build_fig3, fig3_table
 from repro.jobs import Job
-from repro.methods.tmevolve_eval import slide_thumbnail, survival_bars, trace_slide
+from repro.papers.tmevolve.experiment import slide_thumbnail, survival_bars, trace_slide
+from repro.papers.tmevolve.figures import build_fig3, fig3_table
 
 job = Job.from_snakemake(snakemake)
 patches, facts = trace_slide(snakemake.input.dataset, snakemake.input.folds, snakemake.input.model,

@@ -2,7 +2,7 @@
 from repro.figures.style import save_table
 from repro.io import read_json
 from repro.jobs import Job
-from repro.methods.tmevolve_eval import make_tables
+from repro.papers.tmevolve.experiment import make_tables
 
 job = Job.from_snakemake(snakemake)
 tables = make_tables(read_json(snakemake.input.metrics), job.cfg)

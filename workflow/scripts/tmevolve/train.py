@@ -2,8 +2,8 @@
 import pandas as pd
 
 from repro.jobs import Job
-from repro.methods.mil_train import load_prepared, train_fold
-from repro.methods.tmevolve_eval import load_concepts, save_fold
+from repro.methods.mil_train import load_prepared
+from repro.papers.tmevolve.experiment import load_concepts, save_fold, train_fold
 
 job = Job.from_snakemake(snakemake)
 wc = snakemake.wildcards

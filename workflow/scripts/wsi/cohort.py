@@ -1,8 +1,8 @@
 """Draw the synthetic cohort: pyramidal TIFF slides, ground-truth maps, manifest with labels."""
 from pathlib import Path
 
-from repro.data.wsi_synth import generate_cohort
 from repro.jobs import Job
+from repro.wsi.synth import generate_cohort
 
 job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
 out = snakemake.output  # noqa: F821

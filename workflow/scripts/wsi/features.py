@@ -1,6 +1,5 @@
 """Patch features of one slide with one encoder (features + coords HDF5)."""
 from repro.jobs import Job
-from repro.seeding import job_seed
 from repro.wsi.pipeline import features_step
 
 job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
@@ -8,4 +7,4 @@ smk = snakemake  # noqa: F821
 encoder = smk.wildcards.encoder
 # One seed per encoder (not per slide): a randomly initialised encoder must be the same on every slide.
 features_step(smk.input.slide, smk.input.coords, smk.output.features, encoder, job.cfg, device=smk.params.device,
-              seed=job_seed(smk.config["seed"], "wsi_encoder", encoder=encoder))
+              seed=job.seed_for("wsi_encoder", encoder=encoder))

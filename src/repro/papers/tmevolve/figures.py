@@ -3,7 +3,8 @@
 Panels: (a) slide thumbnail (when available) and the ground-truth tissue type of each patch;
 (b) soft regions (argmax S) at q = 0; (c) after Q steps; (d) boundary flux magnitude
 ``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (e) concept response a_i;
-(f) survival C-index (mean +- sd over folds) of every method. Region colours are arbitrary labels.
+(f) survival C-index (mean +- sd over folds) of every method, in the colours of :data:`COLORS`.
+Region colours are arbitrary labels.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ import pandas as pd
 import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 
-from repro.figures.style import PALETTE, method_color
+from repro.figures.style import PALETTE, Palette
 
-__all__ = ["build_fig3", "fig3_table"]
+__all__ = ["COLORS", "build_fig3", "fig3_table"]
+
+#: TMEvolve and its MIL baselines, one fixed colour each (ablation variants get hashed colours).
+COLORS = Palette({"tmevolve": "#D55E00", "mean": "#888888", "abmil": "#0072B2", "transmil": "#009E73",
+                  "graphmil": "#CC79A7", "dsmil": "#56B4E9"})
 
 
 def _grid_image(df: pd.DataFrame, column: str, fill=np.nan) -> np.ndarray:
@@ -68,7 +73,7 @@ def build_fig3(patches: pd.DataFrame, bars: pd.DataFrame, facts: dict, thumbnail
         ax.grid(False)
     ax = axes[1, 2]
     y = np.arange(len(bars))
-    ax.barh(y, bars["mean"], xerr=bars["sd"], color=[method_color(m) for m in bars.method], capsize=2)
+    ax.barh(y, bars["mean"], xerr=bars["sd"], color=[COLORS(m) for m in bars.method], capsize=2)
     ax.set_yticks(y, bars.method)
     ax.invert_yaxis()
     lo = float(np.nanmin(bars["mean"] - bars["sd"])) if len(bars) else 0.5

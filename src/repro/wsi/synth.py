@@ -1,6 +1,7 @@
 """Synthetic whole-slide cohort: H&E-like pyramidal TIFFs with a ground-truth tissue map and labels.
 
-The embedded default data of the WSI stage (``../shared/papers/tmevolve.md``, "Synthetic cohort").
+The embedded default data of the WSI stage (``../shared/papers/tmevolve.md``, "Synthetic cohort"),
+shared by the pathology papers that read its bags or render its slides.
 Each slide is drawn procedurally in three steps, all vectorised numpy:
 
 1. **Layout** (:func:`plant_layout`) on a coarse map (one map pixel = ``map_downsample`` level-0
@@ -51,9 +52,11 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
+from repro.config import from_dict
 from repro.io import atomic_path
+from repro.wsi.cohort import slide_ids
 
-__all__ = ["TISSUE_TYPES", "SUBTYPES", "SynthConfig", "slide_ids", "plant_layout", "render_slide",
+__all__ = ["TISSUE_TYPES", "SUBTYPES", "SynthConfig", "plant_layout", "render_slide",
            "write_pyramid_tiff", "plant_labels", "generate_slide", "generate_cohort"]
 
 log = logging.getLogger(__name__)
@@ -93,19 +96,9 @@ class SynthConfig:
     gene_effect: float = 1.2
     gene_noise: float = 0.5
 
-    @classmethod
-    def from_dict(cls, cfg: dict[str, Any]) -> "SynthConfig":
-        from repro.wsi.config import from_dict
-
-        obj = from_dict(cls, cfg, "wsi.<scale>.synthetic")
-        if obj.size % obj.map_downsample:
-            raise ValueError(f"wsi synthetic config: size {obj.size} is not a multiple of map_downsample {obj.map_downsample}")
-        return obj
-
-
-def slide_ids(n_slides: int) -> list[str]:
-    """The fixed slide ids of a synthetic cohort: ``S0000``, ``S0001``, ..."""
-    return [f"S{i:04d}" for i in range(int(n_slides))]
+    def __post_init__(self) -> None:
+        if self.size % self.map_downsample:
+            raise ValueError(f"wsi synthetic config: size {self.size} is not a multiple of map_downsample {self.map_downsample}")
 
 
 def _smooth_noise(rng: np.random.Generator, shape: tuple[int, ...], sigma: float | tuple[float, ...]) -> np.ndarray:
@@ -394,10 +387,10 @@ def write_pyramid_tiff(path: str | os.PathLike, rgb: np.ndarray, *, mpp: float, 
             lh, lw = img.shape[:2]
             ds = w / lw
             if k == 0:
-                desc = (f"Aperio Image Library v12.0.0 (repro.data.wsi_synth)\n{w}x{h} [0,0 {w}x{h}] ({tile}x{tile}) "
+                desc = (f"Aperio Image Library v12.0.0 (repro.wsi.synth)\n{w}x{h} [0,0 {w}x{h}] ({tile}x{tile}) "
                         f"JPEG/RGB Q={quality}|AppMag = {objective_power}|MPP = {mpp:.4f}|Filename = {name}")
             else:
-                desc = f"Aperio Image Library v12.0.0 (repro.data.wsi_synth)\n{w}x{h} -> {lw}x{lh} JPEG/RGB Q={quality}"
+                desc = f"Aperio Image Library v12.0.0 (repro.wsi.synth)\n{w}x{h} -> {lw}x{lh} JPEG/RGB Q={quality}"
             res = 1e4 / (mpp * ds)  # pixels per centimetre
             tif.write(img, tile=(tile, tile), compression="jpeg", compressionargs={"level": quality},
                       photometric="rgb", resolution=(res, res), resolutionunit="CENTIMETER",
@@ -491,7 +484,7 @@ def generate_cohort(cfg: SynthConfig | dict[str, Any], *, seed: int, slides_dir:
     from repro.logs import progress
 
     if isinstance(cfg, dict):
-        cfg = SynthConfig.from_dict(cfg)
+        cfg = from_dict(SynthConfig, cfg, "wsi.<scale>.synthetic")
     ids = slide_ids(cfg.n_slides)
     jobs = [(sid, i, seed, cfg, Path(slides_dir) / f"{sid}.tiff", Path(truth_dir) / f"{sid}.npz") for i, sid in enumerate(ids)]
     log.info("drawing %d synthetic slides of %d px (%s) with %d worker(s)", len(ids), cfg.size, asdict(cfg), workers)

@@ -1,4 +1,11 @@
-"""TMEvolve's experiment plumbing: fold outputs, summaries, metrics.json, tables, the Fig. 3 trace.
+"""TMEvolve's experiments: the three tasks, one training fold, summaries, metrics.json, tables, the Fig. 3 trace.
+
+- Tasks (registered in :data:`TASKS`, the ``{task}`` wildcard): ``survival`` (discrete-time NLL
+  over 4 bins from quartiles of the training fold's uncensored times, C-index of
+  ``risk = -sum S``; :mod:`repro.metrics.survival`), ``subtype`` (cross-entropy, macro one-vs-rest
+  AUC), ``gene`` (MSE on the standardised target, Pearson r).
+- :func:`train_fold`: one method on one task for one fold, with the preset's settings, through the
+  shared MIL training loop (:func:`repro.methods.mil_train.fit_fold`).
 
 Every function takes paths or plain data and returns data, so each pipeline script is one call.
 ``metrics.json`` layout (the claims address it by dotted path)::
@@ -18,17 +25,140 @@ import os
 import numpy as np
 import pandas as pd
 import torch
+from scipy import stats
+from sklearn.metrics import roc_auc_score
 
+import repro.methods.tmevolve  # noqa: F401 - registers TMEvolve, its ablations and its grid as MIL models
 from repro.io import atomic_path, read_json
-from repro.methods.mil_train import FoldResult, TASKS, load_prepared, summarize_folds
+from repro.methods.mil import create_mil_model
+from repro.methods.mil_train import CohortData, FoldResult, fit_fold, load_prepared, region_ari, summarize_folds
+from repro.methods.tmevolve_variants import grid_name
+from repro.metrics.survival import concordance_index, discretize, nll_survival_loss, risk_from_logits, time_bins
+from repro.registry import Registry
 
-__all__ = ["save_fold", "summarize_fold_files", "aggregate_metrics", "make_tables", "trace_slide",
-           "save_concepts", "load_concepts", "BASELINES", "read_summaries", "slide_thumbnail", "survival_bars"]
+__all__ = ["TASKS", "train_fold", "save_fold", "summarize_fold_files", "aggregate_metrics", "make_tables",
+           "trace_slide", "save_concepts", "load_concepts", "BASELINES", "read_summaries", "slide_thumbnail",
+           "survival_bars"]
 
 log = logging.getLogger(__name__)
 
 #: The registry keys that count as baselines for "best baseline".
 BASELINES = ("mean", "abmil", "transmil", "graphmil", "dsmil")
+
+
+# ----------------------------------------------------------------------------------------------
+# Tasks: targets, loss, score and metric of one slide-level prediction task (repro.methods.mil_train.MILTask)
+
+TASKS: Registry = Registry("task")
+
+
+class SurvivalTask:
+    name = "survival"
+    metric_name = "c_index"
+
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SurvivalTask":
+        self.cuts_ = time_bins(train.survival_months.to_numpy(), train.event.to_numpy(), 4)
+        self.out_dim = len(self.cuts_) + 1
+        return self
+
+    def targets(self, table: pd.DataFrame) -> dict:
+        return {"y": torch.as_tensor(discretize(table.survival_months.to_numpy(), self.cuts_)),
+                "event": torch.as_tensor(table.event.to_numpy(), dtype=torch.float32)}
+
+    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
+        return nll_survival_loss(out.view(1, -1), tgt["y"][i:i + 1], tgt["event"][i:i + 1])
+
+    def score(self, outs: np.ndarray) -> np.ndarray:
+        return risk_from_logits(outs).numpy()
+
+    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        try:
+            return concordance_index(table.event.to_numpy(), table.survival_months.to_numpy(), score)
+        except ValueError:  # no comparable pair in a tiny (smoke) test fold
+            return float("nan")
+
+
+class SubtypeTask:
+    name = "subtype"
+    metric_name = "auc"
+
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "SubtypeTask":
+        self.n_classes_ = int(cohort.subtype.max()) + 1   # the label space only, no test labels
+        self.out_dim = self.n_classes_
+        return self
+
+    def targets(self, table: pd.DataFrame) -> dict:
+        return {"y": torch.as_tensor(table.subtype.to_numpy(), dtype=torch.long)}
+
+    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(out.view(1, -1), tgt["y"][i:i + 1])
+
+    def score(self, outs: np.ndarray) -> np.ndarray:
+        return torch.softmax(torch.as_tensor(outs), dim=-1).numpy()
+
+    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        y = table.subtype.to_numpy()
+        present = np.unique(y)
+        if len(present) < 2:
+            return float("nan")
+        if score.shape[1] == 2:
+            return float(roc_auc_score(y, score[:, 1]))
+        # macro one-vs-rest AUC over the classes present in the test fold
+        return float(np.mean([roc_auc_score(y == c, score[:, c]) for c in present]))
+
+
+class GeneTask:
+    name = "gene"
+    metric_name = "pearson_r"
+
+    def fit(self, train: pd.DataFrame, cohort: pd.DataFrame) -> "GeneTask":
+        self.mean_, self.sd_ = float(train.gene_expr.mean()), float(train.gene_expr.std() + 1e-8)
+        self.out_dim = 1
+        return self
+
+    def targets(self, table: pd.DataFrame) -> dict:
+        return {"y": torch.as_tensor((table.gene_expr.to_numpy() - self.mean_) / self.sd_, dtype=torch.float32)}
+
+    def loss(self, out: torch.Tensor, tgt: dict, i: int) -> torch.Tensor:
+        return torch.nn.functional.mse_loss(out.view(1), tgt["y"][i:i + 1])
+
+    def score(self, outs: np.ndarray) -> np.ndarray:
+        return np.asarray(outs)[:, 0] * self.sd_ + self.mean_
+
+    def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        if np.std(score) == 0:
+            return 0.0
+        return float(stats.pearsonr(table.gene_expr.to_numpy(), score)[0])
+
+
+TASKS.register("survival")(SurvivalTask)
+TASKS.register("subtype")(SubtypeTask)
+TASKS.register("gene")(GeneTask)
+
+
+# ----------------------------------------------------------------------------------------------
+# One training fold
+
+
+def model_config(task: str, cfg: dict) -> dict:
+    """Keyword arguments of the model: the preset's ``model`` block plus the task's Q and K."""
+    return {**cfg.get("model", {}), **cfg.get("qk", {}).get(task, {})}
+
+
+def train_fold(method: str, task: str, data: CohortData, folds: pd.DataFrame, fold: int, cfg: dict, *,
+               concept_emb: np.ndarray | None = None, seed: int = 0, device: str = "cpu") -> FoldResult:
+    """Train ``method`` on ``task`` on every fold but ``fold`` and predict ``fold``.
+
+    ``cfg`` is the part of the preset training reads: ``epochs``, ``lr``, ``weight_decay``,
+    ``model`` (kwargs of every model) and ``qk`` (TMEvolve's Q and K per task).
+    """
+    return fit_fold(method, TASKS.create(task), data, folds, fold, epochs=cfg["epochs"], lr=cfg["lr"],
+                    weight_decay=cfg.get("weight_decay", 0.0), model_cfg=model_config(task, cfg),
+                    model_kwargs={"concept_emb": concept_emb}, seed=seed, device=device)
+
+
+# ----------------------------------------------------------------------------------------------
+# Outputs of the DAG: fold files, summaries, metrics.json, tables, the Fig. 3 trace
 
 
 def save_concepts(path: str | os.PathLike, names: list[str], texts: list[str], emb: np.ndarray) -> None:
@@ -74,7 +204,7 @@ def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
     grid = cfg.get("grid", {})
     gtask = grid.get("task")
     if gtask in summaries:
-        out["grid"] = {gtask: {f"q{q}_k{k}": summaries[gtask].get(f"tmevolve_q{q}_k{k}", {}).get("mean")
+        out["grid"] = {gtask: {f"q{q}_k{k}": summaries[gtask].get(grid_name(q, k), {}).get("mean")
                                for q in grid.get("Q", []) for k in grid.get("K", [])}}
     main = summaries.get("survival", {}).get("tmevolve", {})
     if "ari_q0" in main:
@@ -97,7 +227,7 @@ def make_tables(metrics: dict, cfg: dict) -> dict[str, pd.DataFrame]:
     t3 = pd.DataFrame([{"variant": m, **{f"{t} ({names[t]})": _fmt(metrics.get(t, {}).get(m)) for t in tasks}}
                        for m in ["tmevolve", *cfg["ablations"]]])
     grid = cfg["grid"]
-    t4 = pd.DataFrame([{"Q": q, **{f"K={k}": _fmt(metrics.get(grid["task"], {}).get(f"tmevolve_q{q}_k{k}"))
+    t4 = pd.DataFrame([{"Q": q, **{f"K={k}": _fmt(metrics.get(grid["task"], {}).get(grid_name(q, k)))
                                    for k in grid["K"]}} for q in grid["Q"]])
     return {"table1": t1, "table3": t3, "table4": t4}
 
@@ -109,9 +239,6 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
     Returns a tidy DataFrame (``slide_id, gx, gy, truth, region_q0, region_final, response, flux``)
     and a dict of slide-level facts (slide id, Q, K, ARI at q = 0 and after evolution).
     """
-    from repro.methods.mil import create_mil_model
-    from repro.methods.mil_train import region_ari
-
     data = load_prepared(dataset_path)
     folds = pd.read_csv(folds_path, dtype={"slide_id": str})
     test_ids = set(folds.slide_id[folds.fold == fold])
@@ -166,14 +293,3 @@ def survival_bars(paths: dict[str, str]) -> pd.DataFrame:
     rows = [{"method": m, "mean": read_json(p)["mean"], "sd": read_json(p)["sd"]} for m, p in paths.items()]
     return pd.DataFrame(rows)
 
-
-def experiment_runs(cfg: dict) -> list[str]:
-    """Every ``task/method`` the preset asks for: all methods on every task, the ablations on the
-    ablation tasks, and the Q x K grid on the grid task (the DAG's fan-out)."""
-    from repro.methods.tmevolve import grid_name
-
-    runs = [f"{t}/{m}" for t in cfg["tasks"] for m in cfg["methods"]]
-    runs += [f"{t}/{m}" for t in cfg["ablation_tasks"] for m in cfg["ablations"]]
-    grid = cfg["grid"]
-    runs += [f"{grid['task']}/{grid_name(q, k)}" for q in grid["Q"] for k in grid["K"]]
-    return list(dict.fromkeys(runs))

@@ -1,9 +1,10 @@
-"""Synthetic MIL bags on a patch grid, with planted tissue regions and interaction-driven labels.
+"""TMEvolve's planted MIL bags on a patch grid: tissue regions and interaction-driven labels, no images.
 
-A fast stand-in for the WSI stage (no images): each slide is a grid of patches whose tissue type
-comes from a planted map (tumour blobs, stroma, lymphocyte clusters at the tumour margin or inside
-it, necrosis in the tumour core, fat), and whose features are a type prototype plus noise. Slide
-labels depend on the *interaction* of the regions, not only on their composition:
+A fast stand-in for the WSI stage (whose own generator, :mod:`repro.wsi.synth`, draws slides):
+each slide is a grid of patches whose tissue type comes from a planted map (tumour blobs, stroma,
+lymphocyte clusters at the tumour margin or inside it, necrosis in the tumour core, fat), and whose
+features are a type prototype plus noise. Slide labels depend on the *interaction* of the regions,
+not only on their composition:
 
 - hazard: higher with a short tumour-lymphocyte interface and little infiltration
   (``log h = -beta_int * z(interface) - beta_inf * z(infiltration) + beta_nec * z(necrosis)``);
