@@ -14,6 +14,7 @@ register_targets(
         "reports/mdadd_fig3.pdf",
         "results/mdadd/metrics.json",
     ],
+    sources=("synthetic", "local", "remote"),
 )
 
 MDADD_SOURCE = config["mdadd"].get("source", "synthetic")

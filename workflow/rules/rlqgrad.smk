@@ -11,6 +11,7 @@ register_targets(
         "reports/rlqgrad_table2.md",
         "results/rlqgrad/metrics.json",
     ],
+    sources=("local",),
 )
 
 # The {method} wildcard: keys of repro.methods.rlqgrad.METHODS (spelt out: the registry imports torch).

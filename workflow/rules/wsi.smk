@@ -8,6 +8,7 @@ from repro.wsi.cohort import cohort_slides, slide_path
 
 
 validate_block("wsi")
+source_of("wsi", ("synthetic", "remote"))
 WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
 WSI_NAME = "[A-Za-z0-9_.-]+"
 
