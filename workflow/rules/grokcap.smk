@@ -2,7 +2,7 @@
 # Speeds" (arXiv 2605.09724). Small transformers on modular division across widths:
 # T_mem(P) on random labels, T_gen(P) on the task, their crossing, the grokking threshold, capacity.
 # DAG: data (per seed) -> train (task x width x seed) -> aggregate -> fig1, fig2, fig3, table1.
-from repro.papers.grokcap.grid import aggregate_config, data_config, run_targets, train_config
+from repro.papers.grokcap import grid as grokcap_grid
 
 
 register_targets(
@@ -28,7 +28,7 @@ rule grokcap_data:
     benchmark:
         "benchmarks/grokcap/data/seed{seed}.tsv"
     params:
-        cfg=lambda wc: data_config(preset("grokcap")),
+        cfg=lambda wc: grokcap_grid.data_config(preset("grokcap")),
     threads: 1
     resources:
         mem_mb=500,
@@ -53,7 +53,7 @@ rule grokcap_train:
     benchmark:
         "benchmarks/grokcap/train/{task}/w{width}_s{seed}.tsv"
     params:
-        cfg=lambda wc: train_config(preset("grokcap")),
+        cfg=lambda wc: grokcap_grid.train_config(preset("grokcap")),
         device=config["device"],
     threads: 1
     resources:
@@ -67,7 +67,7 @@ rule grokcap_train:
 
 rule grokcap_aggregate:
     input:
-        runs=lambda wc: run_targets(preset("grokcap")),
+        runs=lambda wc: grokcap_grid.run_targets(preset("grokcap")),
     output:
         metrics="results/grokcap/metrics.json",
         runs="results/grokcap/runs.csv",
@@ -77,7 +77,7 @@ rule grokcap_aggregate:
     benchmark:
         "benchmarks/grokcap/aggregate.tsv"
     params:
-        cfg=lambda wc: aggregate_config(preset("grokcap")),
+        cfg=lambda wc: grokcap_grid.aggregate_config(preset("grokcap")),
     threads: 1
     resources:
         mem_mb=1000,

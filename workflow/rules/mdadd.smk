@@ -2,7 +2,7 @@
 # DAG: corpus (or fetch) -> features -> distill {method} x {n_pairs} -> evaluate -> aggregate
 #      -> table1, fig1 (recall vs pairs), fig2 (initialisation gap); cost -> fig3 (SOCM vs full moment).
 # Code: repro.methods.distill (the methods), repro.papers.mdadd (corpus, tables, figures).
-from repro.papers.mdadd.grid import distill_params
+from repro.papers.mdadd import grid as mdadd_grid
 
 register_targets(
     "mdadd",
@@ -116,7 +116,7 @@ rule mdadd_distill:
         method=r"[a-z_]+",
         n_pairs=r"\d+|all",
     params:
-        cfg=lambda wc: distill_params(
+        cfg=lambda wc: mdadd_grid.distill_params(
             wc.method, preset("mdadd", "student"), preset("mdadd", "distill")
         ),
     threads: 1

@@ -3,12 +3,12 @@
 #      -> train {task}/{method}/fold{fold} -> evaluate {task}/{method} -> metrics.json, tables, Fig. 3.
 # Each rule's params hold only the preset keys it reads (a figure-only edit reruns only the figure);
 # wildcards are constrained per rule.
-from repro.papers.tmevolve.grid import experiment_runs
+from repro.papers.tmevolve import grid as tmevolve_grid
 
 
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
-TMEVOLVE_RUNS = experiment_runs(TMEVOLVE)
+TMEVOLVE_RUNS = tmevolve_grid.experiment_runs(TMEVOLVE)
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
 TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
 TMEVOLVE_TASK = "survival|subtype|gene"
