@@ -15,7 +15,7 @@ setting) and needs all of them.
 
 What a metric holds (:func:`as_evidence`):
 
-- a number: a summary without its units. Checked exactly when ``unit: none``; otherwise the check
+- a number, or a mapping with a ``mean`` and no units: a summary without its units. Checked exactly when ``unit: none``; otherwise the check
   is INCONCLUSIVE, because nothing says how noisy it is;
 - a sample ``{"unit": "fold_seed", "ids": [...], "values": [...]}`` (``"x": [...]`` for a slope), or
   any mapping that holds one under ``per_unit``: the checker bootstraps the compared quantity over
@@ -185,6 +185,8 @@ def as_evidence(node: Any, where: str) -> float | Sample | Interval:
         return float(node)
     if isinstance(node, Mapping) and "per_unit" in node:
         return as_evidence(node["per_unit"], f"{where}.per_unit")
+    if isinstance(node, Mapping) and isinstance(node.get("mean"), (int, float)) and "values" not in node:
+        return float(node["mean"])  # a summary (mean +- sd) without the units behind it
     if isinstance(node, Mapping) and "values" in node:
         values = np.asarray(node["values"], dtype=float)
         ids = tuple(str(i) for i in node.get("ids", range(len(values))))
