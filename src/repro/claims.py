@@ -1,37 +1,60 @@
-"""Claims: what a paper states, checked against what this rebuild measured.
+"""Claims: what a paper states, checked with an interval against what this rebuild measured.
 
 A claim file (``workflow/claims/<key>.yaml``, schema ``workflow/schemas/claims.schema.yaml``)
-lists claims; each names a metric by its dotted path in ``results/<key>/metrics.json`` and a
-check: ``metric op rhs`` where ``rhs`` is a number or another metric's path, or
-``|metric - rhs| <= tol`` for ``op: within``. :func:`evaluate` gives each claim a status:
+lists claims. Each names a metric by its dotted path in ``results/<key>/metrics.json`` and a check::
 
-- ``PASS`` / ``FAIL``: the metric exists and the check holds / does not;
-- ``NOT RUN``: there is no metrics file yet, or the metric is absent (the reason says which).
+    check: {op: ">", rhs: survival.abmil, unit: fold_seed, level: 0.95}
 
-A check is never adjusted to make a claim pass: a FAIL is a finding.
+``op`` is ``>``, ``>=``, ``<``, ``<=`` or ``within`` (with ``tol``: ``|quantity - rhs| <= tol``);
+``rhs`` is a number or another metric's path; ``unit`` says what one independent observation is
+(``fold_seed``, ``seed``, ``replicate``, ``item``, ...; ``none`` only for an exact, deterministic
+quantity such as the agreement of two gradient implementations); ``statistic`` is ``mean``
+(default; the mean difference of paired units when ``rhs`` is a metric) or ``slope`` (of the values
+on the sample's ``x``); ``each: true`` checks every entry of a mapping of samples (one per
+setting) and needs all of them.
+
+What a metric holds (:func:`as_evidence`):
+
+- a number, or a mapping with a ``mean`` and no units: a summary without its units. Checked exactly when ``unit: none``; otherwise the check
+  is INCONCLUSIVE, because nothing says how noisy it is;
+- a sample ``{"unit": "fold_seed", "ids": [...], "values": [...]}`` (``"x": [...]`` for a slope), or
+  any mapping that holds one under ``per_unit``: the checker bootstraps the compared quantity over
+  units, resampling paired samples (same ids) together (:mod:`repro.stats.intervals`);
+- a rate ``{"unit": "replicate", "successes": k, "trials": n}``: a Wilson interval;
+- an interval ``{"unit": ..., "estimate": e, "low": l, "high": h, "level": 0.95, "n": n, "method": ...}``
+  computed by the paper's own code (a fit's profile interval), used as it is.
+
+The verdict (:func:`verdict`) compares the interval of the compared quantity with the claimed side:
+PASS when it lies wholly there, FAIL when it lies wholly on the other side, INCONCLUSIVE when it
+straddles the boundary; NOT RUN when there is no metrics file or the metric is absent. A check is
+never adjusted to make a claim pass: a FAIL is a finding, and so is an INCONCLUSIVE.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 import yaml
 
-__all__ = ["Claim", "ClaimResult", "load_claims", "lookup_metric", "evaluate", "PASS", "FAIL", "NOT_RUN"]
+from repro.seeding import job_seed
+from repro.stats.intervals import Interval, bootstrap_interval, wilson_interval
 
-PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
+__all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "as_evidence", "sample", "verdict",
+           "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
+
+PASS, FAIL, INCONCLUSIVE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "NOT RUN"
+STATUSES = (PASS, FAIL, INCONCLUSIVE, NOT_RUN)
 SCALES = ("smoke", "small", "paper")
 
 #: Decimal tolerances are not exact in binary (0.97 - 0.95 > 0.02): allow for rounding only.
 _FLOAT_SLACK = 1e-12
-
-_OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
 @dataclass(frozen=True)
@@ -44,43 +67,81 @@ class Claim:
     op: str
     rhs: float | str
     scale: str
+    unit: str
     tol: float | None = None
+    statistic: str = "mean"
+    level: float = 0.95
+    paired: bool = True
+    each: bool = False
     paper_value: Any = None
     note: str | None = None
 
     def describe_check(self) -> str:
-        if self.op == "within":
-            return f"|{self.metric} - {self.rhs}| <= {self.tol}"
-        return f"{self.metric} {self.op} {self.rhs}"
+        lhs = self.metric if self.statistic == "mean" else f"{self.statistic}({self.metric})"
+        rel = f"|{lhs} - {self.rhs}| <= {self.tol}" if self.op == "within" else f"{lhs} {self.op} {self.rhs}"
+        unit = "exact" if self.unit == "none" else f"over {self.unit}, {self.level:.0%}"
+        return f"{rel}{' for each' if self.each else ''} ({unit})"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Per-unit values of one metric: ``ids`` name the units (e.g. ``fold0_seed1``)."""
+
+    unit: str
+    ids: tuple[str, ...]
+    values: np.ndarray
+    x: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class ClaimResult:
     claim: Claim
     status: str
-    measured: float | None = None
-    rhs_value: float | None = None
+    interval: Interval | None = None
     reason: str = ""
     measured_scale: str | None = None
     scale_note: str = field(default="")
 
+    @property
+    def measured(self) -> float | None:
+        return None if self.interval is None else self.interval.estimate
+
+
+def sample(values, ids, unit: str, x=None) -> dict[str, Any]:
+    """The metrics.json form of per-unit values (what a paper's aggregate step writes)."""
+    values, ids = list(values), [str(i) for i in ids]
+    if len(values) != len(ids) or (x is not None and len(list(x)) != len(values)):
+        raise ValueError(f"a sample needs one id (and x) per value; got {len(values)} values, {len(ids)} ids")
+    out = {"unit": unit, "ids": ids, "values": [float(v) for v in values]}
+    if x is not None:
+        out["x"] = [float(v) for v in x]
+    return out
+
 
 def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:
-    """Read and validate a claim file; a typo or a missing field is a ``ValueError`` naming the file."""
+    """Read and validate a claim file; a typo or a missing field is a ``ValueError`` naming the claim."""
     path = Path(path)
     with open(path, encoding="utf-8") as fh:
         doc = yaml.safe_load(fh)
     with open(schema_path, encoding="utf-8") as fh:
         schema = yaml.safe_load(fh)
+    # Claims missing a unit are the error a migration makes most: name the claim, not its index.
+    for item in (doc or {}).get("claims", []) if isinstance(doc, dict) else []:
+        if isinstance(item, dict) and isinstance(item.get("check"), dict) and "unit" not in item["check"]:
+            kind = "a comparison" if isinstance(item["check"].get("rhs"), str) else "a check"
+            raise ValueError(f"{path}: claim {item.get('id')!r} is {kind} without a unit: say what one "
+                             f"observation is (check.unit: fold_seed, seed, replicate, item, ...; none if exact)")
     try:
         jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)
     except jsonschema.ValidationError as err:
-        where = "/".join(str(p) for p in err.absolute_path) or "<root>"
+        parts = list(err.absolute_path)
+        where = "/".join(str(p) for p in parts) or "<root>"
+        if len(parts) > 1 and parts[0] == "claims" and isinstance(parts[1], int):
+            where = f"claim {doc['claims'][parts[1]].get('id')!r} ({where})"
         raise ValueError(f"{path}: invalid claim file at {where}: {err.message}") from None
     if doc["paper"] != path.stem:
         raise ValueError(f"{path}: 'paper: {doc['paper']}' does not match the file name")
-    claims = []
-    seen = set()
+    claims, seen = [], set()
     for item in doc["claims"]:
         if item["id"] in seen:
             raise ValueError(f"{path}: duplicate claim id {item['id']!r}")
@@ -90,7 +151,10 @@ def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:
             raise ValueError(f"{path}: claim {item['id']!r}: 'within' needs a numeric rhs and a tol")
         claims.append(Claim(paper=doc["paper"], id=item["id"], claim=item["claim"], source=item["source"],
                             metric=item["metric"], op=check["op"], rhs=check["rhs"], tol=check.get("tol"),
-                            scale=item["scale"], paper_value=item.get("paper_value"), note=item.get("note")))
+                            unit=check["unit"], statistic=check.get("statistic", "mean"),
+                            level=check.get("level", 0.95), paired=check.get("paired", True),
+                            each=check.get("each", False), scale=item["scale"],
+                            paper_value=item.get("paper_value"), note=item.get("note")))
     return claims
 
 
@@ -98,19 +162,147 @@ class MetricMissing(KeyError):
     pass
 
 
-def lookup_metric(metrics: dict[str, Any], dotted: str) -> float:
-    """The number at ``dotted`` (``a.b.c``) in ``metrics``; raises :class:`MetricMissing`."""
+def lookup_metric(metrics: Mapping[str, Any], dotted: str) -> Any:
+    """The node at ``dotted`` (``a.b.c``) in ``metrics``; raises :class:`MetricMissing`."""
     node: Any = metrics
     for part in dotted.split("."):
-        if isinstance(node, dict) and part in node:
+        if isinstance(node, Mapping) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
             raise MetricMissing(dotted)
-    if isinstance(node, bool) or not isinstance(node, (int, float)) or node is None:
-        raise MetricMissing(f"{dotted} (not a number: {node!r})")
-    return float(node)
+    if node is None:
+        raise MetricMissing(f"{dotted} (null: not defined in this run)")
+    return node
+
+
+def as_evidence(node: Any, where: str) -> float | Sample | Interval:
+    """A metrics node as a number, a :class:`Sample`, or a ready :class:`Interval` (rates included)."""
+    if isinstance(node, bool):
+        raise MetricMissing(f"{where} (a boolean, not a number)")
+    if isinstance(node, (int, float)):
+        return float(node)
+    if isinstance(node, Mapping) and "per_unit" in node:
+        return as_evidence(node["per_unit"], f"{where}.per_unit")
+    if isinstance(node, Mapping) and isinstance(node.get("mean"), (int, float)) and "values" not in node:
+        return float(node["mean"])  # a summary (mean +- sd) without the units behind it
+    if isinstance(node, Mapping) and "values" in node:
+        values = np.asarray(node["values"], dtype=float)
+        ids = tuple(str(i) for i in node.get("ids", range(len(values))))
+        x = np.asarray(node["x"], dtype=float) if "x" in node else None
+        if len(ids) != len(values) or (x is not None and len(x) != len(values)):
+            raise ValueError(f"{where}: a sample needs one id (and x) per value")
+        return Sample(unit=str(node.get("unit", "")), ids=ids, values=values, x=x)
+    if isinstance(node, Mapping) and {"successes", "trials"} <= set(node):
+        return wilson_interval(int(node["successes"]), int(node["trials"]))  # level replaced in _interval
+    if isinstance(node, Mapping) and {"estimate", "low", "high", "level"} <= set(node):
+        return Interval(float(node["estimate"]), float(node["low"]), float(node["high"]), float(node["level"]),
+                        int(node.get("n", 0)), str(node.get("method", "given")))
+    raise MetricMissing(f"{where} (not a number, sample, rate or interval: {str(node)[:80]})")
+
+
+def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None) -> str:
+    """PASS / FAIL / INCONCLUSIVE: where ``interval`` lies with respect to the claimed side of ``rhs``."""
+    lo, hi = interval.low, interval.high
+    if any(math.isnan(v) for v in (lo, hi, rhs)):
+        return INCONCLUSIVE
+    if op == "within":
+        a, b = rhs - tol - _FLOAT_SLACK, rhs + tol + _FLOAT_SLACK
+        if a <= lo and hi <= b:
+            return PASS
+        return FAIL if hi < a or lo > b else INCONCLUSIVE
+    strict = op in (">", "<")
+    if op in (">", ">="):
+        holds, fails = (lo > rhs if strict else lo >= rhs), (hi <= rhs if strict else hi < rhs)
+    else:
+        holds, fails = (hi < rhs if strict else hi <= rhs), (lo >= rhs if strict else lo > rhs)
+    return PASS if holds else FAIL if fails else INCONCLUSIVE
+
+
+class Undecidable(ValueError):
+    """The metric exists but cannot give an interval for this check (the reason says why)."""
+
+
+def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample | Interval, level: float,
+              seed: int) -> tuple[Interval, float]:
+    """The interval of the compared quantity, and the threshold the claim compares it with."""
+    if claim.unit == "none":
+        if not isinstance(lhs, float) or not isinstance(rhs, float):
+            raise Undecidable("unit 'none' is for exact numbers; this metric holds per-unit values: give its unit")
+        return Interval(lhs - rhs, lhs - rhs, lhs - rhs, level, 1, "exact"), 0.0
+    if isinstance(lhs, float):
+        raise Undecidable(f"{claim.metric} holds a summary only ({lhs:.4g}), no per-unit values over "
+                          f"{claim.unit}: the evidence cannot decide")
+    for side, ev in (("metric", lhs), ("rhs", rhs)):
+        if isinstance(ev, Sample) and ev.unit != claim.unit:
+            raise Undecidable(f"the {side}'s units are {ev.unit!r}, the claim's are {claim.unit!r}")
+    if isinstance(lhs, Interval):  # a rate (Wilson) or an interval the paper's code computed
+        if lhs.method == "Wilson":
+            lhs = wilson_interval(round(lhs.estimate * lhs.n), lhs.n, level=level)
+        elif abs(lhs.level - level) > 1e-9:
+            raise Undecidable(f"{claim.metric} gives a {lhs.level:.0%} interval; the check asks {level:.0%}")
+        if not isinstance(rhs, float):
+            raise Undecidable("a rate or a ready interval can be compared with a number only")
+        return lhs, rhs
+    if lhs.values.size < 2:
+        raise Undecidable(f"one unit only: no interval ({claim.metric})")
+    if claim.statistic == "slope":
+        if lhs.x is None:
+            raise Undecidable(f"{claim.metric} has no x values for a slope")
+        if not isinstance(rhs, float):
+            raise Undecidable("a slope is compared with a number")
+        return bootstrap_interval(lhs.values, lhs.x, statistic="slope", level=level, seed=seed), rhs
+    if isinstance(rhs, float):
+        return bootstrap_interval(lhs.values, level=level, seed=seed), rhs
+    if not isinstance(rhs, Sample):
+        raise Undecidable(f"cannot compare per-unit values with a {type(rhs).__name__}")
+    if not claim.paired:
+        return bootstrap_interval(lhs.values, rhs.values, paired=False, level=level, seed=seed), 0.0
+    if set(lhs.ids) != set(rhs.ids) or len(lhs.ids) != len(rhs.ids):
+        raise Undecidable(f"paired samples cover different units ({len(lhs.ids)} vs {len(rhs.ids)}; "
+                          f"e.g. {sorted(set(lhs.ids) ^ set(rhs.ids))[:3]})")
+    order = {u: i for i, u in enumerate(rhs.ids)}
+    other = rhs.values[[order[u] for u in lhs.ids]]
+    return bootstrap_interval(lhs.values, other, level=level, seed=seed), 0.0
+
+
+def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
+               seed: int) -> tuple[str, Interval | None, str]:
+    lhs = as_evidence(lookup_metric(metrics, metric), metric)
+    rhs = float(rhs_path) if not isinstance(rhs_path, str) else as_evidence(lookup_metric(metrics, rhs_path), rhs_path)
+    try:
+        interval, threshold = _interval(claim, lhs, rhs, level, seed)
+    except Undecidable as why:
+        return INCONCLUSIVE, None, str(why)
+    return verdict(interval, claim.op, threshold, claim.tol), interval, ""
+
+
+def _check(claim: Claim, metrics: Mapping[str, Any]) -> tuple[str, Interval | None, str]:
+    seed = job_seed(0, "claim", claim.paper, claim.id)
+    if not claim.each:
+        return _check_one(claim, metrics, claim.metric, claim.rhs, claim.level, seed)
+    group = lookup_metric(metrics, claim.metric)
+    if not isinstance(group, Mapping) or not group:
+        raise MetricMissing(f"{claim.metric} (each: a mapping of samples, one per setting)")
+    # Bonferroni: the family of len(group) intervals holds jointly at the claim's level.
+    level = 1 - (1 - claim.level) / len(group)
+    parts = {}
+    for name in group:
+        rhs = claim.rhs if not isinstance(claim.rhs, str) else f"{claim.rhs}.{name}"
+        parts[name] = _check_one(claim, metrics, f"{claim.metric}.{name}", rhs, level, seed)
+    statuses = [s for s, _, _ in parts.values()]
+    status = FAIL if FAIL in statuses else PASS if all(s == PASS for s in statuses) else INCONCLUSIVE
+    worst = next(name for name, (s, _, _) in parts.items() if s == status) if status != PASS else \
+        min(parts, key=lambda k: _margin(parts[k][1], claim))
+    detail = "; ".join(f"{name}: {s}" + (f" {iv}" if iv else "") for name, (s, iv, _) in parts.items())
+    return status, parts[worst][1], f"each of {len(group)} (Bonferroni, {level:.3g} each; shown: {worst}): {detail}"
+
+
+def _margin(interval: Interval | None, claim: Claim) -> float:
+    if interval is None:
+        return -math.inf
+    return interval.low if claim.op in (">", ">=") else -interval.high
 
 
 def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[ClaimResult]:
@@ -124,21 +316,14 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
     results = []
     for c in claims:
         try:
-            value = lookup_metric(metrics, c.metric)
-            rhs = float(c.rhs) if isinstance(c.rhs, (int, float)) else lookup_metric(metrics, c.rhs)
+            status, interval, reason = _check(c, metrics)
         except MetricMissing as missing:
             results.append(ClaimResult(c, NOT_RUN, reason=f"metric {missing.args[0]} absent from {metrics_path}",
                                        measured_scale=measured_scale))
             continue
-        if math.isnan(value) or math.isnan(rhs):
-            ok = False
-        elif c.op == "within":
-            ok = abs(value - rhs) <= c.tol + _FLOAT_SLACK
-        else:
-            ok = _OPS[c.op](value, rhs)
         note = ""
         if measured_scale in SCALES and SCALES.index(measured_scale) < SCALES.index(c.scale):
             note = f"measured at scale {measured_scale}; the claim is expected to hold from scale {c.scale}"
-        results.append(ClaimResult(c, PASS if ok else FAIL, measured=value, rhs_value=rhs,
-                                   measured_scale=measured_scale, scale_note=note))
+        results.append(ClaimResult(c, status, interval=interval, reason=reason, measured_scale=measured_scale,
+                                   scale_note=note))
     return results

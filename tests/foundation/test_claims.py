@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from repro.aereport import collect, load_papers, render_html, render_markdown
-from repro.claims import FAIL, NOT_RUN, PASS, evaluate, load_claims
+from repro.claims import FAIL, INCONCLUSIVE, NOT_RUN, PASS, evaluate, load_claims, sample
 from repro.io import write_json
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,13 +19,22 @@ CLAIMS = {
     "paper": "demo",
     "title": "Demo paper",
     "claims": [
-        {"id": "above", "claim": "a > 0.9", "source": "abstract", "metric": "a", "check": {"op": ">", "rhs": 0.9}, "scale": "smoke"},
-        {"id": "below", "claim": "a < 0.5", "source": "Table 1", "metric": "a", "check": {"op": "<", "rhs": 0.5}, "scale": "smoke"},
-        {"id": "beats", "claim": "ours >= baseline", "source": "Table 2", "metric": "m.ours",
-         "check": {"op": ">=", "rhs": "m.base"}, "scale": "smoke"},
-        {"id": "close", "claim": "cov ~ 0.95", "source": "Fig. 1", "metric": "cov.0", "check": {"op": "within", "rhs": 0.95, "tol": 0.02},
-         "scale": "small"},
-        {"id": "absent", "claim": "x exists", "source": "abstract", "metric": "nothing.here", "check": {"op": ">", "rhs": 0}, "scale": "smoke"},
+        {"id": "above", "claim": "a > 0.9", "source": "abstract", "metric": "a",
+         "check": {"op": ">", "rhs": 0.9, "unit": "none"}, "scale": "smoke"},
+        {"id": "below", "claim": "a < 0.5", "source": "Table 1", "metric": "a",
+         "check": {"op": "<", "rhs": 0.5, "unit": "none"}, "scale": "smoke"},
+        {"id": "beats", "claim": "ours > baseline", "source": "Table 2", "metric": "m.ours",
+         "check": {"op": ">", "rhs": "m.base", "unit": "fold_seed"}, "scale": "smoke"},
+        {"id": "close", "claim": "coverage ~ 0.95", "source": "Fig. 1", "metric": "cov",
+         "check": {"op": "within", "rhs": 0.95, "tol": 0.03, "unit": "replicate"}, "scale": "small"},
+        {"id": "absent", "claim": "x exists", "source": "abstract", "metric": "nothing.here",
+         "check": {"op": ">", "rhs": 0, "unit": "seed"}, "scale": "smoke"},
+        {"id": "summary", "claim": "s > 0", "source": "abstract", "metric": "s",
+         "check": {"op": ">", "rhs": 0, "unit": "seed"}, "scale": "smoke"},
+        {"id": "decay", "claim": "variance decays", "source": "Fig. 1", "metric": "var",
+         "check": {"op": "<", "rhs": 0, "unit": "seed", "statistic": "slope"}, "scale": "smoke"},
+        {"id": "every", "claim": "FDR <= 0.1 in every setting", "source": "Fig. 2", "metric": "fdp",
+         "check": {"op": "<=", "rhs": 0.1, "unit": "replicate", "each": True}, "scale": "smoke"},
     ],
 }
 
@@ -35,28 +45,50 @@ def _write(tmp_path: Path, doc: dict, name: str = "demo") -> Path:
     return path
 
 
-def test_checks_give_pass_fail_and_not_run(tmp_path):
+def _metrics(rng: np.random.Generator) -> dict:
+    ids = [f"fold{f}_seed{s}" for f in range(5) for s in range(2)]
+    base = rng.normal(0.6, 0.08, size=len(ids))  # fold difficulty, shared by both methods
+    return {
+        "a": 0.93,
+        "s": 0.2,
+        "m": {"ours": {"mean": 0.0, "per_unit": sample(base + 0.05 + rng.normal(0, 0.005, len(ids)), ids, "fold_seed")},
+              "base": sample(base, ids, "fold_seed")},
+        "cov": {"unit": "replicate", "successes": 1900, "trials": 2000},
+        "var": sample(-0.5 * np.arange(8) + rng.normal(0, 0.05, 8), [f"n{n}" for n in range(8)], "seed", x=np.arange(8)),
+        "fdp": {"linear": sample(rng.uniform(0, 0.1, 400), range(400), "replicate"),
+                "nonlinear": sample(rng.uniform(0.1, 0.3, 400), range(400), "replicate")},
+        "provenance": {"scale": "smoke"},
+    }
+
+
+def test_checks_give_pass_fail_inconclusive_and_not_run(tmp_path):
     claims = load_claims(_write(tmp_path, CLAIMS), SCHEMA)
     metrics = tmp_path / "metrics.json"
-    write_json(metrics, {"a": 0.93, "m": {"ours": 0.70, "base": 0.71}, "cov": [0.94],
-                         "provenance": {"scale": "smoke"}})
+    write_json(metrics, _metrics(np.random.default_rng(0)))
     status = {r.claim.id: r for r in evaluate(claims, metrics)}
-    assert status["above"].status == PASS
-    assert status["below"].status == FAIL
-    assert status["beats"].status == FAIL and status["beats"].rhs_value == pytest.approx(0.71)
-    assert status["close"].status == PASS  # |0.94 - 0.95| <= 0.02
+    assert status["above"].status == PASS and status["below"].status == FAIL  # exact numbers
+    assert status["beats"].status == PASS  # +0.05 on every unit, paired: the fold noise cancels
+    assert status["beats"].interval.low > 0 and status["beats"].interval.n == 10
+    assert status["close"].status == PASS  # 0.95, Wilson [0.940, 0.959] inside 0.95 +- 0.03
     assert "expected to hold from scale small" in status["close"].scale_note
     assert status["absent"].status == NOT_RUN and "nothing.here" in status["absent"].reason
+    assert status["summary"].status == INCONCLUSIVE and "summary only" in status["summary"].reason
+    assert status["decay"].status == PASS and status["decay"].interval.high < 0
+    assert status["every"].status == FAIL and "nonlinear: FAIL" in status["every"].reason
 
 
-def test_within_boundary_and_nan(tmp_path):
-    claims = load_claims(_write(tmp_path, CLAIMS), SCHEMA)
-    metrics = tmp_path / "metrics.json"
-    write_json(metrics, {"a": float("nan"), "m": {"ours": 1, "base": 1}, "cov": [0.97]})
-    status = {r.claim.id: r.status for r in evaluate(claims, metrics)}
-    assert status["close"] == PASS  # exactly on the tolerance: |0.97 - 0.95| = 0.02
-    assert status["beats"] == PASS  # ties satisfy >=
-    assert status["above"] == NOT_RUN  # NaN is written as null: not a number, so not measured
+def test_units_must_match_and_pairs_must_cover_the_same_units(tmp_path):
+    doc = {**CLAIMS, "claims": [CLAIMS["claims"][2]]}
+    metrics = _metrics(np.random.default_rng(1))
+    metrics["m"]["base"]["unit"] = "seed"
+    write_json(tmp_path / "metrics.json", metrics)
+    (result,) = evaluate(load_claims(_write(tmp_path, doc), SCHEMA), tmp_path / "metrics.json")
+    assert result.status == INCONCLUSIVE and "units" in result.reason
+    metrics = _metrics(np.random.default_rng(1))
+    metrics["m"]["base"]["ids"][0] = "fold9_seed9"
+    write_json(tmp_path / "metrics.json", metrics)
+    (result,) = evaluate(load_claims(_write(tmp_path, doc), SCHEMA), tmp_path / "metrics.json")
+    assert result.status == INCONCLUSIVE and "different units" in result.reason
 
 
 def test_missing_metrics_file_is_not_run(tmp_path):
@@ -64,11 +96,21 @@ def test_missing_metrics_file_is_not_run(tmp_path):
     assert {r.status for r in evaluate(claims, tmp_path / "none.json")} == {NOT_RUN}
 
 
+def test_a_comparison_without_a_unit_is_rejected_naming_the_claim(tmp_path):
+    import copy
+
+    doc = copy.deepcopy(CLAIMS)
+    del doc["claims"][2]["check"]["unit"]
+    with pytest.raises(ValueError, match=r"claim 'beats' is a comparison without a unit"):
+        load_claims(_write(tmp_path, doc), SCHEMA)
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d["claims"][0].update(metirc="a"), "metirc"),              # typo in a key
     (lambda d: d["claims"][0]["check"].update(op="=>"), "=>"),            # unknown operator
     (lambda d: d["claims"][0].pop("scale"), "scale"),                     # missing field
     (lambda d: d["claims"][3]["check"].pop("tol"), "within"),             # within without tol
+    (lambda d: d["claims"][6]["check"].update(statistic="median"), "median"),  # unknown statistic
     (lambda d: d["claims"].append(dict(d["claims"][0])), "duplicate"),    # repeated id
 ])
 def test_claim_file_with_a_typo_is_rejected(tmp_path, mutate, message):
@@ -97,7 +139,7 @@ def test_report_lists_all_19_papers_and_marks_unbuilt_ones(tmp_path):
     claims_dir.mkdir()
     _write(claims_dir, CLAIMS)
     papers = load_papers(REPO / "workflow/papers.yaml") + [{"number": 20, "key": "demo", "title": "Demo"}]
-    write_json(tmp_path / "results/demo/metrics.json", {"a": 0.95, "m": {"ours": 2, "base": 1}, "cov": [0.5]})
+    write_json(tmp_path / "results/demo/metrics.json", _metrics(np.random.default_rng(2)))
     bench = tmp_path / "benchmarks/demo/x.tsv"
     bench.parent.mkdir(parents=True)
     bench.write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t100\n")
@@ -108,5 +150,5 @@ def test_report_lists_all_19_papers_and_marks_unbuilt_ones(tmp_path):
     assert md.count("NOT RUN: this paper is not built yet.") == 19
     assert "snakemake reports/demo_fig1.pdf --config scale=smoke" in md
     assert "12 s over 1 jobs" in md
-    assert "2 PASS, 2 FAIL, 1 NOT RUN" in md
+    assert "4 PASS, 2 FAIL, 1 INCONCLUSIVE, 1 NOT RUN" in md
     assert "<td><b>FAIL</b></td>" in render_html(entries, scale="smoke")

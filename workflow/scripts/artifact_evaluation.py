@@ -11,4 +11,5 @@ entries = collect(
     results_dir="results",
     benchmarks_dir="benchmarks",
 )
-write_report(entries, scale=job.scale, markdown_path=snakemake.output.markdown, html_path=snakemake.output.html)
+write_report(entries, scale=job.scale, markdown_path=snakemake.output.markdown, html_path=snakemake.output.html,
+             reports_dir="reports")

@@ -1,0 +1,127 @@
+"""Confidence intervals for the claims checker: bootstrap over units, and Wilson for rates.
+
+Every interval here is of one scalar quantity computed from per-unit values (one value per fold,
+seed, replicate or item):
+
+- :func:`bootstrap_interval`: the *expanded percentile* bootstrap (Hesterberg 2015, "What teachers
+  should know about the bootstrap", §5.2). A plain percentile interval is too narrow for the few
+  units a CPU-scale experiment has (its coverage for a mean of 10 normal values is about 91% at a
+  nominal 95%); the expanded interval takes the bootstrap quantiles at the level whose normal
+  quantile is ``sqrt(n / (n - 1)) * t_{n-1}``, which restores the t-interval's small-sample
+  coverage while keeping the bootstrap's shape. Resampling is over units; paired samples are
+  resampled together (the same unit indices for both), so their shared noise cancels.
+- :func:`wilson_interval`: the Wilson score interval of a binomial rate (coverage, FDR events),
+  which keeps its level near 0 and 1 where the normal approximation does not.
+
+Resamples come from a generator seeded by the caller, so a report is the same on every rebuild.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["Interval", "bootstrap_interval", "expanded_alpha", "wilson_interval", "STATISTICS"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with a two-sided interval at ``level`` over ``n`` units (``method`` says how)."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    n: int
+    method: str
+
+    def __str__(self) -> str:
+        if self.low == self.high == self.estimate:
+            return f"{self.estimate:.4g} (exact, n={self.n})"
+        return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}] ({self.level:.0%} {self.method}, n={self.n})"
+
+
+def expanded_alpha(alpha: float, n: int) -> float:
+    """The two-sided tail probability of the expanded percentile interval for ``n`` units."""
+    if n < 2:
+        raise ValueError("an interval needs at least two units")
+    z = math.sqrt(n / (n - 1)) * stats.t.ppf(1 - alpha / 2, n - 1)
+    return float(2 * stats.norm.sf(z))
+
+
+def _mean(x: np.ndarray, y: np.ndarray | None, idx: np.ndarray) -> np.ndarray:
+    return x[idx].mean(axis=-1) if y is None else (x[idx] - y[idx]).mean(axis=-1)
+
+
+def _slope(values: np.ndarray, abscissae: np.ndarray | None, idx: np.ndarray) -> np.ndarray:
+    """Least-squares slope of the values on the units' abscissae, per resample."""
+    if abscissae is None:
+        raise ValueError("a slope needs the units' x values")
+    xs, ys = abscissae[idx], values[idx]
+    xc = xs - xs.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (xc * (ys - ys.mean(axis=-1, keepdims=True))).sum(axis=-1) / (xc**2).sum(axis=-1)
+
+
+#: statistic name -> f(values, other, indices): ``mean`` (of values, or of paired differences
+#: values - other) and ``slope`` (of values on other, the units' abscissae).
+STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray | None, np.ndarray], np.ndarray]] = {
+    "mean": _mean, "slope": _slope,
+}
+
+
+def bootstrap_interval(values, other=None, *, statistic: str = "mean", level: float = 0.95,
+                       n_boot: int = 4000, seed: int = 0, paired: bool = True) -> Interval:
+    """Expanded percentile bootstrap interval of ``statistic`` over units.
+
+    Parameters
+    ----------
+    values : per-unit values (length n).
+    other : optional second sample: paired values of the compared method (``paired=True``, same
+        units in the same order), an independent sample (``paired=False``, difference of means), or
+        the units' x values for ``statistic="slope"``.
+    statistic : ``mean`` or ``slope`` (see :data:`STATISTICS`).
+    level : two-sided confidence level.
+    seed : seeds the resampling generator (deterministic reports).
+    """
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic {statistic!r}; known: {', '.join(STATISTICS)}")
+    x = np.asarray(values, dtype=float)
+    y = None if other is None else np.asarray(other, dtype=float)
+    if y is not None and paired and len(y) != len(x):
+        raise ValueError(f"paired samples differ in length ({len(x)} vs {len(y)})")
+    n = len(x)
+    if n < 2 or (y is not None and not paired and len(y) < 2):
+        raise ValueError("an interval needs at least two units on each side")
+    rng = np.random.default_rng(seed)
+    fn = STATISTICS[statistic]
+    all_idx = np.arange(n)
+    if y is None or paired:
+        estimate = float(fn(x, y, all_idx))
+        boot = fn(x, y, rng.integers(0, n, size=(n_boot, n)))
+        n_eff = n
+    else:  # independent samples: resample each, difference of the two means
+        if statistic != "mean":
+            raise ValueError("unpaired samples support the mean difference only")
+        estimate = float(x.mean() - y.mean())
+        boot = x[rng.integers(0, n, size=(n_boot, n))].mean(axis=1) - \
+            y[rng.integers(0, len(y), size=(n_boot, len(y)))].mean(axis=1)
+        n_eff = min(n, len(y))
+    alpha = expanded_alpha(1 - level, n_eff)
+    low, high = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2])
+    return Interval(estimate, float(low), float(high), level, n, f"bootstrap {statistic}")
+
+
+def wilson_interval(successes: int, trials: int, *, level: float = 0.95) -> Interval:
+    """Wilson score interval of a binomial proportion ``successes / trials``."""
+    if trials <= 0 or not 0 <= successes <= trials:
+        raise ValueError(f"a rate needs 0 <= successes <= trials and trials > 0; got {successes}/{trials}")
+    z = stats.norm.ppf(1 - (1 - level) / 2)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z / (1 + z * z / trials) * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials**2))
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), level, trials, "Wilson")
