@@ -245,9 +245,14 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
 def summarize_folds(results: list[dict]) -> dict:
     """Mean, sample sd and per-fold values of each fold's ``metric`` and diagnostics."""
     vals = np.array([r["metric"] if r["metric"] is not None else np.nan for r in results], float)
+    ids = [f"fold{r.get('fold', i)}" for i, r in enumerate(results)]
     out = {"mean": float(np.nanmean(vals)), "sd": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0,
-           "folds": vals.tolist(), "metric": results[0]["metric_name"]}
+           "folds": vals.tolist(), "metric": results[0]["metric_name"],
+           "per_unit": {"unit": "fold", "ids": ids, "values": vals.tolist()}}
     for key in ("ari_q0", "ari_final", "infer_ms_per_slide", "train_s", "n_params"):
         if all(key in r["diagnostics"] for r in results):
-            out[key] = float(np.mean([r["diagnostics"][key] for r in results]))
+            per_fold = [float(r["diagnostics"][key]) for r in results]
+            out[key] = float(np.mean(per_fold))
+            if key.startswith("ari"):
+                out[f"{key}_per_unit"] = {"unit": "fold", "ids": ids, "values": per_fold}
     return out

@@ -122,17 +122,23 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
         bound = _crossing_bound(known)  # both NaN when the medians cross (the order changes sign)
         pl = power_law_crossing(fits["t_mem"], fits["t_gen"])
         frac = df.loc[mod.index].groupby("width").grokked.mean()
+        runs_per_width = df.loc[mod.index].groupby("width").grokked.agg(["sum", "count"])
         Pw = mod.groupby("width").P.first()
         thr = grokking_threshold(Pw.loc[frac.index].to_numpy(), frac.to_numpy())
         metrics.update({
             "t_mem": {f"w{w}": rec for w, rec in zip(tm.width, tm.to_dict("records"))},
             "t_gen": {f"w{w}": rec for w, rec in zip(tg.width, tg.to_dict("records"))},
             "t_train_modular": {f"w{w}": rec for w, rec in zip(tt.width, tt.to_dict("records"))},
-            "power_law": fits,
+            "power_law": {name: {**fit, "b_interval": _interval(fit["b"], fit["b_lo"], fit["b_hi"], fit["n"])}
+                          for name, fit in fits.items()},
             "crossing": {"power_law_P": pl, "empirical_P": emp,
                          "empirical_P_upper_bound": bound["upper"], "empirical_P_lower_bound": bound["lower"]},
             "grokking": {"fraction": {f"w{w}": float(f) for w, f in frac.items()},
                          "frac_smallest_width": float(frac.iloc[0]), "frac_largest_width": float(frac.iloc[-1]),
+                         # the same fractions as rates over seeds, for the claims' Wilson intervals
+                         **{name: {"unit": "seed", "successes": int(runs_per_width["sum"].iloc[i]),
+                                   "trials": int(runs_per_width["count"].iloc[i])}
+                            for name, i in (("smallest_width", 0), ("largest_width", -1))},
                          "threshold_P": thr["P"], "first_grokking_P": thr["first_P"],
                          "threshold_at_grid_edge": thr["at_grid_edge"], "delay_ratio": grok_delay_ratio},
             "threshold_vs_crossing": {
@@ -143,6 +149,7 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
         c = capacity_fit(cap.P.to_numpy(), cap.bits.to_numpy())
         train_bits = float(mod.dataset_bits.iloc[0]) if len(mod) else math.nan  # n_train log2 p
         metrics["capacity"] = {**c, "paper_bits_per_param": paper_capacity,
+                               "interval": _interval(c["bits_per_param"], c["lo"], c["hi"], c["n"]),
                                # the size at which the training set's labels fit in the fitted capacity
                                "P_to_memorise_train": train_bits / c["bits_per_param"] if c["bits_per_param"] > 0 else math.nan,
                                "mean_fraction_of_data_bits": float((cap.bits / cap.dataset_bits).mean()),
@@ -179,3 +186,11 @@ def curves_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     rows = [{"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]), **pt}
             for r in records for pt in r["curve"]]
     return pd.DataFrame(rows).sort_values(["task", "width", "seed", "step"], kind="stable").reset_index(drop=True)
+
+
+def _interval(estimate: float, low: float, high: float, n: int, level: float = 0.95) -> dict | None:
+    """A fit's 95% interval in the claims checker's form (units: one run per width and seed)."""
+    if any(v is None or not math.isfinite(v) for v in (estimate, low, high)):
+        return None
+    return {"unit": "width_seed", "estimate": estimate, "low": low, "high": high, "level": level, "n": n,
+            "method": "fit (Wald)"}

@@ -192,7 +192,8 @@ def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
         base = {m: s for m, s in methods.items() if m in BASELINES and s["mean"] == s["mean"]}
         if base:
             best = max(base, key=lambda m: base[m]["mean"])
-            out["best_baseline"][task] = {"method": best, "mean": base[best]["mean"], "sd": base[best]["sd"]}
+            out["best_baseline"][task] = {"method": best, "mean": base[best]["mean"], "sd": base[best]["sd"],
+                                          "per_unit": base[best].get("per_unit")}
     out["ablation"] = {}
     for task, methods in summaries.items():
         if "tmevolve" not in methods:
@@ -201,6 +202,12 @@ def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
         if drops:
             others = [d for v, d in drops.items() if v != "tmevolve_randcon"]
             out["ablation"][task] = {"drop": drops, "max_drop_other_than_randcon": max(others) if others else None}
+            randcon = methods.get("tmevolve_randcon", {}).get("per_unit")
+            if randcon:  # per fold: each other ablation's score minus random concepts' (paired by fold)
+                out["ablation"][task]["other_minus_randcon"] = {
+                    v: {"unit": "fold", "ids": methods[v]["per_unit"]["ids"],
+                        "values": [a - b for a, b in zip(methods[v]["per_unit"]["values"], randcon["values"])]}
+                    for v in drops if v != "tmevolve_randcon" and methods[v].get("per_unit")}
     grid = cfg.get("grid", {})
     gtask = grid.get("task")
     if gtask in summaries:
@@ -208,7 +215,8 @@ def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
                                for q in grid.get("Q", []) for k in grid.get("K", [])}}
     main = summaries.get("survival", {}).get("tmevolve", {})
     if "ari_q0" in main:
-        out["ari"] = {"q0": main["ari_q0"], "final": main["ari_final"], "gain": main["ari_final"] - main["ari_q0"]}
+        out["ari"] = {"q0": main["ari_q0"], "final": main["ari_final"], "gain": main["ari_final"] - main["ari_q0"],
+                      "q0_folds": main.get("ari_q0_per_unit"), "final_folds": main.get("ari_final_per_unit")}
     return out
 
 
