@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_snakemake
+
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported anywhere
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
@@ -47,10 +49,10 @@ def network_cut():
 
 
 @pytest.fixture(scope="session")
-def llm_root(tmp_path_factory, workflow_run) -> Path:
+def llm_root(tmp_path_factory) -> Path:
     """``resources/llm`` as the llm_cache rule writes it (a real Snakemake run at smoke scale)."""
     workdir = tmp_path_factory.mktemp("llm_workflow")
-    workflow_run(workdir, "resources/llm/smollm2-135m/model.safetensors", timeout=600)
+    run_snakemake(workdir, "resources/llm/smollm2-135m/model.safetensors", timeout=600)
     return workdir / "resources/llm"
 
 
