@@ -1,0 +1,136 @@
+"""The one interface every language-model backend offers, whatever runs behind it.
+
+A paper sees only :class:`LanguageModel`; whether the tokens come from the shipped SmolLM2, a tiny
+transformer trained here, or a larger model behind an OpenAI-compatible server is a config choice::
+
+    m = repro.llm.load("smollm2-135m")
+    m.generate(["The capital of France is"], max_new_tokens=8)          # ['  Paris. ...']
+    m.logprobs(["Q: 2+2=? A:"], [" 4"])                                 # [-0.31]
+    m.chat([{"role": "user", "content": "Name a colour."}])              # 'Blue.'
+    m.hidden_states(["a b c"], layers=[0, 6], positions=-1)             # (1, 2, 576) array
+
+Backends that cannot offer an operation (an HTTP endpoint has no hidden states) raise
+:class:`UnsupportedOperation`, which names the backend; they never return something else instead.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LanguageModel", "Message", "Conversation", "UnsupportedOperation", "BackendError",
+           "as_prompt_list", "as_conversations"]
+
+#: One chat turn: ``{"role": "system" | "user" | "assistant", "content": str}``.
+Message = Mapping[str, str]
+Conversation = Sequence[Message]
+
+
+class UnsupportedOperation(ValueError):
+    """The backend cannot do this (e.g. hidden states through an HTTP API); the message names it."""
+
+
+class BackendError(RuntimeError):
+    """A backend failed to answer (HTTP status, timeout, malformed reply); the message says where."""
+
+
+class LanguageModel(abc.ABC):
+    """What every backend offers. Generation arguments are keyword-only and mean the same everywhere.
+
+    Attributes
+    ----------
+    name : the registry name, path or URL the model was loaded from (for logs and provenance).
+    """
+
+    name: str = "?"
+
+    @abc.abstractmethod
+    def generate(self, prompts: Sequence[str], *, max_new_tokens: int = 64, temperature: float = 0.0,
+                 top_p: float = 1.0, seed: int = 0, stop: Sequence[str] = (), batch_size: int = 8) -> list[str]:
+        """Continue each prompt as plain text (no chat template).
+
+        Parameters
+        ----------
+        prompts : the texts to continue.
+        max_new_tokens : at most this many tokens per prompt.
+        temperature : 0 is greedy decoding; above 0, sampling from softmax(logits / temperature).
+        top_p : nucleus sampling (Holtzman et al. 2020): sample only from the smallest set of tokens
+            whose probability reaches ``top_p``. 1.0 keeps every token.
+        seed : sampling seed. Prompt ``i`` draws from its own stream derived from ``(seed, i)``, so
+            its output does not depend on ``batch_size`` or on the other prompts.
+        stop : the output ends before the first occurrence of any of these strings.
+        batch_size : prompts per forward pass (memory/speed trade-off only).
+
+        Returns
+        -------
+        The generated continuations, one per prompt, without the prompt.
+        """
+
+    @abc.abstractmethod
+    def logprobs(self, prompts: Sequence[str], continuations: Sequence[str], *, per_token: bool = False,
+                 batch_size: int = 8) -> list[float] | list[np.ndarray]:
+        """log p(continuation | prompt) in nats, summed over the continuation's tokens.
+
+        The prompt and the continuation are tokenised separately and concatenated, so the score
+        is that of exactly the continuation's own tokens. ``per_token=True`` returns one array of
+        token log-probabilities per pair instead of their sum.
+        """
+
+    @abc.abstractmethod
+    def chat(self, messages: Conversation | Sequence[Conversation], **generate_kwargs: Any) -> str | list[str]:
+        """The assistant's reply to one conversation (a list of messages), or to each of a list of
+        conversations, rendered with the model's own chat template. Keyword arguments as :meth:`generate`."""
+
+    def hidden_states(self, prompts: Sequence[str], layers: Sequence[int], positions: int | Sequence[int] | slice = -1,
+                      *, batch_size: int = 8) -> np.ndarray | list[np.ndarray]:
+        """Residual-stream activations of ``layers`` at token ``positions`` of each prompt.
+
+        Layer 0 is the embedding output and layer ``k`` the output of block ``k`` (the Hugging Face
+        ``output_hidden_states`` convention). Positions index the prompt's own tokens; negative ones
+        count from its end (``-1`` is the last token), whatever the padding.
+
+        Returns
+        -------
+        ``positions`` an int: array (n_prompts, n_layers, d); a list of ints: (n_prompts, n_layers,
+        n_positions, d); a slice (a span, whose length may differ between prompts): a list with one
+        (n_layers, span_length, d) array per prompt. float32.
+        """
+        raise UnsupportedOperation(f"{type(self).__name__} ({self.name}) exposes no hidden states")
+
+    def render_chat(self, messages: Conversation) -> str:
+        """The prompt text the model sees for ``messages`` (with the assistant turn opened)."""
+        raise UnsupportedOperation(f"{type(self).__name__} ({self.name}) renders chats on the server side")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def as_prompt_list(prompts: str | Sequence[str], what: str = "prompts") -> list[str]:
+    """``prompts`` as a list of strings; a bare string is refused (it would be iterated by character)."""
+    if isinstance(prompts, str):
+        raise ValueError(f"{what}: expected a list of strings, got one string {prompts[:40]!r}; wrap it in a list")
+    out = list(prompts)
+    bad = [i for i, p in enumerate(out) if not isinstance(p, str)]
+    if bad:
+        raise ValueError(f"{what}: item {bad[0]} is {type(out[bad[0]]).__name__}, not a string")
+    return out
+
+
+def as_conversations(messages: Conversation | Sequence[Conversation]) -> tuple[list[list[dict]], bool]:
+    """Normalise ``messages`` to a list of conversations; the flag says whether one was given."""
+    if isinstance(messages, Mapping) or isinstance(messages, str):
+        raise ValueError("chat: expected a list of messages ({'role': ..., 'content': ...}) or a list of such lists")
+    items = list(messages)
+    single = bool(items) and isinstance(items[0], Mapping)
+    convs = [items] if single else [list(c) for c in items]
+    for k, conv in enumerate(convs):
+        for j, msg in enumerate(conv):
+            if not isinstance(msg, Mapping) or not {"role", "content"} <= set(msg):
+                raise ValueError(f"chat: conversation {k}, message {j} needs 'role' and 'content'; got {msg!r}")
+            if msg["role"] not in ("system", "user", "assistant"):
+                raise ValueError(f"chat: conversation {k}, message {j} has role {msg['role']!r}; "
+                                 "expected system, user or assistant")
+    return [[dict(m) for m in conv] for conv in convs], single

