@@ -49,4 +49,4 @@ def test_smoke_dag_builds_table_figures_and_metrics(smoke_dir, workflow_run):
     assert "random" not in set(gap["method"])
     results = evaluate(load_claims(REPO / "workflow/claims/mdadd.yaml", REPO / "workflow/schemas/claims.schema.yaml"),
                        tmp_path / "results/mdadd/metrics.json")
-    assert all(r.status in ("PASS", "FAIL") for r in results)  # every claim's metric exists
+    assert all(r.status in ("PASS", "FAIL", "INCONCLUSIVE") for r in results)  # every claim's metric exists
