@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import resource
 import statistics
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 
 __all__ = ["run_benchmark", "main"]
+
+log = logging.getLogger(__name__)
 
 
 def _cpu() -> float:
@@ -63,7 +66,8 @@ def _lora_step_times(folder: Path, dtype: str, doc: str, *, steps: int, seq_len:
     return {"batch": f"4 x {seq_len} tokens", "wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus)}
 
 
-def run_benchmark(*, threads: int = 2, new_tokens: int = 64, steps: int = 3, seq_len: int = 256) -> dict:
+def run_benchmark(*, threads: int = 2, new_tokens: int = 64, steps: int = 3, seq_len: int = 256,
+                  lora_dtypes: tuple[str, ...] = ("float32", "bfloat16")) -> dict:
     import torch
 
     from repro.llm.hf import load_folder, load_gguf, save_folder
@@ -97,13 +101,15 @@ def run_benchmark(*, threads: int = 2, new_tokens: int = 64, steps: int = 3, seq
             texts = lm.generate(chats, max_new_tokens=new_tokens, temperature=0.8, top_p=0.95, seed=0, batch_size=8)
         n = _tokens(lm, texts)
         out["sample_batch8"] = {"tokens": n, "wall_s": t.wall, "cpu_s": t.cpu, "tokens_per_s": n / t.wall}
+        log.info("%s", json.dumps(out))
         del lm
 
         words = ("the model reads a long document about rivers mountains cities and the people who live there "
                  "while the weather changes every day ").split()
         doc = " ".join(words[i % len(words)] for i in range(seq_len * 2))
-        for dtype in ("float32", "bfloat16"):
+        for dtype in lora_dtypes:
             out[f"lora_step_{dtype}"] = _lora_step_times(folder, dtype, doc, steps=steps, seq_len=seq_len, work=work)
+            log.info("%s", json.dumps(out))  # partial results, in case a slow dtype is interrupted
     out["loadavg_end"] = os.getloadavg()
     return out
 
@@ -113,10 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--steps", type=int, default=3, help="timed LoRA steps (after one warm-up)")
+    parser.add_argument("--lora-dtypes", default="float32,bfloat16",
+                        help="comma-separated dtypes of the LoRA step (bfloat16 is slow on CPUs without AVX512-BF16)")
     parser.add_argument("--out", type=Path, default=None, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    result = run_benchmark(threads=args.threads, new_tokens=args.new_tokens, steps=args.steps)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    result = run_benchmark(threads=args.threads, new_tokens=args.new_tokens, steps=args.steps,
+                           lora_dtypes=tuple(args.lora_dtypes.split(",")))
     text = json.dumps(result, indent=2)
     if args.out:
         from repro.io import atomic_open
