@@ -18,16 +18,23 @@ from tests.conftest import run_snakemake
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported anywhere
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-import torch  # noqa: E402
-
-# One intra-op thread: on a shared 2-core machine two OpenMP threads spin-wait each other (a tiny
-# model trained 13 times slower with 2 threads than with 1 while colleagues' jobs ran).
-torch.set_num_threads(1)
-
 HERE = Path(__file__).parent
 
 #: A corpus the tiny model memorises: each line is planted knowledge with one right continuation.
 TINY_FACTS = ["the cat sat on the mat.", "a red fox ran far.", "bob likes blue hats.", "the sun is hot."]
+
+
+@pytest.fixture(scope="package", autouse=True)
+def one_torch_thread():
+    """One intra-op thread for these tests only: on a shared 2-core machine two OpenMP threads
+    spin-wait each other (the tiny model trained 13 times slower with 2 threads than with 1 while
+    colleagues' jobs ran). Restored after the package, so other papers' tests keep their setting."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @contextlib.contextmanager
@@ -48,7 +55,7 @@ def network_cut():
         socket.socket.connect = real
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def llm_root(tmp_path_factory) -> Path:
     """``resources/llm`` as the llm_cache rule writes it (a real Snakemake run at smoke scale)."""
     workdir = tmp_path_factory.mktemp("llm_workflow")
@@ -56,15 +63,15 @@ def llm_root(tmp_path_factory) -> Path:
     return workdir / "resources/llm"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def smollm2(llm_root):
-    """SmolLM2 from the cached safetensors copy; read-only for tests (LoRA tests load their own)."""
+    """SmolLM2 from the cached safetensors copy (loaded once for the package); read-only for tests (LoRA tests load their own)."""
     import repro.llm
 
     return repro.llm.load("smollm2-135m", root=llm_root)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def smollm2_gguf():
     """SmolLM2 dequantised from the shipped GGUF file, loaded with every outside connection refused."""
     import repro.llm
@@ -73,7 +80,7 @@ def smollm2_gguf():
         return repro.llm.load(repro.llm.shipped_gguf("smollm2-135m"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def tiny():
     """A tiny byte-level transformer trained from scratch on :data:`TINY_FACTS` (about 10 s)."""
     from repro.llm.tiny import TinyConfig, TinyTrainConfig, train_tiny

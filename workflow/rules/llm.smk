@@ -22,7 +22,8 @@ rule llm_cache:
         "benchmarks/llm/cache/{model}.tsv"
     wildcard_constraints:
         model="|".join(map(re.escape, sorted(SHIPPED_GGUF))),
-    threads: 2
+    # Dequantisation is mostly single-threaded; and two OpenMP threads spin-wait each other on a busy node.
+    threads: 1
     resources:
         mem_mb=3000,
         runtime=15,

@@ -31,7 +31,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,8 +177,11 @@ def _save(out_dir: Path, step: int, peft_model, opt: torch.optim.Optimizer, loss
 
 
 def finetune_lora(lm: TorchLM, data, cfg: LoraConfig, out_dir: str | os.PathLike, seed: int, *,
-                  resume: bool = True) -> LoraResult:
-    """Train LoRA adapters on ``lm`` (see the module docstring); returns the adapted model and losses."""
+                  resume: bool = True, on_step: Callable[[int, float], None] | None = None) -> LoraResult:
+    """Train LoRA adapters on ``lm`` (see the module docstring); returns the adapted model and losses.
+
+    ``on_step(step, loss)`` is called after each optimiser step (1-based step), e.g. to time steps.
+    """
     import peft
     from safetensors.torch import load_file
 
@@ -225,6 +228,8 @@ def finetune_lora(lm: TorchLM, data, cfg: LoraConfig, out_dir: str | os.PathLike
                 loss.backward()
             opt.step()
             losses.append(loss.item())
+            if on_step is not None:
+                on_step(step + 1, losses[-1])
             if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps:
                 checkpoint = _save(out_dir, step + 1, peft_model, opt, losses, lm.name)
     finally:
