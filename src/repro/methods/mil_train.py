@@ -29,6 +29,7 @@ import torch
 from sklearn.metrics import adjusted_rand_score
 from sklearn.model_selection import StratifiedKFold
 
+from repro.claims import sample
 from repro.methods.mil import SlideBag, create_mil_model
 
 __all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "MILTask", "fit_fold", "FoldResult",
@@ -248,11 +249,11 @@ def summarize_folds(results: list[dict]) -> dict:
     ids = [f"fold{r.get('fold', i)}" for i, r in enumerate(results)]
     out = {"mean": float(np.nanmean(vals)), "sd": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0,
            "folds": vals.tolist(), "metric": results[0]["metric_name"],
-           "per_unit": {"unit": "fold", "ids": ids, "values": vals.tolist()}}
+           "per_unit": sample(vals, ids, "fold")}
     for key in ("ari_q0", "ari_final", "infer_ms_per_slide", "train_s", "n_params"):
         if all(key in r["diagnostics"] for r in results):
             per_fold = [float(r["diagnostics"][key]) for r in results]
             out[key] = float(np.mean(per_fold))
             if key.startswith("ari"):
-                out[f"{key}_per_unit"] = {"unit": "fold", "ids": ids, "values": per_fold}
+                out[f"{key}_per_unit"] = sample(per_fold, ids, "fold")
     return out

@@ -29,6 +29,7 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 import repro.methods.tmevolve  # noqa: F401 - registers TMEvolve, its ablations and its grid as MIL models
+from repro.claims import sample
 from repro.io import atomic_path, read_json
 from repro.methods.mil import create_mil_model
 from repro.methods.mil_train import CohortData, FoldResult, fit_fold, load_prepared, region_ari, summarize_folds
@@ -205,8 +206,8 @@ def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
             randcon = methods.get("tmevolve_randcon", {}).get("per_unit")
             if randcon:  # per fold: each other ablation's score minus random concepts' (paired by fold)
                 out["ablation"][task]["other_minus_randcon"] = {
-                    v: {"unit": "fold", "ids": methods[v]["per_unit"]["ids"],
-                        "values": [a - b for a, b in zip(methods[v]["per_unit"]["values"], randcon["values"])]}
+                    v: sample([a - b for a, b in zip(methods[v]["per_unit"]["values"], randcon["values"])],
+                              methods[v]["per_unit"]["ids"], "fold")
                     for v in drops if v != "tmevolve_randcon" and methods[v].get("per_unit")}
     grid = cfg.get("grid", {})
     gtask = grid.get("task")
