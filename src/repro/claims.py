@@ -118,6 +118,30 @@ def sample(values, ids, unit: str, x=None) -> dict[str, Any]:
     return out
 
 
+def rate(successes: int, trials: int, unit: str) -> dict[str, Any]:
+    """The metrics.json form of a count of successes (the checker gives it a Wilson interval)."""
+    successes, trials = int(successes), int(trials)
+    if not 0 <= successes <= trials:
+        raise ValueError(f"a rate needs 0 <= successes <= trials; got {successes} of {trials}")
+    return {"unit": unit, "successes": successes, "trials": trials}
+
+
+def interval(estimate: float, low: float, high: float, n: int, unit: str, level: float = 0.95,
+             method: str = "") -> dict[str, Any] | None:
+    """The metrics.json form of an interval computed upstream (a fit's Wald interval, say).
+
+    ``None`` when any bound is missing or not finite: the checker then reports the claim NOT RUN
+    rather than judging a number without its uncertainty.
+    """
+    values = (estimate, low, high)
+    if any(v is None or not math.isfinite(float(v)) for v in values):
+        return None
+    if not low <= estimate <= high:
+        raise ValueError(f"an interval needs low <= estimate <= high; got {low}, {estimate}, {high}")
+    return {"unit": unit, "estimate": float(estimate), "low": float(low), "high": float(high),
+            "level": float(level), "n": int(n), "method": method}
+
+
 def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:
     """Read and validate a claim file; a typo or a missing field is a ``ValueError`` naming the claim."""
     path = Path(path)

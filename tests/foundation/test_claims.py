@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from repro.aereport import collect, load_papers, render_html, render_markdown
-from repro.claims import FAIL, INCONCLUSIVE, NOT_RUN, PASS, evaluate, load_claims, sample
+from repro.claims import FAIL, INCONCLUSIVE, NOT_RUN, PASS, evaluate, interval, load_claims, rate, sample
 from repro.io import write_json
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +33,8 @@ CLAIMS = {
          "check": {"op": ">", "rhs": 0, "unit": "seed"}, "scale": "smoke"},
         {"id": "decay", "claim": "variance decays", "source": "Fig. 1", "metric": "var",
          "check": {"op": "<", "rhs": 0, "unit": "seed", "statistic": "slope"}, "scale": "smoke"},
+        {"id": "fitted", "claim": "exponent > 1", "source": "Fig. 3", "metric": "fit",
+         "check": {"op": ">", "rhs": 1, "unit": "width_seed"}, "scale": "smoke"},
         {"id": "every", "claim": "FDR <= 0.1 in every setting", "source": "Fig. 2", "metric": "fdp",
          "check": {"op": "<=", "rhs": 0.1, "unit": "replicate", "each": True}, "scale": "smoke"},
     ],
@@ -53,10 +55,11 @@ def _metrics(rng: np.random.Generator) -> dict:
         "s": 0.2,
         "m": {"ours": {"mean": 0.0, "per_unit": sample(base + 0.05 + rng.normal(0, 0.005, len(ids)), ids, "fold_seed")},
               "base": sample(base, ids, "fold_seed")},
-        "cov": {"unit": "replicate", "successes": 1900, "trials": 2000},
+        "cov": rate(1900, 2000, "replicate"),
         "var": sample(-0.5 * np.arange(8) + rng.normal(0, 0.05, 8), [f"n{n}" for n in range(8)], "seed", x=np.arange(8)),
         "fdp": {"linear": sample(rng.uniform(0, 0.1, 400), range(400), "replicate"),
                 "nonlinear": sample(rng.uniform(0.1, 0.3, 400), range(400), "replicate")},
+        "fit": interval(1.3, 1.1, 1.5, 12, "width_seed", method="fit (Wald)"),
         "provenance": {"scale": "smoke"},
     }
 
@@ -75,6 +78,17 @@ def test_checks_give_pass_fail_inconclusive_and_not_run(tmp_path):
     assert status["summary"].status == INCONCLUSIVE and "summary only" in status["summary"].reason
     assert status["decay"].status == PASS and status["decay"].interval.high < 0
     assert status["every"].status == FAIL and "nonlinear: FAIL" in status["every"].reason
+    assert status["fitted"].status == PASS and status["fitted"].interval.n == 12
+
+
+def test_writers_reject_impossible_evidence():
+    with pytest.raises(ValueError, match="one id"):
+        sample([0.1, 0.2], ["a"], "seed")
+    with pytest.raises(ValueError, match="successes <= trials"):
+        rate(5, 4, "seed")
+    with pytest.raises(ValueError, match="low <= estimate <= high"):
+        interval(2.0, 0.0, 1.0, 10, "seed")
+    assert interval(1.0, float("nan"), 2.0, 10, "seed") is None  # a fit that failed: NOT RUN, not judged
 
 
 def test_units_must_match_and_pairs_must_cover_the_same_units(tmp_path):
@@ -150,5 +164,5 @@ def test_report_lists_all_19_papers_and_marks_unbuilt_ones(tmp_path):
     assert md.count("NOT RUN: this paper is not built yet.") == 19
     assert "snakemake reports/demo_fig1.pdf --config scale=smoke" in md
     assert "12 s over 1 jobs" in md
-    assert "4 PASS, 2 FAIL, 1 INCONCLUSIVE, 1 NOT RUN" in md
+    assert "5 PASS, 2 FAIL, 1 INCONCLUSIVE, 1 NOT RUN" in md
     assert "<td><b>FAIL</b></td>" in render_html(entries, scale="smoke")

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro import claims
 from repro.config import from_dict
 from repro.methods.grokking import (TASKS, GrokConfig, GrokTransformer, capacity_fit, count_parameters,
                                     crossing_point, fit_power_law, grokking_threshold, power_law_crossing,
@@ -129,15 +130,15 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
             "t_mem": {f"w{w}": rec for w, rec in zip(tm.width, tm.to_dict("records"))},
             "t_gen": {f"w{w}": rec for w, rec in zip(tg.width, tg.to_dict("records"))},
             "t_train_modular": {f"w{w}": rec for w, rec in zip(tt.width, tt.to_dict("records"))},
-            "power_law": {name: {**fit, "b_interval": _interval(fit["b"], fit["b_lo"], fit["b_hi"], fit["n"])}
+            "power_law": {name: {**fit, "b_interval": claims.interval(
+                              fit["b"], fit["b_lo"], fit["b_hi"], fit["n"], "width_seed", method="fit (Wald)")}
                           for name, fit in fits.items()},
             "crossing": {"power_law_P": pl, "empirical_P": emp,
                          "empirical_P_upper_bound": bound["upper"], "empirical_P_lower_bound": bound["lower"]},
             "grokking": {"fraction": {f"w{w}": float(f) for w, f in frac.items()},
                          "frac_smallest_width": float(frac.iloc[0]), "frac_largest_width": float(frac.iloc[-1]),
                          # the same fractions as rates over seeds, for the claims' Wilson intervals
-                         **{name: {"unit": "seed", "successes": int(runs_per_width["sum"].iloc[i]),
-                                   "trials": int(runs_per_width["count"].iloc[i])}
+                         **{name: claims.rate(runs_per_width["sum"].iloc[i], runs_per_width["count"].iloc[i], "seed")
                             for name, i in (("smallest_width", 0), ("largest_width", -1))},
                          "threshold_P": thr["P"], "first_grokking_P": thr["first_P"],
                          "threshold_at_grid_edge": thr["at_grid_edge"], "delay_ratio": grok_delay_ratio},
@@ -149,7 +150,8 @@ def summarise(records: list[dict[str, Any]], *, grok_delay_ratio: float = 2.0,
         c = capacity_fit(cap.P.to_numpy(), cap.bits.to_numpy())
         train_bits = float(mod.dataset_bits.iloc[0]) if len(mod) else math.nan  # n_train log2 p
         metrics["capacity"] = {**c, "paper_bits_per_param": paper_capacity,
-                               "interval": _interval(c["bits_per_param"], c["lo"], c["hi"], c["n"]),
+                               "interval": claims.interval(c["bits_per_param"], c["lo"], c["hi"], c["n"], "width_seed",
+                                                           method="fit (Wald)"),
                                # the size at which the training set's labels fit in the fitted capacity
                                "P_to_memorise_train": train_bits / c["bits_per_param"] if c["bits_per_param"] > 0 else math.nan,
                                "mean_fraction_of_data_bits": float((cap.bits / cap.dataset_bits).mean()),
@@ -186,11 +188,3 @@ def curves_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     rows = [{"task": r["task"], "width": int(r["width"]), "seed": int(r["seed"]), "P": int(r["P"]), **pt}
             for r in records for pt in r["curve"]]
     return pd.DataFrame(rows).sort_values(["task", "width", "seed", "step"], kind="stable").reset_index(drop=True)
-
-
-def _interval(estimate: float, low: float, high: float, n: int, level: float = 0.95) -> dict | None:
-    """A fit's 95% interval in the claims checker's form (units: one run per width and seed)."""
-    if any(v is None or not math.isfinite(v) for v in (estimate, low, high)):
-        return None
-    return {"unit": "width_seed", "estimate": estimate, "low": low, "high": high, "level": level, "n": n,
-            "method": "fit (Wald)"}
