@@ -351,3 +351,34 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
         results.append(ClaimResult(c, status, interval=interval, reason=reason, measured_scale=measured_scale,
                                    scale_note=note))
     return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m repro.claims KEY [...]``: each claim's verdict from ``results/KEY/metrics.json``.
+
+    The quick check after a rebuild, without building the whole artifact-evaluation report. Exit
+    status 0 whatever the verdicts (a FAIL is a finding, not an error); 2 on a bad claim file.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m repro.claims", description=main.__doc__.splitlines()[0])
+    parser.add_argument("keys", nargs="+", help="paper keys (workflow/claims/KEY.yaml)")
+    parser.add_argument("--results", default="results", help="folder holding KEY/metrics.json (default: results)")
+    parser.add_argument("--repo", default=".", help="repository root (default: the current folder)")
+    args = parser.parse_args(argv)
+    repo = Path(args.repo)
+    for key in args.keys:
+        try:
+            claims = load_claims(repo / f"workflow/claims/{key}.yaml", repo / "workflow/schemas/claims.schema.yaml")
+        except (OSError, ValueError) as err:
+            print(f"{key}: {err}")
+            return 2
+        metrics = Path(args.results) / key / "metrics.json"
+        for r in evaluate(claims, metrics if metrics.exists() else None):
+            shown = str(r.interval) if r.interval is not None else "-"
+            print(f"{key}.{r.claim.id}: {r.status}  {shown}  {r.reason}".rstrip())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

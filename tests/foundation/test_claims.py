@@ -166,3 +166,17 @@ def test_report_lists_all_19_papers_and_marks_unbuilt_ones(tmp_path):
     assert "12 s over 1 jobs" in md
     assert "5 PASS, 2 FAIL, 1 INCONCLUSIVE, 1 NOT RUN" in md
     assert "<td><b>FAIL</b></td>" in render_html(entries, scale="smoke")
+
+
+def test_command_line_prints_each_verdict_and_names_a_bad_file(tmp_path, capsys):
+    from repro.claims import main
+
+    (tmp_path / "workflow/claims").mkdir(parents=True)
+    (tmp_path / "workflow/schemas").mkdir()
+    (tmp_path / "workflow/schemas/claims.schema.yaml").write_text(SCHEMA.read_text())
+    _write(tmp_path / "workflow/claims", CLAIMS)
+    write_json(tmp_path / "results/demo/metrics.json", _metrics(np.random.default_rng(3)))
+    assert main(["demo", "--repo", str(tmp_path), "--results", str(tmp_path / "results")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(CLAIMS["claims"]) and out[0].startswith("demo.above: PASS")
+    assert main(["missing", "--repo", str(tmp_path)]) == 2 and "missing.yaml" in capsys.readouterr().out
