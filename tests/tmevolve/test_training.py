@@ -59,3 +59,27 @@ def test_tmevolve_trains_on_every_task_and_reports_region_ari(cohort):
         r = train_fold("tmevolve", task, data, folds, 1, {**CFG, "epochs": 1}, concept_emb=emb, seed=5)
         assert np.isfinite(r.metric)
         assert -1 <= r.diagnostics["ari_q0"] <= 1 and -1 <= r.diagnostics["ari_final"] <= 1
+
+
+def test_every_method_of_a_unit_gets_the_same_seed_and_aggregation_refuses_unpaired_folds():
+    from repro.claims import sample
+    from repro.jobs import Job
+    from repro.papers.tmevolve.experiment import aggregate_metrics, train_seed
+
+    def job(method, fold):
+        return Job(rule="tmevolve_train", seed=0, scale="smoke", global_seed=11,
+                   wildcards={"cohort": "synthetic", "task": "survival", "method": method, "fold": str(fold)})
+
+    unit = {"cohort": "synthetic", "task": "survival"}
+    seeds = {m: [train_seed(job(m, f), fold=f, **unit) for f in range(3)] for m in ("tmevolve", "abmil", "mean")}
+    assert seeds["tmevolve"] == seeds["abmil"] == seeds["mean"] and len(set(seeds["abmil"])) == 3
+
+    def summary(values, fold_seeds):
+        return {"mean": float(np.mean(values)), "sd": 0.1, "per_unit": sample(values, ["fold0", "fold1"], "fold"),
+                "seeds": fold_seeds}
+
+    paired = {"survival": {"tmevolve": summary([0.6, 0.7], [1, 2]), "abmil": summary([0.5, 0.6], [1, 2])}}
+    assert aggregate_metrics(paired, {})["best_baseline"]["survival"]["method"] == "abmil"
+    unpaired = {"survival": {"tmevolve": summary([0.6, 0.7], [1, 2]), "abmil": summary([0.5, 0.6], [1, 3])}}
+    with pytest.raises(ValueError, match=r"survival: methods \['abmil'\].*same folds and seeds"):
+        aggregate_metrics(unpaired, {})

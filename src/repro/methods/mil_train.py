@@ -249,7 +249,8 @@ def summarize_folds(results: list[dict]) -> dict:
     ids = [f"fold{r.get('fold', i)}" for i, r in enumerate(results)]
     out = {"mean": float(np.nanmean(vals)), "sd": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0,
            "folds": vals.tolist(), "metric": results[0]["metric_name"],
-           "per_unit": sample(vals, ids, "fold")}
+           "per_unit": sample(vals, ids, "fold"),
+           "seeds": [r.get("seed") for r in results]}  # pairing across methods is checked on these
     for key in ("ari_q0", "ari_final", "infer_ms_per_slide", "train_s", "n_params"):
         if all(key in r["diagnostics"] for r in results):
             per_fold = [float(r["diagnostics"][key]) for r in results]

@@ -37,9 +37,9 @@ from repro.methods.tmevolve_variants import grid_name
 from repro.metrics.survival import concordance_index, discretize, nll_survival_loss, risk_from_logits, time_bins
 from repro.registry import Registry
 
-__all__ = ["TASKS", "train_fold", "save_fold", "summarize_fold_files", "aggregate_metrics", "make_tables",
-           "trace_slide", "save_concepts", "load_concepts", "BASELINES", "read_summaries", "slide_thumbnail",
-           "survival_bars"]
+__all__ = ["TASKS", "train_fold", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
+           "aggregate_metrics", "make_tables", "trace_slide", "save_concepts", "load_concepts", "BASELINES",
+           "read_summaries", "slide_thumbnail", "survival_bars"]
 
 log = logging.getLogger(__name__)
 
@@ -172,13 +172,23 @@ def load_concepts(path: str | os.PathLike) -> np.ndarray:
         return z["emb"]
 
 
-def save_fold(result: FoldResult, model_path: str, *, method: str, task: str, fold: int) -> dict:
+def train_seed(job, *, cohort: str, task: str, fold: int) -> int:
+    """The seed of one (cohort, task, fold) training unit, the same for every method and ablation.
+
+    It sets parameter init, dropout and the order of the slides; deriving it from the unit and not
+    from the method name makes every comparison paired (a difference between two methods is not a
+    difference between two seeds).
+    """
+    return job.seed_for("tmevolve_train", cohort=cohort, task=task, fold=int(fold))
+
+
+def save_fold(result: FoldResult, model_path: str, *, method: str, task: str, fold: int, seed: int) -> dict:
     """Write the fold's weights (``.pt``); return its metric, predictions and diagnostics (for the JSON)."""
     with atomic_path(model_path) as tmp:
         torch.save({"state_dict": result.state_dict, "model_cfg": result.model_cfg, "method": method,
                     "in_dim": result.in_dim, "out_dim": result.out_dim}, tmp)
     return {"metric": result.metric, "metric_name": TASKS.get(task).metric_name, "method": method, "task": task,
-            "fold": fold, "diagnostics": result.diagnostics, "predictions": result.predictions.to_dict(orient="list")}
+            "fold": fold, "seed": int(seed), "diagnostics": result.diagnostics, "predictions": result.predictions.to_dict(orient="list")}
 
 
 def summarize_fold_files(paths: list[str]) -> dict:
@@ -187,6 +197,7 @@ def summarize_fold_files(paths: list[str]) -> dict:
 
 def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
     """The paper's ``metrics.json`` from ``{task: {method: summary}}``."""
+    check_paired(summaries)
     out: dict = {task: dict(methods) for task, methods in summaries.items()}
     out["best_baseline"] = {}
     for task, methods in summaries.items():
@@ -219,6 +230,22 @@ def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
         out["ari"] = {"q0": main["ari_q0"], "final": main["ari_final"], "gain": main["ari_final"] - main["ari_q0"],
                       "q0_folds": main.get("ari_q0_per_unit"), "final_folds": main.get("ari_final_per_unit")}
     return out
+
+
+def check_paired(summaries: dict[str, dict[str, dict]]) -> None:
+    """Every method of a task was trained on the same folds with the same seeds, or a ``ValueError``.
+
+    The claims compare methods fold by fold (paired); a method trained with other seeds (an old
+    fold file, a changed seed rule) would make that comparison a comparison of seeds.
+    """
+    for task, methods in summaries.items():
+        units = {m: tuple(zip(s["per_unit"]["ids"], s.get("seeds") or ())) for m, s in methods.items()
+                 if s.get("per_unit")}
+        if len(set(units.values())) > 1:
+            ref = next(iter(units))
+            odd = sorted(m for m, u in units.items() if u != units[ref])
+            raise ValueError(f"tmevolve {task}: methods {odd} were not trained on the same folds and seeds as "
+                             f"{ref!r}; rebuild their fold files (the seed of a fold must not depend on the method)")
 
 
 def _fmt(s: dict | None) -> str:
