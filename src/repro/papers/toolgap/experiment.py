@@ -1,0 +1,368 @@
+"""toolgap's method: model-adaptive necessity, tool-call behaviour, mismatch, probes, trajectories.
+
+Reference: chengez/Tool-Cognition-Action at 79f0dc3 (see ``../shared/papers/toolgap.md``).
+
+- Necessity (:func:`necessity`): ``r`` answers without the tool, sampled at ``temperature``; an item
+  is *unnecessary* for the model when at least ``k`` of them are correct (reference: r = 10, k = 9,
+  the released labels), else necessary.
+- Behaviour (:func:`evaluate`): one greedy generation with the tool in the prompt, never executed;
+  a call is detected by text match (:func:`repro.papers.toolgap.synth.detect_call`).
+- Mismatch (:func:`mismatch`): (necessary and not called + unnecessary and called) / items, reported
+  split into missed calls and over-calls.
+- Probes (:func:`probe_analysis`, with :mod:`repro.probes`): every layer, each of the last
+  ``positions`` prompt tokens of the prompt that produced the behaviour; one logistic layer, Adam
+  lr 0.01, weight decay 0.01, 100 epochs, 70/30 split; labels cognition = necessary, action =
+  called; the cosine between the two probes' directions per site.
+- Trajectory (:func:`decompose`): a mismatched item is a cognition-to-action error when the
+  necessity probe gets its true label right (missed call: probe says necessary; over-call: probe
+  says unnecessary), else a cognition error.
+
+Deviations from the reference, each a choice made before any result
+--------------------------------------------------------------------
+- Probe features are standardised on the training split (see :mod:`repro.probes`).
+- The trajectory split needs the necessity probe's verdict on every mismatched item, so it uses
+  out-of-fold predictions (``decomposition_folds``-fold cross-fitting, about 67/33 at 3 folds)
+  from the probe at the last prompt token of the layer at ``decomposition_depth`` of the network
+  (0.75: round(0.75 L)); the reference reads its 30% test split at a layer it does not state.
+- "Late layers" for the cosine claim: the last third of the layers (at least one), last token.
+- A probe whose labels are all equal for a model and task (e.g. every item necessary) is not
+  trained; its accuracy and cosine are absent, and ``probe_undefined`` names the pair. Without a
+  necessity probe (or with fewer items of a label than folds) the pair's mismatched items are
+  *undecided*: they count in the mismatch rate but in neither side of the trajectory split.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from repro.claims import rate, sample
+from repro.papers.toolgap.synth import (TOOLS, Item, arithmetic_items, corpus, detect_call, is_correct,
+                                        knowledge_items, plain_prompt)
+from repro.probes import ProbeConfig, cosine, cross_fit, train_probes, train_test_split
+
+__all__ = ["build_data", "prompts_for", "necessity", "mismatch", "evaluate", "probe_analysis", "decompose",
+           "late_layers", "summarise", "TASKS", "truthfulqa_items", "tiny_train_config", "prompt_style"]
+
+log = logging.getLogger(__name__)
+
+TASKS = ("arithmetic", "knowledge")
+
+
+# ----------------------------------------------------------------------------------------------
+# Data
+# ----------------------------------------------------------------------------------------------
+
+def _select(items: list[Item], n: int, rng: np.random.Generator) -> list[Item]:
+    """``n`` items spread as evenly as the pools allow over the groups (families or attributes): a
+    group whose pool is smaller than its share gives all it has, the rest share the remainder."""
+    groups = list(dict.fromkeys(it.group for it in items))
+    pools = {g: [it for it in items if it.group == g] for g in groups}
+    if n > len(items):
+        raise ValueError(f"toolgap: n_items {n} exceeds the {len(items)} items the generator holds")
+    take, left, open_ = {g: 0 for g in groups}, n, list(groups)
+    while left and open_:
+        share = max(1, left // len(open_))
+        for g in list(open_):
+            k = min(share, len(pools[g]) - take[g], left)
+            take[g] += k
+            left -= k
+            if take[g] == len(pools[g]):
+                open_.remove(g)
+            if not left:
+                break
+    out = []
+    for g in groups:
+        pool = pools[g]
+        out += [pool[i] for i in sorted(rng.choice(len(pool), size=take[g], replace=False))]
+    return out
+
+
+def build_data(cfg: dict, *, seed: int) -> dict[str, Any]:
+    """Items of both tasks, the evaluation subsets and the tiny models' corpus.
+
+    ``cfg`` holds the preset's ``arithmetic``, ``knowledge``, ``n_items`` and ``corpus_repeats``.
+    """
+    a, kb = cfg["arithmetic"], cfg["knowledge"]
+    arith = arithmetic_items(a["families"], pool_size=a["pool_size"], seen_fraction=a["seen_fraction"],
+                             tool_families=a["tool_families"], seed=seed)
+    facts = knowledge_items(kb["n_entities"], attributes=kb["attributes"], seen_fraction=kb["seen_fraction"],
+                            seed=seed + 1)
+    rng = np.random.default_rng(seed + 2)
+    evaluation = {"arithmetic": _select(arith, cfg["n_items"], rng), "knowledge": _select(facts, cfg["n_items"], rng)}
+    docs = corpus(arith + facts, tool_families=a["tool_families"], tool_attributes=kb["tool_attributes"],
+                  repeats=cfg["corpus_repeats"])
+    return {"items": {t: [it.to_dict() for it in its] for t, its in evaluation.items()}, "corpus": docs,
+            "pool_sizes": {"arithmetic": len(arith), "knowledge": len(facts)}}
+
+
+def truthfulqa_items(cfg: dict) -> list[dict]:
+    """The factual task's items from a user-supplied TruthfulQA CSV (``truthfulqa: {csv, limit}``)."""
+    from repro.papers.toolgap.synth import load_truthfulqa
+
+    rows = load_truthfulqa(cfg["csv"], limit=cfg.get("limit"))
+    return [{**r, "task": "truthfulqa", "group": "truthfulqa", "seen": False, "answer": r["answers"][0]} for r in rows]
+
+
+def tiny_train_config(cfg: dict):
+    """The :class:`repro.llm.tiny.TinyTrainConfig` of one tiny model (``cfg``: its spec and the preset's ``tiny``)."""
+    from repro.llm.tiny import TinyConfig, TinyTrainConfig
+
+    spec, t = cfg["model"], cfg["tiny"]
+    shape = TinyConfig(n_layer=spec["n_layer"], n_head=spec["n_head"], d_model=spec["d_model"], context=t["context"])
+    return TinyTrainConfig(model=shape, steps=t["steps"], batch_size=t["batch_size"], lr=t["lr"], warmup=t["warmup"],
+                           weight_decay=t["weight_decay"])
+
+
+def prompt_style(spec: dict) -> str:
+    """Tiny models see their training format (``plain``); pretrained ones their chat template."""
+    return "plain" if spec["kind"] == "tiny" else "chat"
+
+
+# ----------------------------------------------------------------------------------------------
+# Prompts: plain text for the tiny models, the chat template for prompted models
+# ----------------------------------------------------------------------------------------------
+
+#: The prompted models' system prompts (fixed; the reference's discourage tool use, as these do).
+SYSTEM_FREE = "Answer the question. Reply with the answer only, no explanation."
+SYSTEM_TOOL = {
+    "truthfulqa": ("You can search the web by replying exactly <call>web_search(QUERY)</call>. Use it only if you "
+                   "do not know the answer yourself. Otherwise reply with the answer only."),
+    "arithmetic": ("You can use a calculator by replying exactly <call>calc(EXPRESSION)</call>. Use it only if you "
+                   "cannot compute the answer correctly yourself. Otherwise reply with the answer only."),
+    "knowledge": ("You can look facts up by replying exactly <call>lookup(ENTITY, ATTRIBUTE)</call>. Use it only if "
+                  "you do not know the answer yourself. Otherwise reply with the answer only."),
+}
+
+
+def prompts_for(lm, questions: Sequence[str], task: str, style: str, *, tool: bool) -> list[str]:
+    """Prompt texts for ``questions``: ``plain`` (the tiny models' training format) or ``chat``
+    (the model's own template, with the system prompts above)."""
+    if style == "plain":
+        return [plain_prompt(q, TOOLS[task] if tool else None) for q in questions]
+    if style == "chat":
+        system = SYSTEM_TOOL[task] if tool else SYSTEM_FREE
+        return [lm.render_chat([{"role": "system", "content": system}, {"role": "user", "content": q}])
+                for q in questions]
+    raise ValueError(f"toolgap: prompt style {style!r} is neither 'plain' nor 'chat'")
+
+
+# ----------------------------------------------------------------------------------------------
+# Necessity, behaviour, mismatch
+# ----------------------------------------------------------------------------------------------
+
+def necessity(n_correct: np.ndarray, *, samples: int, min_correct: int) -> np.ndarray:
+    """True where the tool is necessary: fewer than ``min_correct`` of ``samples`` tool-free answers correct."""
+    n_correct = np.asarray(n_correct)
+    if not 1 <= min_correct <= samples:
+        raise ValueError(f"toolgap: unnecessary_min_correct must be in 1..samples ({samples}); got {min_correct}")
+    if ((n_correct < 0) | (n_correct > samples)).any():
+        raise ValueError(f"toolgap: correct counts must lie in 0..{samples}")
+    return n_correct < min_correct
+
+
+def mismatch(necessary: Sequence[bool], called: Sequence[bool]) -> dict[str, int]:
+    """Counts of the four cells, and of the two mismatch directions."""
+    nec, call = np.asarray(necessary, dtype=bool), np.asarray(called, dtype=bool)
+    if nec.shape != call.shape:
+        raise ValueError(f"mismatch: {nec.size} necessity labels but {call.size} behaviours")
+    missed, over = int((nec & ~call).sum()), int((~nec & call).sum())
+    return {"n": int(nec.size), "missed_call": missed, "over_call": over, "mismatched": missed + over,
+            "necessary": int(nec.sum()), "called": int(call.sum())}
+
+
+def evaluate(lm, items: Sequence[dict], task: str, style: str, cfg: dict, *, seed: int,
+             hidden_layers: Sequence[int] | None = None) -> tuple[list[dict], np.ndarray | None]:
+    """One model on one task: necessity from ``samples`` tool-free answers, greedy behaviour with the
+    tool, and (if ``hidden_layers``) hidden states of the tool prompt's last ``probe.positions`` tokens.
+
+    Returns the per-item records and the hidden states (items, layers, positions, d) or None.
+    """
+    gen = cfg["generation"]
+    questions = [it["question"] for it in items]
+    free = prompts_for(lm, questions, task, style, tool=False)
+    r = cfg["samples"]
+    replies = lm.generate(free * r, max_new_tokens=gen["max_new_tokens"], temperature=gen["temperature"],
+                          top_p=gen["top_p"], seed=seed, stop=["\n"], batch_size=gen["batch_size"])
+    answers = [it.get("answers") or it["answer"] for it in items]
+    correct = np.array([[is_correct(replies[j * len(items) + i], answers[i], task) for j in range(r)]
+                        for i in range(len(items))])  # (items, r)
+    nec = necessity(correct.sum(1), samples=r, min_correct=cfg["unnecessary_min_correct"])
+    with_tool = prompts_for(lm, questions, task, style, tool=True)
+    actions = lm.generate(with_tool, max_new_tokens=gen["max_new_tokens_tool"], temperature=0.0, stop=["\n"],
+                          batch_size=gen["batch_size"])
+    records = []
+    for i, it in enumerate(items):
+        called = detect_call(actions[i], TOOLS[task])
+        records.append({"id": it["id"], "group": it.get("group", task), "seen": bool(it.get("seen", False)),
+                        "n_correct": int(correct[i].sum()), "necessary": bool(nec[i]), "called": bool(called),
+                        "mismatched": bool(nec[i] != called), "sample_reply": replies[i], "tool_reply": actions[i]})
+    hidden = None
+    if hidden_layers is not None:
+        shortest = min(len(p) for p in with_tool)  # characters bound tokens from above
+        n_pos = min(cfg["probe"]["positions"], shortest)
+        hidden = lm.hidden_states(with_tool, layers=list(hidden_layers), positions=list(range(-n_pos, 0)),
+                                  batch_size=gen["batch_size"]).astype(np.float32)  # (items, layers, positions, d)
+    return records, hidden
+
+
+# ----------------------------------------------------------------------------------------------
+# Probes and trajectories
+# ----------------------------------------------------------------------------------------------
+
+def late_layers(n_layers: int) -> list[int]:
+    """The last third of hidden-state layers 1..n_layers (at least one)."""
+    k = max(1, math.ceil(n_layers / 3))
+    return list(range(n_layers - k + 1, n_layers + 1))
+
+
+def decomposition_layer(n_layers: int, depth: float) -> int:
+    return min(n_layers, max(1, int(round(depth * n_layers))))
+
+
+def decompose(necessary: Sequence[bool], called: Sequence[bool], probe_says_necessary: Sequence[bool]) -> dict[str, int]:
+    """Split mismatched items into cognition-to-action errors (the necessity probe is right) and
+    cognition errors (it is wrong)."""
+    nec, call, says = (np.asarray(v, dtype=bool) for v in (necessary, called, probe_says_necessary))
+    mis = nec != call
+    c2a = mis & (says == nec)
+    return {"mismatched": int(mis.sum()), "cognition_to_action": int(c2a.sum()), "cognition": int((mis & ~c2a).sum()),
+            "missed_call_c2a": int((c2a & nec).sum()), "over_call_c2a": int((c2a & ~nec).sum())}
+
+
+def probe_analysis(hidden: np.ndarray, records: Sequence[dict], cfg: dict, *, seed: int) -> dict[str, Any]:
+    """Cognition and action probes at every (layer, position) of ``hidden`` (items, L + 1, P, d).
+
+    Returns per-layer accuracies and cosines at the last token (and over positions), the per-item
+    test predictions at the decomposition layer, and the trajectory split.
+    """
+    n, n_states, n_pos, d = hidden.shape
+    n_layers = n_states - 1
+    pc = ProbeConfig(lr=cfg["lr"], weight_decay=cfg["weight_decay"], epochs=cfg["epochs"],
+                     test_fraction=cfg["test_fraction"])
+    X = hidden.reshape(n, n_states * n_pos, d)
+    labels = {"cognition": np.array([r["necessary"] for r in records], dtype=int),
+              "action": np.array([r["called"] for r in records], dtype=int)}
+    split = train_test_split(n, pc.test_fraction, seed=seed)
+    out: dict[str, Any] = {"n_layers": n_layers, "positions": n_pos, "dim": d, "test_ids": [records[i]["id"] for i in split[1]],
+                           "late_layers": late_layers(n_layers),
+                           "decomposition_layer": decomposition_layer(n_layers, cfg["decomposition_depth"])}
+    fits = {}
+    for name, y in labels.items():
+        if y.min() == y.max() or y[split[0]].min() == y[split[0]].max():
+            out[name] = None  # constant labels: no probe
+            continue
+        fit = train_probes(X, y, split=split, cfg=pc, seed=seed)
+        fits[name] = fit
+        acc = fit.test_accuracy.reshape(n_states, n_pos)
+        majority = int(y[split[0]].mean() >= 0.5)
+        lay = out["decomposition_layer"]
+        site = lay * n_pos + n_pos - 1
+        out[name] = {"test_accuracy_last": acc[:, -1].tolist(), "test_accuracy_best_position": acc.max(1).tolist(),
+                     "train_accuracy_last": fit.train_accuracy.reshape(n_states, n_pos)[:, -1].tolist(),
+                     "majority": majority, "majority_accuracy": float((y[split[1]] == majority).mean()),
+                     "test_correct": (fit.test_pred[site] == y[split[1]]).astype(int).tolist(),
+                     "majority_correct": (y[split[1]] == majority).astype(int).tolist(),
+                     "positive_rate": float(y.mean())}
+    if len(fits) == 2:
+        cos = cosine(fits["cognition"].weight, fits["action"].weight).reshape(n_states, n_pos)
+        out["cosine_last"] = cos[:, -1].tolist()
+        out["abs_cosine_mean_positions"] = np.abs(cos).mean(1).tolist()
+        out["late_abs_cosine"] = float(np.abs(cos[out["late_layers"], -1]).mean())
+    else:
+        out["cosine_last"] = None
+    # trajectory: out-of-fold necessity verdicts at the decomposition layer, last token
+    y = labels["cognition"]
+    mis = y.astype(bool) != labels["action"].astype(bool)
+    if out["cognition"] is not None and min(y.sum(), n - y.sum()) >= cfg["decomposition_folds"]:
+        site = out["decomposition_layer"] * n_pos + n_pos - 1
+        says = cross_fit(X[:, site:site + 1], y, folds=cfg["decomposition_folds"], cfg=pc, seed=seed)[0]
+        out["probe_says_necessary"] = says.astype(bool).tolist()
+        out["decomposition"] = {**decompose(y.astype(bool), labels["action"].astype(bool), says.astype(bool)),
+                                "undecided": 0}
+        out["cross_fit"] = True
+    else:
+        # too few items of one necessity label to train a probe: the mismatched items stay undecided
+        out["probe_says_necessary"] = None
+        out["decomposition"] = {"mismatched": int(mis.sum()), "cognition_to_action": 0, "cognition": 0,
+                                "missed_call_c2a": 0, "over_call_c2a": 0, "undecided": int(mis.sum())}
+        out["cross_fit"] = False
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Aggregate
+# ----------------------------------------------------------------------------------------------
+
+def summarise(runs: dict[tuple[str, str], dict]) -> tuple[dict[str, Any], list[dict], list[dict]]:
+    """metrics.json, the per-(model, task) table and the per-layer probe table from every run.
+
+    ``runs[(model, task)]`` holds ``records`` (from :func:`evaluate`) and ``probes`` (from
+    :func:`probe_analysis`).
+    """
+    mis_rate, detail, table, layers = {}, {}, [], []
+    decodable = {"cognition": {}, "action": {}}
+    late_vals, late_ids, undefined = [], [], []
+    c2a_total = mis_total = 0
+    c2a_vals, c2a_ids = [], []
+    for (model, task), run in sorted(runs.items()):
+        key = f"{model}__{task}"
+        recs, pr = run["records"], run["probes"]
+        counts = mismatch([r["necessary"] for r in recs], [r["called"] for r in recs])
+        mis_rate[key] = rate(counts["mismatched"], counts["n"], "item")
+        dec = pr["decomposition"]
+        detail[key] = {**counts, "mismatch_rate": counts["mismatched"] / counts["n"],
+                       "missed_call_rate": counts["missed_call"] / counts["n"],
+                       "over_call_rate": counts["over_call"] / counts["n"], "decomposition": dec,
+                       "seen_necessary_rate": _mean([r["necessary"] for r in recs if r["seen"]]),
+                       "unseen_necessary_rate": _mean([r["necessary"] for r in recs if not r["seen"]])}
+        c2a_total += dec["cognition_to_action"]
+        mis_total += dec["cognition_to_action"] + dec["cognition"]  # decided items only
+        c2a_vals += [1.0] * dec["cognition_to_action"] + [0.0] * dec["cognition"]
+        c2a_ids += [f"{key}:{i}" for i in range(dec["cognition_to_action"] + dec["cognition"])]
+        for name in ("cognition", "action"):
+            p = pr.get(name)
+            if p is None:
+                undefined.append(f"{key}:{name}")
+                continue
+            ids = [f"{i}" for i in pr["test_ids"]]
+            decodable[name][key] = {"probe": sample(p["test_correct"], ids, "item"),
+                                    "majority": sample(p["majority_correct"], ids, "item")}
+        if pr.get("cosine_last") is not None:
+            late_vals.append(pr["late_abs_cosine"])
+            late_ids.append(key)
+        table.append({"model": model, "task": task, "n": counts["n"], "necessary": counts["necessary"],
+                      "called": counts["called"], "mismatch_rate": counts["mismatched"] / counts["n"],
+                      "missed_call": counts["missed_call"], "over_call": counts["over_call"],
+                      "mismatched": dec["mismatched"], "cognition_to_action": dec["cognition_to_action"],
+                      "cognition": dec["cognition"], "undecided": dec["undecided"],
+                      "c2a_share": (dec["cognition_to_action"] / (dec["mismatched"] - dec["undecided"])
+                                    if dec["mismatched"] > dec["undecided"] else float("nan")),
+                      "probe_cross_fit": pr["cross_fit"]})
+        for layer in range(pr["n_layers"] + 1):
+            row = {"model": model, "task": task, "layer": layer, "depth": layer / pr["n_layers"]}
+            for name in ("cognition", "action"):
+                p = pr.get(name)
+                row[f"{name}_accuracy"] = p["test_accuracy_last"][layer] if p else float("nan")
+                row[f"{name}_majority"] = p["majority_accuracy"] if p else float("nan")
+            row["cosine"] = pr["cosine_last"][layer] if pr.get("cosine_last") else float("nan")
+            layers.append(row)
+    metrics = {
+        "mismatch": mis_rate,
+        "mismatch_detail": detail,
+        "decodable": {name: {k: v["probe"] for k, v in d.items()} for name, d in decodable.items()},
+        "majority_baseline": {name: {k: v["majority"] for k, v in d.items()} for name, d in decodable.items()},
+        "late_abs_cosine": sample(late_vals, late_ids, "model_task") if late_vals else None,
+        "cognition_to_action_share": rate(c2a_total, mis_total, "model_item") if mis_total else None,
+        "cognition_to_action_per_item": sample(c2a_vals, c2a_ids, "model_item") if c2a_vals else None,
+        "probe_undefined": undefined,
+    }
+    return metrics, table, layers
+
+
+def _mean(values: Sequence[bool]) -> float | None:
+    return float(np.mean(values)) if len(values) else None

@@ -1,0 +1,76 @@
+"""toolgap's DAG from an empty folder at scale=smoke, the dry runs of every scale, and bad config values."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from repro.claims import load_claims
+from tests.conftest import REPO
+
+TARGETS = ["reports/toolgap_fig1.pdf", "reports/toolgap_fig2.pdf", "reports/toolgap_table1.md",
+           "results/toolgap/metrics.json"]
+
+
+def _counts(stdout: str) -> dict[str, int]:
+    return {k: int(v) for k, v in (line.split()[:2] for line in stdout.splitlines() if line.startswith("toolgap_"))}
+
+
+@pytest.mark.parametrize("scale, n_tiny, n_models", [("smoke", 3, 3), ("small", 3, 4), ("paper", 3, 4)])
+def test_dry_run_fans_out_model_task(tmp_path, workflow_run, scale, n_tiny, n_models):
+    proc = workflow_run(tmp_path, *TARGETS, "-n", "--quiet", "rules", scale=scale)
+    counts = _counts(proc.stdout)
+    assert counts["toolgap_train"] == n_tiny
+    assert counts["toolgap_evaluate"] == counts["toolgap_probes"] == 2 * n_models
+    # SmolLM2 goes through the LLM stage's cache rule at small and paper scale, never at smoke
+    assert ("llm_cache" in proc.stdout) == (scale != "smoke")
+
+
+def test_an_impossible_threshold_is_refused_by_name(tmp_path, workflow_run):
+    overlay = tmp_path / "bad.yaml"
+    overlay.write_text(yaml.safe_dump({"toolgap": {"smoke": {"unnecessary_min_correct": 6}}}))
+    proc = workflow_run(tmp_path, *TARGETS, "-n", "--configfile", str(REPO / "config.yaml"), str(overlay), check=False)
+    assert proc.returncode != 0
+    assert "toolgap.smoke.unnecessary_min_correct (6) exceeds toolgap.smoke.samples (5)" in proc.stdout + proc.stderr
+
+
+def test_a_local_source_without_its_csv_fails_naming_the_file(tmp_path, workflow_run):
+    overlay = tmp_path / "local.yaml"
+    overlay.write_text(yaml.safe_dump({"toolgap": {"source": "local"}}))
+    proc = workflow_run(tmp_path, "results/toolgap/data.json", "--configfile", str(REPO / "config.yaml"), str(overlay),
+                        check=False)
+    assert proc.returncode != 0
+    log = (tmp_path / "logs/toolgap/data.log").read_text()
+    assert "resources/toolgap/TruthfulQA.csv does not exist" in log
+    assert not (tmp_path / "results/toolgap/data.json").exists()
+
+
+@pytest.mark.slow
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
+    tmp_path = smoke_dir  # shared with the whole-workflow tests (the AE report reuses these builds)
+    workflow_run(tmp_path, *TARGETS, scale="smoke")
+    metrics = json.loads((tmp_path / "results/toolgap/metrics.json").read_text())
+    assert metrics["provenance"]["scale"] == "smoke"
+    # every claim's metric (and path rhs) is in metrics.json; a node may be null or empty only where
+    # no pair of this run has a probe to measure it with (named in probe_undefined)
+    for claim in load_claims(REPO / "workflow/claims/toolgap.yaml", REPO / "workflow/schemas/claims.schema.yaml"):
+        for path in [claim.metric] + ([claim.rhs] if isinstance(claim.rhs, str) else []):
+            node = metrics
+            for part in path.split("."):
+                assert part in node, f"{path} missing from metrics.json"
+                node = node[part]
+            if not node:
+                assert metrics["probe_undefined"], path
+    assert set(metrics["mismatch"]) == {f"tiny-w{w}__{t}" for w in (16, 32, 64) for t in ("arithmetic", "knowledge")}
+    # planted truth: no model can answer an unseen entity's question, so each is necessary for every model
+    for w in (16, 32, 64):
+        run = json.loads((tmp_path / f"results/toolgap/runs/tiny-w{w}/knowledge.json").read_text())
+        unseen = [r for r in run["records"] if not r["seen"]]
+        assert unseen and all(r["necessary"] for r in unseen)
+    table = pd.read_csv(tmp_path / "reports/toolgap_table1.csv")
+    assert (table.cognition_to_action + table.cognition + table.undecided == table.missed_call + table.over_call).all()
+    layers = pd.read_csv(tmp_path / "reports/toolgap_fig2.csv")
+    assert set(layers.layer) == {0, 1, 2}

@@ -1,0 +1,208 @@
+# toolgap: "Model-Adaptive Tool Necessity Reveals the Knowing-Doing Gap in LLM Tool Use" (arXiv 2605.14038).
+# Arithmetic with a calculator and factual QA (generated knowledge base, or TruthfulQA with source: local)
+# with a lookup tool; SmolLM2 (prompted, through repro.llm) and tiny transformers trained here.
+# DAG: data -> train (tiny models) -> evaluate {model}/{task} (necessity, behaviour, hidden states)
+#      -> probes {model}/{task} -> aggregate (metrics.json, tables) -> fig1, fig2, table1.
+from repro.papers.toolgap import grid as toolgap_grid
+
+TOOLGAP_SOURCES = ("synthetic", "local")  # local: the factual task reads a user-supplied TruthfulQA CSV
+
+
+register_targets(
+    "toolgap",
+    [
+        "reports/toolgap_fig1.pdf",
+        "reports/toolgap_fig2.pdf",
+        "reports/toolgap_table1.csv",
+        "reports/toolgap_table1.md",
+        "results/toolgap/metrics.json",
+    ],
+    sources=TOOLGAP_SOURCES,
+)
+
+
+for _scale in ("smoke", "small", "paper"):
+    toolgap_grid.check_preset(config["toolgap"][_scale], f"toolgap.{_scale}")
+
+
+rule toolgap_data:
+    output:
+        data="results/toolgap/data.json",
+    log:
+        "logs/toolgap/data.log",
+    benchmark:
+        "benchmarks/toolgap/data.tsv"
+    params:
+        cfg=lambda wc: toolgap_grid.data_config(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
+        source=lambda wc: source_of("toolgap", TOOLGAP_SOURCES),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/toolgap/data.py"
+
+
+rule toolgap_train:
+    input:
+        data=rules.toolgap_data.output.data,
+    output:
+        model="results/toolgap/models/{model}/model.safetensors",
+        config="results/toolgap/models/{model}/config.json",
+        loss="results/toolgap/models/{model}/loss.json",
+    log:
+        "logs/toolgap/train/{model}.log",
+    benchmark:
+        "benchmarks/toolgap/train/{model}.tsv"
+    wildcard_constraints:
+        model=r"tiny-[\w.-]+",
+    params:
+        cfg=lambda wc: toolgap_grid.train_config(preset("toolgap"), wc.model),
+        device=config["device"],
+    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=lambda wc: preset("toolgap", "runtime_min"),
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/toolgap/train.py"
+
+
+rule toolgap_evaluate:
+    input:
+        data=rules.toolgap_data.output.data,
+        model=lambda wc: toolgap_grid.model_input(preset("toolgap"), wc.model),
+    output:
+        run="results/toolgap/runs/{model}/{task}.json",
+        hidden="results/toolgap/hidden/{model}/{task}.npz",
+    log:
+        "logs/toolgap/evaluate/{model}/{task}.log",
+    benchmark:
+        "benchmarks/toolgap/evaluate/{model}/{task}.tsv"
+    wildcard_constraints:
+        model=r"[\w.-]+",
+        task="arithmetic|knowledge|truthfulqa",
+    params:
+        cfg=lambda wc: toolgap_grid.evaluate_config(preset("toolgap"), wc.model),
+        device=config["device"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("toolgap", "runtime_min"),
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/toolgap/evaluate.py"
+
+
+rule toolgap_probes:
+    input:
+        run="results/toolgap/runs/{model}/{task}.json",
+        hidden="results/toolgap/hidden/{model}/{task}.npz",
+    output:
+        probes="results/toolgap/probes/{model}/{task}.json",
+    log:
+        "logs/toolgap/probes/{model}/{task}.log",
+    benchmark:
+        "benchmarks/toolgap/probes/{model}/{task}.tsv"
+    wildcard_constraints:
+        model=r"[\w.-]+",
+        task="arithmetic|knowledge|truthfulqa",
+    params:
+        cfg=lambda wc: toolgap_grid.probe_config(preset("toolgap")),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/toolgap/probes.py"
+
+
+rule toolgap_aggregate:
+    input:
+        runs=lambda wc: toolgap_grid.run_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
+        probes=lambda wc: toolgap_grid.probe_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
+    output:
+        metrics="results/toolgap/metrics.json",
+        table="results/toolgap/mismatch.csv",
+        layers="results/toolgap/layers.csv",
+    log:
+        "logs/toolgap/aggregate.log",
+    benchmark:
+        "benchmarks/toolgap/aggregate.tsv"
+    params:
+        scale=lambda wc: scale_of("toolgap"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/toolgap/aggregate.py"
+
+
+rule toolgap_fig1:
+    input:
+        table=rules.toolgap_aggregate.output.table,
+    output:
+        pdf=report("reports/toolgap_fig1.pdf", caption="../report/toolgap_fig1.rst", category="toolgap"),
+        csv="reports/toolgap_fig1.csv",
+    log:
+        "logs/toolgap/fig1.log",
+    benchmark:
+        "benchmarks/toolgap/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/toolgap/fig1.py"
+
+
+rule toolgap_fig2:
+    input:
+        layers=rules.toolgap_aggregate.output.layers,
+    output:
+        pdf=report("reports/toolgap_fig2.pdf", caption="../report/toolgap_fig2.rst", category="toolgap"),
+        csv="reports/toolgap_fig2.csv",
+    log:
+        "logs/toolgap/fig2.log",
+    benchmark:
+        "benchmarks/toolgap/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/toolgap/fig2.py"
+
+
+rule toolgap_table1:
+    input:
+        table=rules.toolgap_aggregate.output.table,
+    output:
+        csv="reports/toolgap_table1.csv",
+        md="reports/toolgap_table1.md",
+    log:
+        "logs/toolgap/table1.log",
+    benchmark:
+        "benchmarks/toolgap/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/toolgap/table1.py"

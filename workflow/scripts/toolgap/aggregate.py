@@ -1,0 +1,18 @@
+"""toolgap_aggregate: mismatch per model and task, probe decodability and cosines, the trajectory split."""
+
+import pandas as pd
+
+from repro.figures.style import save_csv
+from repro.io import read_json
+from repro.jobs import Job
+from repro.papers.toolgap.experiment import summarise
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+runs = {}
+for run_path, probe_path in zip(snakemake.input.runs, snakemake.input.probes):  # noqa: F821
+    run, probes = read_json(run_path), read_json(probe_path)
+    runs[(run["model"], run["task"])] = {"records": run["records"], "probes": probes}
+metrics, table, layers = summarise(runs)
+save_csv(pd.DataFrame(table), snakemake.output.table)  # noqa: F821
+save_csv(pd.DataFrame(layers), snakemake.output.layers)  # noqa: F821
+job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

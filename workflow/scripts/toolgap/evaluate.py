@@ -1,0 +1,27 @@
+"""toolgap_evaluate: one model on one task: necessity (r tool-free samples), behaviour (greedy, tool in
+the prompt), hidden states of the tool prompt's last tokens at every layer."""
+
+from pathlib import Path
+
+import numpy as np
+
+import repro.llm
+from repro.io import atomic_path, read_json
+from repro.jobs import Job
+from repro.papers.toolgap.experiment import evaluate, prompt_style
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+spec, task = job.cfg["model"], job.wildcards["task"]
+items = read_json(snakemake.input.data)["items"][task]  # noqa: F821
+source = Path(snakemake.input.model).parent if spec["kind"] == "tiny" else spec["model"]  # noqa: F821
+root = Path(snakemake.input.model).parent.parent  # noqa: F821
+lm = repro.llm.load(str(source), root=root, device=snakemake.params.device)  # noqa: F821
+# the same sampling seed for every model: paired items see paired streams
+records, hidden = evaluate(lm, items, task, prompt_style(spec), job.cfg, seed=job.seed_for("toolgap-sample", task=task),
+                           hidden_layers=range(lm.n_layers + 1))
+with atomic_path(snakemake.output.hidden) as tmp:  # noqa: F821
+    with open(tmp, "wb") as fh:
+        # float16 halves the file; a residual stream beyond its range stays float32
+        np.savez(fh, hidden=hidden.astype(np.float16) if np.abs(hidden).max() < 6e4 else hidden)
+job.write_metrics(snakemake.output.run, {"model": spec["name"], "task": task, "n_layers": lm.n_layers,  # noqa: F821
+                                         "records": records})

@@ -1,0 +1,11 @@
+"""toolgap_fig1: mismatch rate per model and task, split into missed calls and over-calls."""
+
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.toolgap.figures import fig1, fig1_table
+
+Job.from_snakemake(snakemake)  # noqa: F821
+table = fig1_table(pd.read_csv(snakemake.input.table))  # noqa: F821
+save(fig1(table), table, snakemake.output.pdf)  # noqa: F821
