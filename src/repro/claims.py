@@ -44,7 +44,7 @@ import numpy as np
 import yaml
 
 from repro.seeding import job_seed
-from repro.stats.intervals import Interval, bootstrap_interval, wilson_interval
+from repro.stats.intervals import Interval, bootstrap_interval, min_units, wilson_interval
 
 __all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "as_evidence", "sample", "verdict",
            "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
@@ -271,6 +271,10 @@ def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample 
         return lhs, rhs
     if lhs.values.size < 2:
         raise Undecidable(f"one unit only: no interval ({claim.metric})")
+    n_units = min(lhs.values.size, rhs.values.size) if isinstance(rhs, Sample) else lhs.values.size
+    if n_units < min_units(level):
+        raise Undecidable(f"{n_units} units cannot give a {level:.4g} interval without assuming a distribution "
+                          f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide")
     if claim.statistic == "slope":
         if lhs.x is None:
             raise Undecidable(f"{claim.metric} has no x values for a slope")

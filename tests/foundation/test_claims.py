@@ -180,3 +180,22 @@ def test_command_line_prints_each_verdict_and_names_a_bad_file(tmp_path, capsys)
     out = capsys.readouterr().out.splitlines()
     assert len(out) == len(CLAIMS["claims"]) and out[0].startswith("demo.above: PASS")
     assert main(["missing", "--repo", str(tmp_path)]) == 2 and "missing.yaml" in capsys.readouterr().out
+
+
+def test_too_few_units_to_reach_the_level_is_inconclusive_not_pass(tmp_path):
+    from repro.stats.intervals import min_units
+
+    assert [min_units(level) for level in (0.9, 0.95, 0.9875)] == [5, 6, 8]  # 2^(1-n) <= 1 - level
+    doc = {**CLAIMS, "claims": [CLAIMS["claims"][2]]}
+    for n, expected in ((5, INCONCLUSIVE), (6, PASS)):
+        ids = [f"fold{i}" for i in range(n)]
+        base = np.linspace(0.5, 0.7, n)
+        metrics = {"m": {"ours": sample(base + 0.2, ids, "fold_seed"), "base": sample(base, ids, "fold_seed")}}
+        write_json(tmp_path / "metrics.json", metrics)
+        (result,) = evaluate(load_claims(_write(tmp_path, doc), SCHEMA), tmp_path / "metrics.json")
+        assert result.status == expected, (n, result.reason)
+    ids = [f"fold{i}" for i in range(5)]
+    write_json(tmp_path / "metrics.json", {"m": {"ours": sample(np.ones(5), ids, "fold_seed"),
+                                                  "base": sample(np.zeros(5), ids, "fold_seed")}})
+    (result,) = evaluate(load_claims(_write(tmp_path, doc), SCHEMA), tmp_path / "metrics.json")
+    assert result.status == INCONCLUSIVE and "at least 6 are needed" in result.reason
