@@ -61,15 +61,15 @@ def test_the_data_of_a_replicate_depend_only_on_its_data_seed():
     cfg = run_config(CONFIG["smoke"], "rho00", "bh")
     cfg["replicates"] = 2
     seeds = [11, 12]
-    a = run_chunk(cfg, "rho00", "bh", 0, data_seeds=seeds, seed=1)
-    b = run_chunk(cfg, "rho00", "bh", 0, data_seeds=seeds, seed=2)  # bh draws nothing from its job seed
+    a = run_chunk(cfg, "rho00", "bh", 0, data_seeds=seeds, method_seeds=[1, 2])
+    b = run_chunk(cfg, "rho00", "bh", 0, data_seeds=seeds, method_seeds=[3, 4])  # bh draws nothing
     strip = lambda out: [{k: v for k, v in r.items() if k != "runtime_s"} for r in out["records"]]  # noqa: E731
     assert strip(a) == strip(b)
     np.testing.assert_array_equal(a["example"]["stats"], b["example"]["stats"])
-    c = run_chunk(cfg, "rho00", "bh", 0, data_seeds=[13, 14], seed=1)
+    c = run_chunk(cfg, "rho00", "bh", 0, data_seeds=[13, 14], method_seeds=[1, 2])
     assert not np.array_equal(a["example"]["stats"], c["example"]["stats"])
     with pytest.raises(ValueError, match="2 data seeds"):
-        run_chunk({**cfg, "replicates": 3}, "rho00", "bh", 0, data_seeds=seeds, seed=1)
+        run_chunk({**cfg, "replicates": 3}, "rho00", "bh", 0, data_seeds=seeds, method_seeds=[1, 2])
 
 
 @pytest.mark.parametrize("path", [("method_options", "group_ngm", "n_explian"), ("settings", "rho05", "rho_whithin"),

@@ -20,7 +20,7 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
     assert metrics["exactness"]["gm_max_abs_diff"] < 1e-8 and metrics["exactness"]["same_selection"]
     # every setting x method x q cell is present, with FDR and power in [0, 1]
     summary = pd.read_csv(tmp_path / "results/groupfdr/summary.csv").drop_duplicates(["setting", "method", "q"])
-    assert len(summary) == 16 * 3
+    assert len(summary) == 17 * 3
     assert summary[["fdr", "power"]].apply(lambda c: c.between(0, 1)).all().all()
     # BH on group F-tests: the oracle-like baseline finds the planted groups at smoke signal strength
     assert summary[(summary.method == "bh") & (summary.setting == "rho00")].power.min() == 1.0

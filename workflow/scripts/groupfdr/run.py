@@ -5,8 +5,9 @@ from repro.papers.groupfdr.grid import replicates_of_chunk
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 setting, method, chunk = job.wildcards["setting"], job.wildcards["method"], int(job.wildcards["chunk"])
-# one data set per (setting, replicate), shared by every method: the comparison is paired
-data_seeds = [job.seed_for("groupfdr_data", setting=setting, replicate=r)
-              for r in replicates_of_chunk(job.cfg, chunk)]
-out = run_chunk(job.cfg, setting, method, chunk, data_seeds=data_seeds, seed=job.seed)
+# one data set and one method stream per (setting, replicate), shared by every method: the comparison is paired
+replicates = replicates_of_chunk(job.cfg, chunk)
+data_seeds = [job.seed_for("groupfdr_data", setting=setting, replicate=r) for r in replicates]
+method_seeds = [job.seed_for("groupfdr_method", setting=setting, replicate=r) for r in replicates]
+out = run_chunk(job.cfg, setting, method, chunk, data_seeds=data_seeds, method_seeds=method_seeds)
 job.write_metrics(snakemake.output.run, out)  # noqa: F821

@@ -2,9 +2,16 @@
 
 A setting (config ``settings.<name>``) fixes a simulator call; a job runs one method on the
 replicates of one chunk. The data of replicate r of a setting come from a seed shared by every
-method (the script passes ``job.seed_for("groupfdr_data", setting=..., replicate=r)``), so every
-method sees the same data sets; a method's own randomness (mirror draws, knockoffs) comes from the
-job seed. The library never sees the global seed.
+method (the script passes ``job.seed_for("groupfdr_data", setting=..., replicate=r)``), and so does a
+method's own randomness (mirror draws, knockoffs: ``job.seed_for("groupfdr_method", setting=...,
+replicate=r)``), never the method's name: every method, variant and baseline sees the same data
+sets, and two mirror variants the same perturbations, so every comparison is paired by replicate.
+The library never sees the global seed.
+
+Claims' evidence (:func:`aggregate`): ``fdr_control.<method>.<family>.fdp.<setting>_<qkey>`` is the
+sample of per-replicate FDPs of one cell (:func:`repro.claims.sample`, unit ``replicate``), beside
+``...q.<setting>_<qkey>``, the level it is checked against; ``power.<method>.<setting>`` is the
+per-replicate power at q = 0.1 in each setting flagged ``correlated`` (the power claims' population).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from repro.claims import sample
 from repro.methods.fdr_selectors import run_selector
 from repro.papers.groupfdr.grid import SIM_KEYS, replicates_of_chunk
 from repro.papers.groupfdr.synth import simulate_grouped
@@ -41,24 +49,27 @@ def fdp_power(selected: np.ndarray, true_groups: np.ndarray) -> tuple[float, flo
     return fdp, power
 
 
-def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seeds: list[int], seed: int) -> dict:
+def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seeds: list[int],
+              method_seeds: list[int]) -> dict:
     """Run ``method`` on the replicates of ``chunk`` of ``setting``; one record per replicate and q.
 
     ``cfg`` is the groupfdr preset, or the part of it that :func:`~repro.papers.groupfdr.grid.run_config`
     cuts for this job. ``data_seeds`` holds the data seed of each replicate of the chunk, in order (the same for every
-    method: paired comparisons); ``seed`` is the job's own stream (mirror draws, knockoffs).
+    method: paired comparisons); ``method_seeds`` the seed of each replicate's method randomness (mirror
+    draws, knockoffs), also shared by every method of the setting.
     """
     spec = cfg["settings"][setting]
     sim = {k: spec[k] for k in SIM_KEYS if k in spec}
     method_cfg = dict(cfg.get("method_options", {}).get(method, {}))
     replicates = replicates_of_chunk(cfg, int(chunk))
-    if len(data_seeds) != len(replicates):
-        raise ValueError(f"chunk {chunk} of {setting} holds replicates {list(replicates)}, "
-                         f"but {len(data_seeds)} data seeds were given")
+    for name, seeds in (("data", data_seeds), ("method", method_seeds)):
+        if len(seeds) != len(replicates):
+            raise ValueError(f"chunk {chunk} of {setting} holds replicates {list(replicates)}, "
+                             f"but {len(seeds)} {name} seeds were given")
     records, example = [], None
-    for r, data_seed in zip(replicates, data_seeds):
+    for r, data_seed, method_seed in zip(replicates, data_seeds, method_seeds):
         data = simulate_grouped(**sim, rng=np.random.default_rng(data_seed))
-        rng = np.random.default_rng(job_seed(seed, replicate=r))
+        rng = np.random.default_rng(method_seed)
         t0 = time.perf_counter()
         out = run_selector(method, data, cfg["qs"], rng, **method_cfg)
         runtime = time.perf_counter() - t0
@@ -96,7 +107,7 @@ def aggregate(chunks: list[dict], cfg: dict) -> dict:
         results.setdefault(row.setting, {}).setdefault(row.method, {})[q_key(row.q)] = {
             "fdr": row.fdr, "fdr_se": row.fdr_se, "power": row.power, "power_se": row.power_se,
             "n_selected": row.n_selected, "replicates": int(row.replicates), "runtime_s": row.runtime_s}
-    metrics = {"results": results, "fdr_control": {}, "power_gap": {}}
+    metrics = {"results": results, "fdr_control": {}, "power": {}, "power_gap": {}}
     # FDR control: a (setting, q) cell violates when FDR_hat > q + z sqrt(q(1-q)/R), z Bonferroni-corrected
     # (one-sided 5%) over the cells checked for that method.
     for method in sorted(df["method"].unique()):
@@ -111,9 +122,15 @@ def aggregate(chunks: list[dict], cfg: dict) -> dict:
             excess = fam.fdr - bound
             metrics["fdr_control"].setdefault(method, {})[family] = {
                 "n_cells": len(fam), "z": z, "n_violations": int((excess > 0).sum()),
-                "max_fdr_minus_bound": float(excess.max()), "max_fdr": float(fam.fdr.max())}
+                "max_fdr_minus_bound": float(excess.max()), "max_fdr": float(fam.fdr.max()),
+                "fdp": {_cell(s, q): _per_replicate(df, method, s, q, "fdp") for s, q in zip(fam.setting, fam.q)},
+                "q": {_cell(s, q): float(q) for s, q in zip(fam.setting, fam.q)}}
     # Power under correlated grouped signals: settings flagged `correlated: true`, at q = 0.1.
     corr = [s for s, spec in cfg["settings"].items() if spec.get("correlated")]
+    for method in sorted(df["method"].unique()):
+        ran = [s for s in corr if ((df.method == method) & (df.setting == s) & np.isclose(df.q, 0.1)).any()]
+        if ran:
+            metrics["power"][method] = {s: _per_replicate(df, method, s, 0.1, "power") for s in ran}
     for other in ("gm", "group_knockoff", "bh", "knockoff"):
         gaps = []
         for s in corr:
@@ -124,6 +141,19 @@ def aggregate(chunks: list[dict], cfg: dict) -> dict:
             metrics["power_gap"][f"group_gm_minus_{other}"] = {"min": float(min(gaps)), "mean": float(np.mean(gaps)),
                                                                "n_settings": len(gaps)}
     return metrics, table
+
+
+def _cell(setting: str, q: float) -> str:
+    return f"{setting}_{q_key(q)}"
+
+
+def _per_replicate(df, method: str, setting: str, q: float, column: str) -> dict:
+    """The per-replicate values of one (method, setting, q) cell as a claims sample (ids: replicate)."""
+    cell = df[(df.method == method) & (df.setting == setting) & np.isclose(df.q, q)].sort_values("replicate")
+    if cell.replicate.duplicated().any():
+        raise ValueError(f"{setting}/{method} at q={q}: replicate(s) {sorted(set(cell.replicate[cell.replicate.duplicated()]))} "
+                         "appear in two chunk files")
+    return sample(cell[column], cell.replicate, "replicate")
 
 
 def block1_check(n: int, p: int, *, rng: np.random.Generator, q: float = 0.1) -> dict:
@@ -164,7 +194,7 @@ def real_data_table(design, methods: list[str], qs: list[float], *, n_draws: int
         first_stats = None
         draws = 1 if deterministic else n_draws
         for k in range(draws):
-            rng = np.random.default_rng(job_seed(seed, method=method, draw=k))
+            rng = np.random.default_rng(job_seed(seed, draw=k))  # draw k: the same for every method
             out = run_selector(method, design, qs, rng, **(method_options or {}).get(method, {}))
             if first_stats is None:
                 first_stats = out["stats"]
