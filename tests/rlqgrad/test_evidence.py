@@ -76,12 +76,14 @@ def test_records_of_one_unit_with_different_seeds_are_refused():
 
 def test_methods_of_one_seed_start_from_the_same_model_and_batches():
     """The loss of the first update depends on the initialisation and the first batch only: the
-    same for all four methods when they share the unit's seed; another seed gives another."""
+    same for all four methods when they share the unit's seed (up to complex64 round-off of the
+    different forward implementations, ~1e-7); another seed gives another."""
     data = load_dataset("breast_cancer", pca_dim=4, seed=0)
     cfg = RLQGradConfig(n_qubits=2, n_layers=1, pca_dim=4, steps=3, batch_size=8, rollout=2)
     first = {m: train_qnn(m, data, cfg, seed=11)["loss_curve"][0] for m in METHODS}
-    assert len(set(first.values())) == 1, first
-    assert train_qnn("rlqgrad", data, cfg, seed=12)["loss_curve"][0] != first["rlqgrad"]
+    for m in METHODS:
+        assert first[m] == pytest.approx(first["backprop"], rel=1e-5), first
+    assert train_qnn("rlqgrad", data, cfg, seed=12)["loss_curve"][0] != pytest.approx(first["rlqgrad"], rel=1e-3)
 
 
 def test_benchmark_times_one_value_per_repeat():
