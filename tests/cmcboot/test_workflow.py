@@ -43,6 +43,8 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
     claims = load_claims(REPO / "workflow/claims/cmcboot.yaml", REPO / "workflow/schemas/claims.schema.yaml")
     results = evaluate(claims, tmp_path / "results/cmcboot/metrics.json")
     assert all(r.status in ("PASS", "FAIL", "INCONCLUSIVE") for r in results), [r.reason for r in results]  # every claim is checked
+    assert all(r.interval is not None and r.interval.n == cfg["n_replicates"] for r in results), \
+        [r.reason for r in results]  # from per-replicate evidence, not a bare summary
     assert metrics["provenance"]["scale"] == "smoke"
     table1 = pd.read_csv(tmp_path / "reports/cmcboot_table1.csv")
     assert len(table1) == len(settings(cfg)) * 4 * len(cfg["levels"])

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from repro.claims import evaluate, load_claims
+
+REPO = Path(__file__).resolve().parents[2]
 
 TARGETS = ["reports/rlqgrad_fig1.pdf", "reports/rlqgrad_fig2.pdf", "reports/rlqgrad_table1.md",
            "reports/rlqgrad_table2.md", "results/rlqgrad/metrics.json"]
@@ -30,3 +35,7 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
     assert table1["val_accuracy"].between(0, 1).all() and len(table1) == 4
     cost = pd.read_csv(tmp_path / "results/rlqgrad/cost.csv")
     assert (cost["step_cpu_s"] > 0).all() and (cost["step_peak_mb"] > 0).all()
+    # every claim reads per-unit evidence (or an exact number): none is judged on a bare summary
+    claims = load_claims(REPO / "workflow/claims/rlqgrad.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    for r in evaluate(claims, tmp_path / "results/rlqgrad/metrics.json"):
+        assert r.status != "NOT RUN" and "summary only" not in r.reason, (r.claim.id, r.reason)

@@ -5,6 +5,7 @@ from repro.jobs import Job
 from repro.papers.cmcboot.experiment import aggregate
 
 job = Job.from_snakemake(snakemake)
-table, metrics = aggregate((read_json(path) for path in snakemake.input.chunks), job.cfg)
+table, metrics = aggregate((read_json(path) for path in snakemake.input.chunks), job.cfg,
+                           seed=job.seed_for("cmcboot_evidence"))
 save_csv(table, snakemake.output.table)
 job.write_metrics(snakemake.output.metrics, metrics)

@@ -11,6 +11,17 @@ the chunks into the long table and the metrics the claims read. Coverage is coun
 :func:`repro.metrics.coverage.covers` and its Monte Carlo standard error is
 :func:`repro.metrics.coverage.coverage_se`.
 
+Seeds and pairing (:func:`chunk_seeds`): both the data seed and the bootstrap seed of a job derive
+from its unit (setting, chunk), never from the method, so every interval method is computed on the
+same replicate data sets, and replicate ``r{i}`` names the same data set for every method.
+
+Claim evidence (:func:`aggregate`): the unit of a coverage is the Monte Carlo replicate. A chunk
+keeps, per replicate, how many entries of each target family its interval covered; a regime's
+``shortfall`` (linear in coverage) is then a per-replicate sample, and its ``abs_gap`` and the
+percentile's ``advantage`` (nonlinear: a mean of |coverage - nominal|) are bootstrapped over
+replicates, recomputing the statistic from the resampled replicates; every method is resampled
+with the same replicate indices (paired), see :func:`_replicate_bootstrap`.
+
 Interval methods are registered by name in :data:`INTERVAL_METHODS` (the ``{method}`` wildcard):
 
 - ``model``: model-based bootstrap, percentile (``model_percentile``) and basic (``model_basic``);
@@ -21,7 +32,7 @@ Interval methods are registered by name in :data:`INTERVAL_METHODS` (the ``{meth
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +45,13 @@ from repro.papers.cmcboot.synth import RIGHT, FiniteCMC, riverswim
 from repro.registry import Registry
 from repro.rl.simulate import MarkovPolicy, StickyDriftPolicy, simulate_counts
 
-if TYPE_CHECKING:  # pandas is imported where tables are built: interval jobs start faster without it
+# pandas, scipy and the claims writers (repro.claims) are imported where the metrics are built:
+# the interval jobs start faster without them.
+if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["INTERVAL_METHODS", "BEHAVIOUR_POLICIES", "Context", "make_context", "simulate_data", "run_chunk",
-           "aggregate", "ground_truth", "bench_model_bootstrap"]
+__all__ = ["INTERVAL_METHODS", "BEHAVIOUR_POLICIES", "Context", "make_context", "simulate_data", "chunk_seeds",
+           "run_chunk", "aggregate", "replicate_ids", "ground_truth", "bench_model_bootstrap"]
 
 log = logging.getLogger(__name__)
 
@@ -179,12 +192,30 @@ def clt_intervals(ctx: Context, data: ChunkData, rng: np.random.Generator):
     return {"clt": out}
 
 
+def chunk_seeds(seed_for: Callable[..., int], setting: str, chunk: int) -> dict[str, int]:
+    """The data and bootstrap seeds of one chunk of ``setting`` (keywords of :func:`run_chunk`).
+
+    ``seed_for`` is the job's :meth:`repro.jobs.Job.seed_for`. Both seeds derive from the unit
+    (setting, chunk) and not from the method, so every method sees the same replicate data sets
+    (a paired comparison) and bootstraps from the same stream.
+    """
+    return {"data_seed": seed_for("cmcboot_data", setting=setting, chunk=chunk),
+            "seed": seed_for("cmcboot_bootstrap", setting=setting, chunk=chunk)}
+
+
+def replicate_ids(chunk: int, n_replicates: int) -> list[str]:
+    """Names of the replicates of ``chunk`` (``n_replicates`` per chunk): ``r{global index}``."""
+    return [f"r{chunk * n_replicates + i}" for i in range(n_replicates)]
+
+
 def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seed: int, seed: int) -> dict[str, Any]:
     """Intervals of ``method`` on one chunk of replicates of ``setting``; coverage counts and widths.
 
     The data come from a generator seeded by ``data_seed``, which must depend on the setting and the
-    chunk only (the workflow passes ``job.seed_for("cmcboot_data", setting=setting, chunk=chunk)``),
-    so that every method sees the same data; the bootstrap uses ``seed`` (the job's own).
+    chunk only (the workflow passes :func:`chunk_seeds`), so that every method sees the same data;
+    the bootstrap uses ``seed``. Besides the counts summed over replicates, ``covered_by_replicate``
+    holds, for each replicate (:func:`replicate_ids`), how many of the family's ``n_entries``
+    entries its interval covered: the per-unit evidence of the claims.
     """
     n_chunks, n_reps = int(cfg["n_chunks"]), int(cfg["n_replicates"])
     if n_reps % n_chunks or not 0 <= chunk < n_chunks:
@@ -206,25 +237,33 @@ def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seed: in
                 lo = np.where(unvisited_P[..., None], 0.0, lo)
                 hi = np.where(unvisited_P[..., None], 1.0, hi)
             hit = covers(lo, hi, truth[t][None, :, None])  # (R, K, L)
-            results[variant][t] = {level_key(lv): {"covered": hit[..., i].sum(0), "width_sum": (hi - lo)[..., i].sum(0)}
+            results[variant][t] = {level_key(lv): {"covered": hit[..., i].sum(0), "width_sum": (hi - lo)[..., i].sum(0),
+                                                   "covered_by_replicate": hit[..., i].sum(1), "n_entries": hit.shape[1]}
                                    for i, lv in enumerate(ctx.levels)}
     return {"setting": setting, "method": method, "chunk": chunk, "n_replicates": R,
+            "replicate_ids": replicate_ids(chunk, R),
             "unvisited_pairs_mean": float((~visited).sum((1, 2)).mean()), "results": results}
 
 
-def aggregate(chunks: Iterable[dict], cfg: dict) -> tuple["pd.DataFrame", dict[str, Any]]:
+def aggregate(chunks: Iterable[dict], cfg: dict, *, seed: int = 0) -> tuple["pd.DataFrame", dict[str, Any]]:
     """Sum chunk results into the long table (one row per setting x method x target x level) and the
-    metrics dict (coverage, width, and the summaries that the claims read)."""
+    metrics dict (coverage, width, and the summaries that the claims read, with their per-replicate
+    evidence; ``seed`` seeds the bootstrap over replicates)."""
     import pandas as pd
 
     acc: dict[tuple, list] = {}
+    by_replicate: dict[tuple, dict[str, float]] = {}  # (setting, variant, target, level key) -> {replicate id: coverage}
     for c in chunks:
+        ids = c.get("replicate_ids")
         for variant, by_target in c["results"].items():
             for t, by_level in by_target.items():
                 for lk, v in by_level.items():
                     key = (c["setting"], variant, t, lk)
                     cov, wid, reps = acc.get(key, (0, 0, 0))
                     acc[key] = (np.asarray(v["covered"]) + cov, np.asarray(v["width_sum"]) + wid, reps + c["n_replicates"])
+                    if ids is not None and "covered_by_replicate" in v:
+                        per_rep = np.asarray(v["covered_by_replicate"], dtype=float) / v["n_entries"]
+                        by_replicate.setdefault(key, {}).update(zip(ids, per_rep))
     levels = {level_key(lv): lv for lv in cfg["levels"]}
     rows = []
     for (setting, variant, t, lk), (cov, wid, reps) in sorted(acc.items()):
@@ -235,7 +274,7 @@ def aggregate(chunks: Iterable[dict], cfg: dict) -> tuple["pd.DataFrame", dict[s
                      "coverage_min_entry": float(per_entry.min()), "width": float((wid / reps).mean()),
                      "n_replicates": reps, "mc_se": float(coverage_se(per_entry.mean(), reps))})
     table = pd.DataFrame(rows)
-    return table, _metrics(table, cfg)
+    return table, _metrics(table, cfg, by_replicate, seed)
 
 
 def _regime_summary(table: "pd.DataFrame", mask: "pd.Series") -> dict[str, dict[str, float]]:
@@ -249,7 +288,89 @@ def _regime_summary(table: "pd.DataFrame", mask: "pd.Series") -> dict[str, dict[
     return out
 
 
-def _metrics(table: "pd.DataFrame", cfg: dict) -> dict[str, Any]:
+#: Bootstrap resamples of the replicates for the intervals of abs_gap and advantage.
+N_BOOT_REPLICATES = 4000
+
+
+def _replicate_matrix(table: "pd.DataFrame", by_replicate: dict, variant: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Per-replicate coverage of ``variant`` in the cells of ``table`` (setting x target x level).
+
+    Returns the replicate ids (sorted), the matrix (R, cells) and the cells' nominal levels. A
+    replicate id names one data set per setting (the same for every method), so a row is one unit:
+    the replicates of different settings with the same id are independent draws, grouped.
+    """
+    cells = table[table["method"] == variant].sort_values(["setting", "target", "level"])
+    columns, ids = [], None
+    for r in cells.itertuples(index=False):
+        per_rep = by_replicate.get((r.setting, variant, r.target, level_key(r.level)))
+        if per_rep is None:
+            raise ValueError(f"cmcboot: no per-replicate coverage for {r.setting}/{variant}/{r.target}/{r.level} "
+                             f"(chunks written before replicate evidence was kept: rebuild them)")
+        if ids is None:
+            ids = sorted(per_rep, key=lambda u: int(u[1:]))
+        elif set(per_rep) != set(ids):
+            raise ValueError(f"cmcboot: {r.setting}/{variant} covers other replicates than the regime's first cell")
+        columns.append([per_rep[u] for u in ids])
+    return ids or [], np.asarray(columns, dtype=float).T, cells["level"].to_numpy(float)
+
+
+def _replicate_bootstrap(matrices: dict[str, np.ndarray], levels: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """Resampled abs_gap of every method, (methods, N_BOOT_REPLICATES): the same resampled replicates
+    (multinomial weights over the ``n`` replicates) for every method, so differences are paired."""
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=N_BOOT_REPLICATES) / n  # (B, R)
+    return np.stack([np.abs(weights @ m - levels).mean(axis=1) for m in matrices.values()])  # (M, B)
+
+
+def _boot_interval(estimate: float, boot: np.ndarray, n: int, level: float = 0.95) -> dict[str, Any]:
+    """Expanded percentile interval of a bootstrapped statistic (:func:`repro.stats.intervals.expanded_alpha`).
+
+    |coverage - nominal| is biased upward by Monte Carlo noise where coverage is near nominal, so
+    its bootstrap distribution can sit wholly above the estimate; the interval is then widened to
+    include the estimate (never narrowed), and the bootstrap bias is kept beside it.
+    """
+    from repro.claims import interval
+    from repro.stats.intervals import expanded_alpha
+
+    alpha = expanded_alpha(1 - level, n)
+    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    out = interval(estimate, min(low, estimate), max(high, estimate), n, "replicate", level,
+                   method="bootstrap over replicates, paired across methods")
+    out["bootstrap_bias"] = float(boot.mean() - estimate)
+    return out
+
+
+def _evidence(table: "pd.DataFrame", mask: "pd.Series", by_replicate: dict, seed: int) -> dict[str, dict[str, Any]]:
+    """Per method: abs_gap (interval over replicates) and shortfall (per-replicate sample); and the
+    percentile's advantage over the better baseline (interval), for one regime."""
+    from repro.claims import sample
+
+    sub = table[mask]
+    variants = sorted(sub["method"].unique())
+    matrices, ids, levels = {}, None, None
+    for variant in variants:
+        v_ids, m, v_levels = _replicate_matrix(sub, by_replicate, variant)
+        if ids is not None and (v_ids != ids or not np.array_equal(v_levels, levels)):
+            raise ValueError(f"cmcboot: {variant} is not paired with {variants[0]} (other replicates or cells)")
+        ids, levels, matrices[variant] = v_ids, v_levels, m
+    n = len(ids)
+    if n < 2:
+        return {}
+    boot = dict(zip(variants, _replicate_bootstrap(matrices, levels, n, seed)))
+    out: dict[str, dict[str, Any]] = {}
+    for variant, m in matrices.items():
+        est = float(np.abs(m.mean(axis=0) - levels).mean())
+        out[variant] = {"abs_gap": _boot_interval(est, boot[variant], n),
+                        "shortfall": sample((levels - m).mean(axis=1), ids, "replicate")}
+    if "model_percentile" in matrices and {"episodic", "clt"} <= set(matrices):
+        est_gap = {v: out[v]["abs_gap"]["estimate"] for v in ("model_percentile", "episodic", "clt")}
+        est = min(est_gap["episodic"], est_gap["clt"]) - est_gap["model_percentile"]
+        adv = np.minimum(boot["episodic"], boot["clt"]) - boot["model_percentile"]
+        out["advantage"] = _boot_interval(est, adv, n)
+    return out
+
+
+def _metrics(table: "pd.DataFrame", cfg: dict, by_replicate: dict | None = None, seed: int = 0) -> dict[str, Any]:
     coverage: dict = {}
     width: dict = {}
     for r in table.itertuples(index=False):
@@ -279,6 +400,18 @@ def _metrics(table: "pd.DataFrame", cfg: dict) -> dict[str, Any]:
         except KeyError:
             continue
         advantage[regime] = base - mine
+    # the claims' evidence: the same numbers with their Monte Carlo uncertainty over replicates
+    # (abs_gap and advantage become intervals whose estimate is the number above, shortfall a sample)
+    if by_replicate:
+        for i, (regime, mask) in enumerate(regimes.items()):
+            evidence = _evidence(table, mask, by_replicate, seed + i)
+            for variant, ev in evidence.items():
+                if variant == "advantage":
+                    advantage[regime] = ev
+                else:
+                    summary[variant][regime]["abs_gap"] = ev["abs_gap"]
+                    summary[variant][regime]["shortfall"] = {"mean": summary[variant][regime]["shortfall"],
+                                                             "per_unit": ev["shortfall"]}
     return {"coverage": coverage, "width": width, "summary": summary, "summary_by_policy": by_policy,
             "advantage": advantage,
             "regimes": {"small_n": int(min(cfg["sample_sizes"])), "moderate_n": int(cfg["moderate_sample_size"]),

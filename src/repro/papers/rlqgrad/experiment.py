@@ -13,7 +13,8 @@ update, and the aggregation into ``results/rlqgrad/metrics.json`` and Tables 1-2
   Time is measured twice: wall clock, and the CPU time of the (single-threaded) job process;
   the two agree on an idle machine, and the speedups use CPU time because the machines this
   was built on were shared by several jobs at once (wall-clock ratios are kept as ``*_wall``).
-- :func:`aggregate`: slopes of log10 variance vs n, speedups, accuracy differences;
+- :func:`aggregate`: slopes of log10 variance vs n, speedups, accuracy differences, each with the
+  per-unit sample behind it for the claims (per (n, seed), per seed, per timing repeat);
   :func:`table1` (accuracy) and :func:`table2` (cost per update).
 
 Choices: the cost for the variance curve is the local <Z_0> (the QNN reads <Z_q>); the slope is the
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from repro.claims import sample
 from repro.methods.rlqgrad import RLQGradConfig, build_trainer, rl_state, rlqgrad_agent
 from repro.quantum.gradients import GRADIENTS
 from repro.quantum.memory import AllocationTracker
@@ -111,15 +113,24 @@ def _since(start: tuple[float, float], count: int) -> tuple[float, float]:
     return (wall - start[0]) / count, (cpu - start[1]) / count
 
 
-def _timed_steps(trainer, z, y, n_steps: int, time_cap_s: float) -> tuple[float, float, int]:
+def _timed_repeats(trainer, z, y, reps: int, steps_per_repeat: int, time_cap_s: float) -> dict[str, Any]:
+    """Time ``reps`` repeats of ``steps_per_repeat`` updates each (fewer once ``time_cap_s`` is spent).
+
+    Returns the mean wall and CPU seconds per update over all timed updates, their number, and the
+    CPU seconds per update of each repeat (the units of the speedup claims).
+    """
     start = _clocks()
-    done = 0
-    while done < n_steps:
-        trainer.step(z, y)
-        done += 1
+    cpu_by_repeat, done = [], 0
+    for _ in range(reps):
+        rep_start = _clocks()
+        for _ in range(steps_per_repeat):
+            trainer.step(z, y)
+        done += steps_per_repeat
+        cpu_by_repeat.append(_since(rep_start, steps_per_repeat)[1])
         if time.perf_counter() - start[0] > time_cap_s:
             break
-    return (*_since(start, done), done)
+    step_s, step_cpu_s = _since(start, done)
+    return {"step_s": step_s, "step_cpu_s": step_cpu_s, "steps_timed": done, "step_cpu_s_by_repeat": cpu_by_repeat}
 
 
 def benchmark_update(method: str, cfg: RLQGradConfig, *, reps: int, time_cap_s: float, n_classes: int,
@@ -128,22 +139,23 @@ def benchmark_update(method: str, cfg: RLQGradConfig, *, reps: int, time_cap_s: 
 
     RLQ-Grad's cost is averaged over whole rollouts, so it includes its share of the PPO
     optimisation; its proposal (policy forward + theta update) and the circuit forward pass are
-    timed alone as well.
+    timed alone as well. One timing repeat is one update of a gradient method, and one whole
+    rollout (``cfg.rollout`` updates, one PPO optimisation) of RLQ-Grad; ``reps`` repeats are timed
+    (fewer once ``time_cap_s`` is spent). ``seed`` (the batch and the initialisation) should be the
+    same for every method at one ``n`` (the workflow derives it from ``n`` only).
     """
     gen = torch_generator(seed)
     z = torch.randn(cfg.batch_size, cfg.pca_dim, generator=gen, dtype=cfg.real_dtype)
     y = torch.randint(n_classes, (cfg.batch_size,), generator=gen)
     trainer = build_trainer(method, in_dim=cfg.pca_dim, n_classes=n_classes, cfg=cfg, total_steps=10**6, seed=seed)
     trainer.step(z, y)  # warm-up (and, for RLQ-Grad, the first action)
-    n_steps = cfg.rollout * max(1, math.ceil(reps / cfg.rollout)) if method == "rlqgrad" else reps
-    step_s, step_cpu_s, done = _timed_steps(trainer, z, y, n_steps, time_cap_s)
+    timed = _timed_repeats(trainer, z, y, reps, cfg.rollout if method == "rlqgrad" else 1, time_cap_s)
     with AllocationTracker() as tracker:
         for _ in range(cfg.rollout if method == "rlqgrad" else 1):  # a whole rollout: includes one PPO optimisation
             trainer.step(z, y)
     out = {"method": method, "n_qubits": cfg.n_qubits, "n_layers": cfg.n_layers, "batch_size": cfg.batch_size,
-           "dtype": cfg.dtype, "n_params_circuit": trainer.model.ansatz.n_params, "step_s": step_s, "step_cpu_s": step_cpu_s,
-           "steps_timed": done, "step_peak_mb": tracker.peak_bytes / MB,
-           "step_max_alloc_mb": tracker.max_alloc_bytes / MB}
+           "dtype": cfg.dtype, "n_params_circuit": trainer.model.ansatz.n_params, **timed,
+           "step_peak_mb": tracker.peak_bytes / MB, "step_max_alloc_mb": tracker.max_alloc_bytes / MB}
     with torch.no_grad():
         fwd_start = _clocks()
         for _ in range(3):
@@ -159,8 +171,8 @@ def benchmark_update(method: str, cfg: RLQGradConfig, *, reps: int, time_cap_s: 
         with AllocationTracker() as tracker:
             trainer.propose(state)
         out["proposal_peak_mb"] = tracker.peak_bytes / MB
-    log.info("%s n=%d: %.4g s (CPU %.4g s) per update, peak %.3g MB", method, cfg.n_qubits, step_s, step_cpu_s,
-             out["step_peak_mb"])
+    log.info("%s n=%d: %.4g s (CPU %.4g s) per update, peak %.3g MB", method, cfg.n_qubits, out["step_s"],
+             out["step_cpu_s"], out["step_peak_mb"])
     return out
 
 
@@ -173,53 +185,102 @@ def _slope(ns: np.ndarray, values: np.ndarray) -> float:
     return float(np.polyfit(ns, np.log10(values), 1)[0])
 
 
-def aggregate(variance: list[dict], bench: list[dict], train: list[dict], agreement: dict) -> tuple[dict, dict]:
-    """Metrics (nested dict for the claims) and tidy tables (variance, cost, accuracy)."""
+def _same_seed_per_unit(records: list[dict], unit: list[str], what: str) -> None:
+    """Every method of one unit (e.g. dataset, n, seed) must have run with the same seed (pairing)."""
+    seeds: dict[tuple, set] = {}
+    for r in records:
+        if "seed_used" in r:
+            seeds.setdefault(tuple(r[k] for k in unit), set()).add(r["seed_used"])
+    bad = {u: s for u, s in seeds.items() if len(s) > 1}
+    if bad:
+        raise ValueError(f"rlqgrad {what}: methods of one unit ran with different seeds, so they are not paired: "
+                         f"{dict(list(bad.items())[:3])}")
+
+
+def _variance_metrics(variance: list[dict]) -> tuple[dict, pd.DataFrame]:
+    """Slopes of log10 variance on n: per method the summary (over seed means) and the per-(n, seed)
+    sample (x = n) that the claims regress; the decay over the qubit range per seed."""
+    _same_seed_per_unit(variance, ["n_qubits", "seed_index"], "variance")
     var_df = pd.DataFrame(variance).sort_values(["method", "n_qubits"])
+    if "seed_index" not in var_df:
+        var_df["seed_index"] = 0
     var_tab = (var_df.groupby(["method", "n_qubits"], as_index=False)
                .agg(mean_variance=("mean_variance", "mean"), seeds=("mean_variance", "size")))
-    metrics: dict[str, Any] = {"agreement": agreement, "variance": {}, "speedup": {}, "memory": {}, "time": {},
-                               "accuracy": {}}
-    decays = []
+    out: dict[str, Any] = {}
+    decays, decays_by_seed = [], {}
     for method, grp in var_tab.groupby("method"):
         ns, vs = grp["n_qubits"].to_numpy(float), grp["mean_variance"].to_numpy(float)
         slope = _slope(ns, vs)
         decay = float(np.log10(vs[0]) - np.log10(vs[-1]))
-        metrics["variance"][method] = {"slope_log10_per_qubit": slope, "abs_slope_log10_per_qubit": abs(slope),
-                                       "decay_orders": decay,
-                                       "by_n": {f"n{int(n)}": float(v) for n, v in zip(ns, vs)}}
+        units = var_df[var_df["method"] == method].sort_values(["seed_index", "n_qubits"])
+        out[method] = {"slope_log10_per_qubit": slope, "abs_slope_log10_per_qubit": abs(slope), "decay_orders": decay,
+                       "by_n": {f"n{int(n)}": float(v) for n, v in zip(ns, vs)},
+                       "per_unit": sample(np.log10(units["mean_variance"]),
+                                          [f"n{int(n)}_seed{int(s)}" for n, s in zip(units["n_qubits"], units["seed_index"])],
+                                          "n_seed", x=units["n_qubits"])}
         if method in GRADIENT_METHODS:
             decays.append(decay)
-    metrics["variance"]["min_decay_orders_gradient_methods"] = min(decays) if decays else float("nan")
+            # decay over the qubit range within each seed: log10 Var(n_min) - log10 Var(n_max)
+            for seed, g in units.groupby("seed_index"):
+                if g["n_qubits"].nunique() == len(ns):
+                    d = float(np.log10(g["mean_variance"].iloc[0]) - np.log10(g["mean_variance"].iloc[-1]))
+                    decays_by_seed.setdefault(int(seed), []).append(d)
+    by_seed = {s: min(d) for s, d in sorted(decays_by_seed.items())}
+    out["min_decay_orders_gradient_methods"] = {
+        "over_seed_means": min(decays) if decays else float("nan"),
+        "per_unit": sample(by_seed.values(), [f"seed{s}" for s in by_seed], "seed")}
+    return out, var_tab
 
-    cost = pd.DataFrame(bench).sort_values(["n_qubits", "method"])
+
+def _speedup_metrics(cost: pd.DataFrame) -> tuple[dict, dict, dict]:
+    """Time, memory and RLQ-Grad's speedups per n; the CPU-time speedups carry one ratio per timing
+    repeat (repeat i of the method over repeat i of RLQ-Grad)."""
+    time_, memory, speedup = {}, {}, {}
     for n, grp in cost.groupby("n_qubits"):
         row = grp.set_index("method")
         key = f"n{int(n)}"
-        metrics["time"][key] = {m: float(row.loc[m, "step_cpu_s"]) for m in row.index}
-        metrics["time"][key].update({f"{m}_wall": float(row.loc[m, "step_s"]) for m in row.index})
-        metrics["memory"][key] = {f"{m}_step_mb": float(row.loc[m, "step_peak_mb"]) for m in row.index}
-        if "rlqgrad" in row.index:
-            rl = row.loc["rlqgrad"]
-            metrics["memory"][key]["rlqgrad_proposal_mb"] = float(rl["proposal_peak_mb"])
-            metrics["time"][key]["rlqgrad_proposal"] = float(rl["proposal_cpu_s"])
-            metrics["speedup"][key] = {}
-            for m in GRADIENT_METHODS:
-                if m in row.index:
-                    ratios = {"step": row.loc[m, "step_cpu_s"] / rl["step_cpu_s"],
-                              "proposal": row.loc[m, "step_cpu_s"] / rl["proposal_cpu_s"],
-                              "step_wall": row.loc[m, "step_s"] / rl["step_s"]}
-                    for what, ratio in ratios.items():
-                        name = f"rlqgrad_{what}_over_{m}" if what != "step_wall" else f"rlqgrad_step_over_{m}_wall"
-                        metrics["speedup"][key][name] = float(ratio)
+        time_[key] = {m: float(row.loc[m, "step_cpu_s"]) for m in row.index}
+        time_[key].update({f"{m}_wall": float(row.loc[m, "step_s"]) for m in row.index})
+        memory[key] = {f"{m}_step_mb": float(row.loc[m, "step_peak_mb"]) for m in row.index}
+        if "rlqgrad" not in row.index:
+            continue
+        rl = row.loc["rlqgrad"]
+        memory[key]["rlqgrad_proposal_mb"] = float(rl["proposal_peak_mb"])
+        time_[key]["rlqgrad_proposal"] = float(rl["proposal_cpu_s"])
+        speedup[key] = {}
+        for m in GRADIENT_METHODS:
+            if m not in row.index:
+                continue
+            ratios = {"step": row.loc[m, "step_cpu_s"] / rl["step_cpu_s"],
+                      "proposal": row.loc[m, "step_cpu_s"] / rl["proposal_cpu_s"],
+                      "step_wall": row.loc[m, "step_s"] / rl["step_s"]}
+            for what, ratio in ratios.items():
+                name = f"rlqgrad_{what}_over_{m}" if what != "step_wall" else f"rlqgrad_step_over_{m}_wall"
+                speedup[key][name] = float(ratio)
+            mine, theirs = rl.get("step_cpu_s_by_repeat"), row.loc[m].get("step_cpu_s_by_repeat")
+            if isinstance(mine, list) and isinstance(theirs, list):
+                k = min(len(mine), len(theirs))
+                per_repeat = np.asarray(theirs[:k], float) / np.asarray(mine[:k], float)
+                speedup[key][f"rlqgrad_step_over_{m}"] = {
+                    "ratio_of_means": float(ratios["step"]),
+                    "per_unit": sample(per_repeat, [f"rep{i}" for i in range(k)], "repeat")}
     if len(cost):
-        metrics["speedup"]["max_n"] = int(cost["n_qubits"].max())
+        speedup["max_n"] = int(cost["n_qubits"].max())
+    return time_, memory, speedup
 
+
+def _accuracy_metrics(train: list[dict]) -> tuple[dict, pd.DataFrame]:
+    """Accuracy per dataset, n and method; RLQ-Grad minus the strongest gradient baseline (the one
+    with the highest mean accuracy over seeds) per seed, paired by seed (same init and data order)."""
+    _same_seed_per_unit(train, ["dataset", "n_qubits", "seed_index"], "training")
     acc_df = pd.DataFrame(train)
+    if "seed_index" not in acc_df:
+        acc_df["seed_index"] = 0
     acc_tab = (acc_df.groupby(["dataset", "n_qubits", "method"], as_index=False)
                .agg(val_accuracy=("val_accuracy", "mean"), val_accuracy_sd=("val_accuracy", "std"),
                     seeds=("val_accuracy", "size"), s_per_update=("s_per_update", "mean")))
-    diffs = []
+    out: dict[str, Any] = {}
+    diffs, per_setting = [], {}
     for (dataset, n), grp in acc_tab.groupby(["dataset", "n_qubits"]):
         row = grp.set_index("method")["val_accuracy"]
         entry = {m: float(v) for m, v in row.items()}
@@ -229,10 +290,36 @@ def aggregate(variance: list[dict], bench: list[dict], train: list[dict], agreem
             entry["best_gradient_method"] = best
             entry["rlqgrad_minus_best"] = float(row["rlqgrad"] - row[best])
             diffs.append(entry["rlqgrad_minus_best"])
-        metrics["accuracy"].setdefault(dataset, {})[f"n{int(n)}"] = entry
+            units = acc_df[(acc_df["dataset"] == dataset) & (acc_df["n_qubits"] == n)]
+            by_seed = units.pivot_table(index="seed_index", columns="method", values="val_accuracy").dropna(
+                subset=["rlqgrad", best])
+            per_setting[f"{dataset}_n{int(n)}"] = sample(by_seed["rlqgrad"] - by_seed[best],
+                                                         [f"seed{int(s)}" for s in by_seed.index], "seed")
+        out.setdefault(dataset, {})[f"n{int(n)}"] = entry
     if diffs:
-        metrics["accuracy"]["rlqgrad_minus_best"] = {"min": min(diffs), "max": max(diffs)}
-    tables = {"variance": var_tab, "cost": cost, "accuracy": acc_tab}
+        out["rlqgrad_minus_best"] = per_setting  # one per-seed sample per dataset and n (each: true)
+        out["rlqgrad_minus_best_range"] = {"min": min(diffs), "max": max(diffs)}
+    return out, acc_tab
+
+
+def aggregate(variance: list[dict], bench: list[dict], train: list[dict], agreement: dict) -> tuple[dict, dict]:
+    """Metrics (nested dict for the claims, with the per-unit samples behind each compared number)
+    and tidy tables (variance, cost, accuracy).
+
+    Units: the variance curve of a method is one value per (n, seed), x = n (``variance.<method>``);
+    its decay over the qubit range one value per seed; a speedup one ratio per timing repeat; an
+    accuracy difference one value per training seed (the methods of a seed share the initialisation
+    and the data order; a ``ValueError`` if the records say otherwise).
+    """
+    _same_seed_per_unit(bench, ["n_qubits"], "benchmark")
+    variance_metrics, var_tab = _variance_metrics(variance)
+    cost = pd.DataFrame(bench).sort_values(["n_qubits", "method"])
+    time_, memory, speedup = _speedup_metrics(cost)
+    accuracy, acc_tab = _accuracy_metrics(train)
+    metrics = {"agreement": agreement, "variance": variance_metrics, "speedup": speedup, "memory": memory,
+               "time": time_, "accuracy": accuracy}
+    tables = {"variance": var_tab, "cost": cost.drop(columns=["step_cpu_s_by_repeat"], errors="ignore"),
+              "accuracy": acc_tab}
     return metrics, tables
 
 
