@@ -47,6 +47,10 @@ def test_smoke_dag_builds_table_figures_and_metrics(smoke_dir, workflow_run):
     gap = pd.read_csv(tmp_path / "results/mdadd/init_gap.csv")
     assert {"mdadd", "mdadd_noqueue", "covmatch", "lors"} <= set(gap["method"])  # methods that see students
     assert "random" not in set(gap["method"])
+    ev = metrics["evidence"]  # the claims' per-unit samples, paired by unit (distillation seed x unseen init)
+    assert ev["mdadd_tr1_smallest"]["ids"] == ev["best_baseline_tr1_smallest"]["per_unit"]["ids"] == ["s0i0", "s0i1"]
+    assert ev["gap_r1_mdadd"]["ids"] == ev["gap_r1_noqueue"]["ids"]
+    assert metrics["cost"]["per_repeat"]["slope_socm"]["ids"] == ["r0", "r1"]
     results = evaluate(load_claims(REPO / "workflow/claims/mdadd.yaml", REPO / "workflow/schemas/claims.schema.yaml"),
                        tmp_path / "results/mdadd/metrics.json")
     assert all(r.status in ("PASS", "FAIL", "INCONCLUSIVE") for r in results)  # every claim's metric exists

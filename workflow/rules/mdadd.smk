@@ -1,7 +1,9 @@
 # MDA-DD (paper 16): multimodal dataset distillation in a frozen feature space.
-# DAG: corpus (or fetch) -> features -> distill {method} x {n_pairs} -> evaluate -> aggregate
+# DAG: corpus (or fetch) -> features -> distill {method} x {n_pairs} x {seed} -> evaluate -> aggregate
 #      -> table1, fig1 (recall vs pairs), fig2 (initialisation gap); cost -> fig3 (SOCM vs full moment).
 # Code: repro.methods.distill (the methods), repro.papers.mdadd (corpus, tables, figures).
+# {seed} is the distillation seed k (0 .. distill_seeds - 1): the unit every method shares, so the
+# distillation and evaluation seeds derive from k, never from the method (paired comparisons).
 from repro.papers.mdadd import grid as mdadd_grid
 
 register_targets(
@@ -106,15 +108,16 @@ rule mdadd_distill:
     input:
         features="results/mdadd/features/{dataset}.h5",
     output:
-        distilled="results/mdadd/distilled/{dataset}/{method}/n{n_pairs}.npz",
+        distilled="results/mdadd/distilled/{dataset}/{method}/n{n_pairs}_s{seed}.npz",
     log:
-        "logs/mdadd/distill/{dataset}/{method}/n{n_pairs}.log",
+        "logs/mdadd/distill/{dataset}/{method}/n{n_pairs}_s{seed}.log",
     benchmark:
-        "benchmarks/mdadd/distill/{dataset}/{method}/n{n_pairs}.tsv"
+        "benchmarks/mdadd/distill/{dataset}/{method}/n{n_pairs}_s{seed}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
         method=r"[a-z_]+",
         n_pairs=r"\d+|all",
+        seed=r"\d+",
     params:
         cfg=lambda wc: mdadd_grid.distill_params(
             wc.method, preset("mdadd", "student"), preset("mdadd", "distill")
@@ -132,17 +135,18 @@ rule mdadd_distill:
 rule mdadd_evaluate:
     input:
         features="results/mdadd/features/{dataset}.h5",
-        distilled="results/mdadd/distilled/{dataset}/{method}/n{n_pairs}.npz",
+        distilled="results/mdadd/distilled/{dataset}/{method}/n{n_pairs}_s{seed}.npz",
     output:
-        metrics="results/mdadd/eval/{dataset}/{method}/n{n_pairs}.json",
+        metrics="results/mdadd/eval/{dataset}/{method}/n{n_pairs}_s{seed}.json",
     log:
-        "logs/mdadd/evaluate/{dataset}/{method}/n{n_pairs}.log",
+        "logs/mdadd/evaluate/{dataset}/{method}/n{n_pairs}_s{seed}.log",
     benchmark:
-        "benchmarks/mdadd/evaluate/{dataset}/{method}/n{n_pairs}.tsv"
+        "benchmarks/mdadd/evaluate/{dataset}/{method}/n{n_pairs}_s{seed}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
         method=r"[a-z_]+",
         n_pairs=r"\d+|all",
+        seed=r"\d+",
     params:
         cfg=lambda wc: {
             "student": preset("mdadd", "student"),
@@ -180,12 +184,13 @@ rule mdadd_cost:
 rule mdadd_aggregate:
     input:
         evals=lambda wc: expand(
-            "results/mdadd/eval/{dataset}/{method}/n{n_pairs}.json",
+            "results/mdadd/eval/{dataset}/{method}/n{n_pairs}_s{seed}.json",
             dataset=MDADD_DATASET,
             method=preset("mdadd", "methods"),
             n_pairs=preset("mdadd", "n_pairs"),
+            seed=range(preset("mdadd", "distill_seeds")),
         )
-        + [f"results/mdadd/eval/{MDADD_DATASET}/full/nall.json"],
+        + [f"results/mdadd/eval/{MDADD_DATASET}/full/nall_s0.json"],
         cost="results/mdadd/cost.csv",
     output:
         metrics="results/mdadd/metrics.json",

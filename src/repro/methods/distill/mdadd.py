@@ -133,37 +133,43 @@ def socm_loss_naive(A, B, C, D, *, lam: float = 1.0) -> torch.Tensor:
 def measure_moment_cost(dims, *, n_real: int, n_syn: int, reps: int, seed: int) -> list[dict]:
     """Measured time of the second-moment gap (forward + backward to the synthetic side) against dimension.
 
-    For each ``d`` in ``dims`` (``k_x = k_t = d``) and each form (``socm``: Gram form, Eq. (2);
-    ``naive``: the full moment matrices), the minimum wall time over ``reps`` runs after one warm-up
-    (the minimum, as ``timeit`` recommends: on a shared machine the other runs measure the load),
+    For each ``d`` in ``dims`` (``k_x = k_t = d``), one warm-up run of each form, then ``reps``
+    timing repeats; in repeat ``r`` the two forms (``socm``: Gram form, Eq. (2); ``naive``: the
+    full moment matrices) are timed back to back, so that a repeat's two times see the same machine
+    load (the forms are compared paired by repeat). One row per (dim, form, repeat): the wall time,
     and the memory of the intermediates each form allocates (float32: ``2 d^2`` moment entries for
-    naive, ``2 (n^2 + nm + m^2)`` Gram entries for SOCM; computed, not sampled from the allocator).
-    Also records the largest difference between the two values (they are the same quantity).
+    naive, ``2 (n^2 + nm + m^2)`` Gram entries for SOCM; computed, not sampled from the allocator),
+    and the largest relative difference between the two forms' values (they are the same quantity).
+    Fig. 3 plots the minimum over repeats (:func:`repro.papers.mdadd.experiment.cost_table`).
     """
     import time
 
     gen = torch_generator(seed)
+    forms = (("socm", second_moment_gap_gram, 2 * (n_real**2 + n_real * n_syn + n_syn**2)),
+             ("naive", second_moment_gap_naive, None))
     rows = []
     for d in dims:
         A, B = torch.randn(n_real, d, generator=gen), torch.randn(n_real, d, generator=gen)
         C0, D0 = torch.randn(n_syn, d, generator=gen), torch.randn(n_syn, d, generator=gen)
-        values = {}
-        for form, fn, mem in (("socm", second_moment_gap_gram, 2 * (n_real**2 + n_real * n_syn + n_syn**2)),
-                              ("naive", second_moment_gap_naive, 2 * d * d)):
-            times = []
-            for r in range(reps + 1):
+        values: dict[str, float] = {}
+        times: dict[str, list[float]] = {form: [] for form, _, _ in forms}
+        for r in range(reps + 1):  # r = 0 is the warm-up
+            for form, fn, _ in forms:
                 C, D = C0.clone().requires_grad_(True), D0.clone().requires_grad_(True)
                 t0 = time.perf_counter()
                 val = fn(A, B, C, D)
                 val.backward()
-                if r:  # the first run is a warm-up
-                    times.append(time.perf_counter() - t0)
-            values[form] = float(val.detach())
-            rows.append({"dim": int(d), "form": form, "time_s": float(np.min(times)), "memory_bytes": 4 * mem})
+                elapsed = time.perf_counter() - t0
+                if r:
+                    times[form].append(elapsed)
+                values[form] = float(val.detach())
         rel = abs(values["socm"] - values["naive"]) / max(abs(values["naive"]), 1e-12)
-        for row in rows[-2:]:
-            row["rel_diff"] = rel
-        log.info("d=%d: socm %.3g s, naive %.3g s (rel diff %.1e)", d, rows[-2]["time_s"], rows[-1]["time_s"], rel)
+        for form, _, mem in forms:
+            mem = 2 * d * d if mem is None else mem
+            rows += [{"dim": int(d), "form": form, "rep": r, "time_s": float(t), "memory_bytes": 4 * mem,
+                      "rel_diff": rel} for r, t in enumerate(times[form])]
+        log.info("d=%d: socm %.3g s, naive %.3g s (min of %d; rel diff %.1e)", d, min(times["socm"]),
+                 min(times["naive"]), reps, rel)
     return rows
 
 

@@ -26,7 +26,7 @@ from repro.metrics.retrieval import retrieval_recall
 from repro.seeding import job_seed, torch_generator
 
 __all__ = ["StudentConfig", "student_config", "DualProjection", "make_student", "contrastive_loss", "train_heads",
-           "evaluate_heads", "evaluate_distilled"]
+           "evaluate_heads", "evaluate_distilled", "evaluation_inits"]
 
 log = logging.getLogger(__name__)
 
@@ -123,18 +123,26 @@ def evaluate_heads(model: DualProjection, test: SplitFeatures) -> dict[str, floa
     return retrieval_recall((zx @ zt.T).numpy(), test.caption_image)
 
 
+def evaluation_inits(dset: DistilledSet, *, seed: int, n_unseen: int, n_seen: int) -> dict[str, list[int]]:
+    """The initialisation seeds :func:`evaluate_distilled` trains from, by kind (``unseen``, ``seen``).
+
+    Unseen seeds are drawn from ``seed`` alone (a stream disjoint from any distillation seed with
+    probability 1 - 2^-60), so two sets evaluated with the same ``seed`` see the same unseen
+    students; seen seeds are the first ``n_seen`` of ``dset.seen_seeds`` (none for methods that
+    use no student while distilling).
+    """
+    return {"unseen": [job_seed(seed, "unseen", i) for i in range(n_unseen)], "seen": list(dset.seen_seeds[:n_seen])}
+
+
 def evaluate_distilled(dset: DistilledSet, test: SplitFeatures, cfg: StudentConfig, *, seed: int, n_unseen: int,
                        n_seen: int, steps: int, lr: float, batch_size: int) -> dict[str, list[dict[str, float]]]:
     """Recalls of students trained on ``dset`` from unseen and from seen initialisations.
 
-    Unseen seeds are drawn from ``seed`` (a stream disjoint from any distillation seed with
-    probability 1 - 2^-60); seen seeds are the first ``n_seen`` of ``dset.seen_seeds`` (none for
-    methods that use no student while distilling).
+    The initialisations are :func:`evaluation_inits`'; the minibatch order of the student of
+    initialisation ``s`` is drawn from ``(seed, s)``, the same whatever the distilled set.
     """
-    unseen = [job_seed(seed, "unseen", i) for i in range(n_unseen)]
-    seen = list(dset.seen_seeds[:n_seen])
     out: dict[str, list[dict[str, float]]] = {"unseen": [], "seen": []}
-    for kind, seeds in (("unseen", unseen), ("seen", seen)):
+    for kind, seeds in evaluation_inits(dset, seed=seed, n_unseen=n_unseen, n_seen=n_seen).items():
         for s in seeds:
             model = train_heads(dset.image, dset.text, cfg, seed=s, steps=steps, lr=lr, batch_size=batch_size,
                                 targets=dset.targets, data_seed=job_seed(seed, "data", s))
