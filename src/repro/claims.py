@@ -323,7 +323,8 @@ def _check(claim: Claim, metrics: Mapping[str, Any]) -> tuple[str, Interval | No
     status = FAIL if FAIL in statuses else PASS if all(s == PASS for s in statuses) else INCONCLUSIVE
     worst = next(name for name, (s, _, _) in parts.items() if s == status) if status != PASS else \
         min(parts, key=lambda k: _margin(parts[k][1], claim))
-    detail = "; ".join(f"{name}: {s}" + (f" {iv}" if iv else "") for name, (s, iv, _) in parts.items())
+    detail = "; ".join(f"{name}: {s}" + (f" {iv}" if iv else f" ({why})" if why else "")
+                       for name, (s, iv, why) in parts.items())
     return status, parts[worst][1], f"each of {len(group)} (Bonferroni, {level:.3g} each; shown: {worst}): {detail}"
 
 

@@ -48,7 +48,7 @@ def _records(seeds=2, inits=3, sizes=(10, 40), noise=0.3, rng_seed=0):
     return records
 
 
-def _cost(reps=4):
+def _cost(reps=6):
     rows = []
     for r in range(reps):
         for d in (64, 128, 256, 512):
@@ -110,7 +110,7 @@ def test_claims_decide_the_planted_effects_paired(metrics, tmp_path):
     for cid in ("tr1_beats_baselines_100", "ir1_beats_baselines_100", "queue_reduces_init_overfitting",
                 "socm_cost_scales_better"):
         assert results[cid].status == PASS, (cid, results[cid].reason, results[cid].interval)
-        assert results[cid].interval.n == (4 if cid.startswith("socm") else 6)
+        assert results[cid].interval.n == 6
     unpaired = Claim(**{**claims["tr1_beats_baselines_100"].__dict__, "paired": False})
     (r,) = evaluate([unpaired], path)
     paired_width = results["tr1_beats_baselines_100"].interval.high - results["tr1_beats_baselines_100"].interval.low
@@ -121,7 +121,7 @@ def test_cost_slopes_per_repeat_are_paired_and_match_the_minimum():
     cost = _cost()
     out = cost_summary(cost)
     s, n = out["per_repeat"]["slope_socm"], out["per_repeat"]["slope_naive"]
-    assert s["unit"] == n["unit"] == "repeat" and s["ids"] == n["ids"] == ["r0", "r1", "r2", "r3"]
+    assert s["unit"] == n["unit"] == "repeat" and s["ids"] == n["ids"] == [f"r{i}" for i in range(6)]
     assert np.allclose(s["values"], 1.0) and np.allclose(n["values"], 2.0)  # planted t ~ d and t ~ d^2
     assert out["slope_socm"] == pytest.approx(1.0) and out["slope_naive"] == pytest.approx(2.0)
     table = cost_table(cost).set_index(["dim", "form"])

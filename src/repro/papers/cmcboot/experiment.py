@@ -353,9 +353,9 @@ def _evidence(table: "pd.DataFrame", mask: "pd.Series", by_replicate: dict, seed
         if ids is not None and (v_ids != ids or not np.array_equal(v_levels, levels)):
             raise ValueError(f"cmcboot: {variant} is not paired with {variants[0]} (other replicates or cells)")
         ids, levels, matrices[variant] = v_ids, v_levels, m
-    n = len(ids)
-    if n < 2:
+    if ids is None or len(ids) < 2:  # no method ran in this regime (a partial preset), or one replicate
         return {}
+    n = len(ids)
     boot = dict(zip(variants, _replicate_bootstrap(matrices, levels, n, seed)))
     out: dict[str, dict[str, Any]] = {}
     for variant, m in matrices.items():
