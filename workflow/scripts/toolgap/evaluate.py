@@ -19,7 +19,7 @@ root = Path(snakemake.input.model).parent.parent  # noqa: F821
 lm = repro.llm.load(str(source), root=root, device=snakemake.params.device)  # noqa: F821
 for k, task in enumerate(snakemake.params.tasks):  # noqa: F821
     # the same sampling seed for every model: paired items see paired streams
-    records, hidden = evaluate(lm, data[task], task, prompt_style(spec), job.cfg,
+    records, hidden, diag = evaluate(lm, data[task], task, prompt_style(spec), job.cfg,
                                      seed=job.seed_for("toolgap-sample", task=task), hidden_layers=range(lm.n_layers + 1))
     # the same split seed for every model and task
     probes = probe_analysis(hidden, records, job.cfg["probe"], seed=job.seed_for("toolgap-probe"))
@@ -29,4 +29,4 @@ for k, task in enumerate(snakemake.params.tasks):  # noqa: F821
             np.savez(fh, hidden=hidden.astype(np.float16) if np.abs(hidden).max() < 6e4 else hidden)
     job.write_metrics(snakemake.output.probes[k], {"model": spec["name"], "task": task, **probes})  # noqa: F821
     job.write_metrics(snakemake.output.runs[k], {"model": spec["name"], "task": task,  # noqa: F821
-                                                 "n_layers": lm.n_layers, "records": records})
+                                                 "n_layers": lm.n_layers, "generation": diag, "records": records})
