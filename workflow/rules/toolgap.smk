@@ -108,6 +108,7 @@ rule toolgap_aggregate:
     input:
         runs=lambda wc: toolgap_grid.run_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
         probes=lambda wc: toolgap_grid.probe_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
+        losses=lambda wc: toolgap_grid.loss_targets(preset("toolgap")),
     output:
         metrics="results/toolgap/metrics.json",
         table="results/toolgap/mismatch.csv",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["tasks", "model_names", "tiny_models", "model_spec", "model_input", "data_config", "train_config",
-           "evaluate_config", "run_targets", "probe_targets", "model_outputs"]
+           "evaluate_config", "run_targets", "probe_targets", "model_outputs", "loss_targets"]
 
 #: Where a prompted (pretrained) model's weights come from: the llm_cache rule's copy.
 PRETRAINED_INPUT = "resources/llm/{name}/model.safetensors"
@@ -75,6 +75,11 @@ def run_targets(cfg: dict, source: str = "synthetic", prefix: str = "results/too
 
 def probe_targets(cfg: dict, source: str = "synthetic", prefix: str = "results/toolgap/probes") -> list[str]:
     return [f"{prefix}/{m}/{t}.json" for m in model_names(cfg) for t in tasks(cfg, source)]
+
+
+def loss_targets(cfg: dict) -> list[str]:
+    """The tiny models' training-loss files (aggregate reports the loss at the end of training)."""
+    return [TINY_DIR.format(name=m) + "/loss.json" for m in tiny_models(cfg)]
 
 
 def check_preset(cfg: dict, where: str) -> None:
