@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from repro.papers.toolgap import grid
-from repro.papers.toolgap.experiment import decompose, evaluate, mismatch, necessity, probe_analysis, summarise
+from repro.papers.toolgap.experiment import (decompose, evaluate, free_token_budget, mismatch, necessity, probe_analysis,
+                                             summarise)
 from repro.seeding import job_seed
 
-GEN = {"max_new_tokens": 8, "max_new_tokens_tool": 16, "temperature": 1.0, "top_p": 1.0, "batch_size": 8}
+GEN = {"max_new_tokens": 8, "max_new_tokens_prompted": 8, "max_new_tokens_tool": 16, "temperature": 1.0, "top_p": 1.0, "batch_size": 8}
 
 
 class ScriptedLM:
@@ -54,7 +55,7 @@ def test_necessity_matches_the_binomial_tail():
     r, k, p, n = 10, 9, 0.85, 400
     items = _items([p] * n)
     lm = ScriptedLM({it["question"]: p for it in items}, {it["question"]: it["answer"] for it in items}, set())
-    records, _ = evaluate(lm, items, "arithmetic", "plain",
+    records, _, _ = evaluate(lm, items, "arithmetic", "plain",
                           {"samples": r, "unnecessary_min_correct": k, "generation": GEN}, seed=5)
     expected = sum(math.comb(r, j) * p ** j * (1 - p) ** (r - j) for j in range(k, r + 1))  # 0.544
     observed = np.mean([not rec["necessary"] for rec in records])
@@ -67,11 +68,62 @@ def test_evaluate_reads_behaviour_from_the_tool_prompt():
     items = _items([1.0, 0.0, 1.0, 0.0])
     qs = [it["question"] for it in items]
     lm = ScriptedLM(dict(zip(qs, [1.0, 0.0, 1.0, 0.0])), {q: it["answer"] for q, it in zip(qs, items)}, {qs[0], qs[1]})
-    records, _ = evaluate(lm, items, "arithmetic", "plain", {"samples": 10, "unnecessary_min_correct": 9,
+    records, _, _ = evaluate(lm, items, "arithmetic", "plain", {"samples": 10, "unnecessary_min_correct": 9,
                                                                 "generation": GEN}, seed=0)
     assert [r["necessary"] for r in records] == [False, True, False, True]
     assert [r["called"] for r in records] == [True, True, False, False]
     assert [r["mismatched"] for r in records] == [True, False, False, True]  # over-call, -, -, missed call
+
+
+class WordTokenizer:
+    """One token per whitespace-separated word."""
+
+    def encode(self, text, *, prompt):
+        return text.split()
+
+
+class ChattyLM:
+    """A prompted model that always knows the sum but explains first: "To solve this, add a and b: a+b"
+    (8 words), cut at ``max_new_tokens`` words as generation is; with the tool it never calls."""
+
+    name = "chatty"
+    tokenizer = WordTokenizer()
+
+    def render_chat(self, messages):
+        return f"<sys>{messages[0]['content']}</sys>Q: {messages[1]['content']}\n"
+
+    def generate(self, prompts, *, max_new_tokens, temperature, top_p=1.0, seed=0, stop=(), batch_size=8):
+        out = []
+        for prompt in prompts:
+            a, b = prompt.split("What is ")[1].split("?")[0].split("+")
+            words = f"To solve this, add {a} and {b}: {int(a) + int(b)}".split()
+            out.append(" ".join(words[:max_new_tokens]) + (" " if len(words) > max_new_tokens else ""))
+        return out
+
+
+def test_a_reply_cut_by_the_token_budget_is_wrong_and_its_share_is_reported():
+    """A reply cut before its number is wrong (no answer, even where an operand equals the sum), and
+    the truncation share names the cause; the prompted models' own budget lets the same model finish."""
+    items = [{"id": f"q{i}", "question": f"What is {i}+0?", "answer": str(i), "group": "add1", "seen": True}
+             for i in range(6)]
+    cfg = {"samples": 3, "unnecessary_min_correct": 3, "generation": {**GEN, "max_new_tokens_prompted": 7}}
+    assert free_token_budget(cfg["generation"], "chat") == 7 and free_token_budget(cfg["generation"], "plain") == 8
+    short, _, short_diag = evaluate(ChattyLM(), items, "arithmetic", "chat", cfg, seed=0)
+    assert all(r["necessary"] and r["n_truncated"] == 3 for r in short)  # "... add 0 and 0: " is not "0"
+    assert short[0]["sample_reply"].rstrip().endswith(":")
+    assert short_diag == {"samples": 3, "max_new_tokens": 7, "replies": 18, "answer_share": 0.0, "truncated_share": 1.0,
+                          "truncated_no_answer_share": 1.0}
+    cfg["generation"]["max_new_tokens_prompted"] = 16
+    full, _, diag = evaluate(ChattyLM(), items, "arithmetic", "chat", cfg, seed=0)
+    assert not any(r["necessary"] for r in full) and diag["truncated_share"] == 0.0
+    probes = {"decomposition": {"mismatched": 0, "cognition_to_action": 0, "cognition": 0, "undecided": 0},
+              "cross_fit": False, "n_layers": 1, "cognition": None, "action": None, "cosine_last": None}
+    metrics, _, _ = summarise({("chatty", "arithmetic"): {"records": short, "probes": probes,
+                                                          "generation": short_diag}}, {"tiny-x": [3.0] + [1.0] * 99})
+    assert metrics["generation"]["chatty__arithmetic"]["truncated_share"] == 1.0
+    assert metrics["mismatch_detail"]["chatty__arithmetic"]["seen_correct_rate"] == 0.0  # the cut replies
+    assert metrics["training"]["tiny-x"] == {"steps": 100, "first_loss": 3.0, "final_loss": 1.0,
+                                             "final_loss_previous_window": pytest.approx(1.04)}
 
 
 def test_mismatch_counts_both_directions():

@@ -35,6 +35,10 @@ def test_answer_checking_against_the_generator():
     assert not is_correct("<call>calc(4+8)</call> 12", "12", "arithmetic")  # a call is not a tool-free answer
     assert is_correct("Kanim.", "Kanim", "knowledge") and not is_correct("Kanimo", "Kaniv", "knowledge")
     assert extract_answer("-3 is it", "arithmetic") == "-3"
+    # a reply cut before its result gives no answer, even where an operand is the result
+    assert not is_correct("To solve this, add seven and six: ", "13", "arithmetic")  # no number
+    assert not is_correct("To solve this, add 7 and 6: ", "6", "arithmetic")
+    assert not is_correct("6 + 0 =", "6", "arithmetic") and is_correct("6 + 0 = 6", "6", "arithmetic")
     assert is_correct("47*38 = 1786.", "1786", "arithmetic") and not is_correct("1786 is not 47*38", "1786", "arithmetic")
 
 

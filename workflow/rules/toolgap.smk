@@ -1,8 +1,8 @@
 # toolgap: "Model-Adaptive Tool Necessity Reveals the Knowing-Doing Gap in LLM Tool Use" (arXiv 2605.14038).
 # Arithmetic with a calculator and factual QA (generated knowledge base, or TruthfulQA with source: local)
 # with a lookup tool; SmolLM2 (prompted, through repro.llm) and tiny transformers trained here.
-# DAG: data -> train (tiny models) -> evaluate {model}/{task} (necessity, behaviour, hidden states)
-#      -> probes {model}/{task} -> aggregate (metrics.json, tables) -> fig1, fig2, table1.
+# DAG: data -> train (tiny models) -> evaluate {model} (both tasks: necessity, behaviour, hidden states,
+#      probes) -> aggregate (metrics.json, tables) -> fig1, fig2, table1.
 from repro.papers.toolgap import grid as toolgap_grid
 
 TOOLGAP_SOURCES = ("synthetic", "local")  # local: the factual task reads a user-supplied TruthfulQA CSV
@@ -73,21 +73,26 @@ rule toolgap_train:
 
 
 rule toolgap_evaluate:
+    # one job per model, both tasks: the model loads once, and the probes read the hidden states in
+    # memory (a job's Python + torch start-up is a few CPU-seconds, most of a smoke job's cost)
     input:
         data=rules.toolgap_data.output.data,
         model=lambda wc: toolgap_grid.model_input(preset("toolgap"), wc.model),
     output:
-        run="results/toolgap/runs/{model}/{task}.json",
-        hidden="results/toolgap/hidden/{model}/{task}.npz",
+        runs=toolgap_grid.model_outputs("results/toolgap/runs/{{model}}/{task}.json", source_of("toolgap", TOOLGAP_SOURCES)),
+        hidden=toolgap_grid.model_outputs("results/toolgap/hidden/{{model}}/{task}.npz",
+                                          source_of("toolgap", TOOLGAP_SOURCES)),
+        probes=toolgap_grid.model_outputs("results/toolgap/probes/{{model}}/{task}.json",
+                                          source_of("toolgap", TOOLGAP_SOURCES)),
     log:
-        "logs/toolgap/evaluate/{model}/{task}.log",
+        "logs/toolgap/evaluate/{model}.log",
     benchmark:
-        "benchmarks/toolgap/evaluate/{model}/{task}.tsv"
+        "benchmarks/toolgap/evaluate/{model}.tsv"
     wildcard_constraints:
         model=r"[\w.-]+",
-        task="arithmetic|knowledge|truthfulqa",
     params:
         cfg=lambda wc: toolgap_grid.evaluate_config(preset("toolgap"), wc.model),
+        tasks=toolgap_grid.tasks(None, source_of("toolgap", TOOLGAP_SOURCES)),
         device=config["device"],
     threads: 1
     resources:
@@ -99,35 +104,11 @@ rule toolgap_evaluate:
         "../scripts/toolgap/evaluate.py"
 
 
-rule toolgap_probes:
-    input:
-        run="results/toolgap/runs/{model}/{task}.json",
-        hidden="results/toolgap/hidden/{model}/{task}.npz",
-    output:
-        probes="results/toolgap/probes/{model}/{task}.json",
-    log:
-        "logs/toolgap/probes/{model}/{task}.log",
-    benchmark:
-        "benchmarks/toolgap/probes/{model}/{task}.tsv"
-    wildcard_constraints:
-        model=r"[\w.-]+",
-        task="arithmetic|knowledge|truthfulqa",
-    params:
-        cfg=lambda wc: toolgap_grid.probe_config(preset("toolgap")),
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/toolgap/probes.py"
-
-
 rule toolgap_aggregate:
     input:
         runs=lambda wc: toolgap_grid.run_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
         probes=lambda wc: toolgap_grid.probe_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
+        losses=lambda wc: toolgap_grid.loss_targets(preset("toolgap")),
     output:
         metrics="results/toolgap/metrics.json",
         table="results/toolgap/mismatch.csv",

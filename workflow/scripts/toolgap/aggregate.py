@@ -11,8 +11,9 @@ job = Job.from_snakemake(snakemake)  # noqa: F821
 runs = {}
 for run_path, probe_path in zip(snakemake.input.runs, snakemake.input.probes):  # noqa: F821
     run, probes = read_json(run_path), read_json(probe_path)
-    runs[(run["model"], run["task"])] = {"records": run["records"], "probes": probes}
-metrics, table, layers = summarise(runs)
+    runs[(run["model"], run["task"])] = {"records": run["records"], "probes": probes, "generation": run.get("generation")}
+losses = {p.split("/")[-2]: read_json(p)["loss"] for p in snakemake.input.losses}  # noqa: F821
+metrics, table, layers = summarise(runs, losses)
 save_csv(pd.DataFrame(table), snakemake.output.table)  # noqa: F821
 save_csv(pd.DataFrame(layers), snakemake.output.layers)  # noqa: F821
 job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

@@ -20,6 +20,11 @@ Reference: chengez/Tool-Cognition-Action at 79f0dc3 (see ``../shared/papers/tool
 Deviations from the reference, each a choice made before any result
 --------------------------------------------------------------------
 - Probe features are standardised on the training split (see :mod:`repro.probes`).
+- Tool-free replies have a token budget per model kind (:func:`free_token_budget`): a tiny model's
+  answers are a few bytes, a prompted model explains before its number ("To solve this, add 7 and
+  6: 13"). The budget is chosen from the replies' lengths, and ``generation`` in metrics.json
+  reports per model and task the share of replies the budget cut (``truncated_share``) and the
+  share cut with no answer kept (``truncated_no_answer_share``); a cut reply is wrong.
 - The trajectory split needs the necessity probe's verdict on every mismatched item, so it uses
   out-of-fold predictions (``decomposition_folds``-fold cross-fitting, about 67/33 at 3 folds)
   from the probe at the last prompt token of the layer at ``decomposition_depth`` of the network
@@ -41,12 +46,13 @@ from typing import Any
 import numpy as np
 
 from repro.claims import rate, sample
-from repro.papers.toolgap.synth import (TOOLS, Item, arithmetic_items, corpus, detect_call, is_correct,
-                                        knowledge_items, plain_prompt)
+from repro.papers.toolgap.synth import (TOOLS, Item, arithmetic_items, corpus, detect_call, extract_answer,
+                                        is_correct, knowledge_items, plain_prompt)
 from repro.probes import ProbeConfig, cosine, cross_fit, train_probes, train_test_split
 
 __all__ = ["build_data", "prompts_for", "necessity", "mismatch", "evaluate", "probe_analysis", "decompose",
-           "late_layers", "summarise", "TASKS", "truthfulqa_items", "tiny_train_config", "prompt_style"]
+           "late_layers", "summarise", "TASKS", "truthfulqa_items", "tiny_train_config", "prompt_style",
+           "free_token_budget", "truncated", "generation_diagnostics"]
 
 log = logging.getLogger(__name__)
 
@@ -180,17 +186,20 @@ def evaluate(lm, items: Sequence[dict], task: str, style: str, cfg: dict, *, see
     """One model on one task: necessity from ``samples`` tool-free answers, greedy behaviour with the
     tool, and (if ``hidden_layers``) hidden states of the tool prompt's last ``probe.positions`` tokens.
 
-    Returns the per-item records and the hidden states (items, layers, positions, d) or None.
+    Returns the per-item records, the hidden states (items, layers, positions, d) or None, and the
+    tool-free replies' :func:`generation_diagnostics`.
     """
     gen = cfg["generation"]
     questions = [it["question"] for it in items]
     free = prompts_for(lm, questions, task, style, tool=False)
     r = cfg["samples"]
-    replies = lm.generate(free * r, max_new_tokens=gen["max_new_tokens"], temperature=gen["temperature"],
+    cap = free_token_budget(gen, style)
+    replies = lm.generate(free * r, max_new_tokens=cap, temperature=gen["temperature"],
                           top_p=gen["top_p"], seed=seed, stop=["\n"], batch_size=gen["batch_size"])
     answers = [it.get("answers") or it["answer"] for it in items]
     correct = np.array([[is_correct(replies[j * len(items) + i], answers[i], task) for j in range(r)]
                         for i in range(len(items))])  # (items, r)
+    cut = truncated(lm, replies, cap)  # (items * r,) or None: the reply ran into the token budget
     nec = necessity(correct.sum(1), samples=r, min_correct=cfg["unnecessary_min_correct"])
     with_tool = prompts_for(lm, questions, task, style, tool=True)
     actions = lm.generate(with_tool, max_new_tokens=gen["max_new_tokens_tool"], temperature=0.0, stop=["\n"],
@@ -200,14 +209,45 @@ def evaluate(lm, items: Sequence[dict], task: str, style: str, cfg: dict, *, see
         called = detect_call(actions[i], TOOLS[task])
         records.append({"id": it["id"], "group": it.get("group", task), "seen": bool(it.get("seen", False)),
                         "n_correct": int(correct[i].sum()), "necessary": bool(nec[i]), "called": bool(called),
-                        "mismatched": bool(nec[i] != called), "sample_reply": replies[i], "tool_reply": actions[i]})
+                        "mismatched": bool(nec[i] != called), "sample_reply": replies[i], "tool_reply": actions[i],
+                        "n_truncated": None if cut is None else int(cut[i::len(items)].sum())})
     hidden = None
     if hidden_layers is not None:
         shortest = min(len(p) for p in with_tool)  # characters bound tokens from above
         n_pos = min(cfg["probe"]["positions"], shortest)
         hidden = lm.hidden_states(with_tool, layers=list(hidden_layers), positions=list(range(-n_pos, 0)),
                                   batch_size=gen["batch_size"]).astype(np.float32)  # (items, layers, positions, d)
-    return records, hidden
+    return records, hidden, {"samples": r, **generation_diagnostics(replies, cut, cap, task)}
+
+
+def free_token_budget(gen: dict, style: str) -> int:
+    """The tool-free replies' token budget: ``max_new_tokens`` for the tiny models (plain prompts),
+    ``max_new_tokens_prompted`` for prompted models (chat template), whose replies are sentences."""
+    return gen["max_new_tokens_prompted"] if style == "chat" else gen["max_new_tokens"]
+
+
+def truncated(lm, replies: Sequence[str], cap: int) -> np.ndarray | None:
+    """Per reply, whether generation ran into the ``cap`` tokens (neither EOS nor the newline stop
+    came first): the reply re-encodes to at least ``cap`` tokens. None for a model without a local
+    tokenizer (an HTTP backend)."""
+    tok = getattr(lm, "tokenizer", None)
+    if tok is None:
+        return None
+    return np.array([len(tok.encode(text, prompt=False)) >= cap for text in replies], dtype=bool)
+
+
+def generation_diagnostics(replies: Sequence[str], cut: np.ndarray | None, cap: int, task: str) -> dict[str, Any]:
+    """How the tool-free replies ended: the budget, and the share cut by it, with and without an answer
+    in what was kept (a share well above 0 means necessity is measured on unfinished replies)."""
+    has_answer = np.array([extract_answer(t, task) != "" for t in replies], dtype=bool)
+    out: dict[str, Any] = {"max_new_tokens": cap, "replies": len(replies),
+                           "answer_share": float(has_answer.mean()) if len(replies) else None}
+    if cut is None:
+        out.update(truncated_share=None, truncated_no_answer_share=None)
+    else:
+        out.update(truncated_share=float(cut.mean()) if len(replies) else None,
+                   truncated_no_answer_share=float((cut & ~has_answer).mean()) if len(replies) else None)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -298,19 +338,26 @@ def probe_analysis(hidden: np.ndarray, records: Sequence[dict], cfg: dict, *, se
 # Aggregate
 # ----------------------------------------------------------------------------------------------
 
-def summarise(runs: dict[tuple[str, str], dict]) -> tuple[dict[str, Any], list[dict], list[dict]]:
+def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[float]] | None = None,
+              ) -> tuple[dict[str, Any], list[dict], list[dict]]:
     """metrics.json, the per-(model, task) table and the per-layer probe table from every run.
 
-    ``runs[(model, task)]`` holds ``records`` (from :func:`evaluate`) and ``probes`` (from
-    :func:`probe_analysis`).
+    ``runs[(model, task)]`` holds ``records`` (from :func:`evaluate`), ``probes`` (from
+    :func:`probe_analysis`) and ``generation`` (the tool-free replies' diagnostics; reported per pair
+    under ``generation``, with the share of replies cut by the token budget). ``losses[model]``: a
+    tiny model's training loss per step (nats per byte), reported under ``training`` with the loss at
+    the end of training (mean of the last ``END_WINDOW`` steps).
     """
     mis_rate, detail, table, layers = {}, {}, [], []
     decodable = {"cognition": {}, "action": {}}
     late_vals, late_ids, undefined = [], [], []
     c2a_total = mis_total = 0
     c2a_vals, c2a_ids = [], []
+    generation = {}
     for (model, task), run in sorted(runs.items()):
         key = f"{model}__{task}"
+        generation[key] = run.get("generation")
+        r_samples = (generation[key] or {}).get("samples")
         recs, pr = run["records"], run["probes"]
         counts = mismatch([r["necessary"] for r in recs], [r["called"] for r in recs])
         mis_rate[key] = rate(counts["mismatched"], counts["n"], "item")
@@ -319,7 +366,10 @@ def summarise(runs: dict[tuple[str, str], dict]) -> tuple[dict[str, Any], list[d
                        "missed_call_rate": counts["missed_call"] / counts["n"],
                        "over_call_rate": counts["over_call"] / counts["n"], "decomposition": dec,
                        "seen_necessary_rate": _mean([r["necessary"] for r in recs if r["seen"]]),
-                       "unseen_necessary_rate": _mean([r["necessary"] for r in recs if not r["seen"]])}
+                       "unseen_necessary_rate": _mean([r["necessary"] for r in recs if not r["seen"]]),
+                       # how much of what it was trained on the model answers without the tool
+                       "seen_correct_rate": _mean([r["n_correct"] / r_samples for r in recs if r["seen"]])
+                       if r_samples else None}
         c2a_total += dec["cognition_to_action"]
         mis_total += dec["cognition_to_action"] + dec["cognition"]  # decided items only
         c2a_vals += [1.0] * dec["cognition_to_action"] + [0.0] * dec["cognition"]
@@ -360,8 +410,26 @@ def summarise(runs: dict[tuple[str, str], dict]) -> tuple[dict[str, Any], list[d
         "cognition_to_action_share": rate(c2a_total, mis_total, "model_item") if mis_total else None,
         "cognition_to_action_per_item": sample(c2a_vals, c2a_ids, "model_item") if c2a_vals else None,
         "probe_undefined": undefined,
+        "generation": generation,
+        "training": {m: training_summary(v) for m, v in sorted((losses or {}).items())},
     }
     return metrics, table, layers
+
+
+#: Steps averaged for the loss at the end of training (one step's loss is a noisy batch of 16 windows).
+END_WINDOW = 50
+
+
+def training_summary(loss: Sequence[float]) -> dict[str, Any]:
+    """A tiny model's training loss (nats per byte): steps, at the start, and at the end (mean of the
+    last ``END_WINDOW`` steps, and of the ``END_WINDOW`` before them, to show whether it still falls)."""
+    loss = np.asarray(loss, dtype=float)
+    if loss.size == 0:
+        raise ValueError("toolgap: a training loss file holds no steps")
+    w = min(END_WINDOW, loss.size)
+    prev = loss[-2 * w:-w] if loss.size >= 2 * w else loss[:0]
+    return {"steps": int(loss.size), "first_loss": float(loss[0]), "final_loss": float(loss[-w:].mean()),
+            "final_loss_previous_window": float(prev.mean()) if prev.size else None}
 
 
 def _mean(values: Sequence[bool]) -> float | None:

@@ -1,8 +1,9 @@
 """The toolgap DAG's grid and the part of the preset each rule receives (pure Python, parse time).
 
 ``workflow/rules/toolgap.smk`` imports this module while Snakemake parses the workflow, so it uses
-the standard library only. A rule's params hold only the preset keys it reads, so editing a probe
-setting reruns the probe jobs and nothing that generates text.
+the standard library only. A rule's params hold only the preset keys it reads. Evaluation and probes
+share one job per model (both tasks), so editing a probe setting reruns that job's generation too: at
+smoke scale a job's start-up costs more than its probes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["tasks", "model_names", "tiny_models", "model_spec", "model_input", "data_config", "train_config",
-           "evaluate_config", "probe_config", "run_targets", "probe_targets"]
+           "evaluate_config", "run_targets", "probe_targets", "model_outputs", "loss_targets"]
 
 #: Where a prompted (pretrained) model's weights come from: the llm_cache rule's copy.
 PRETRAINED_INPUT = "resources/llm/{name}/model.safetensors"
@@ -60,11 +61,12 @@ def train_config(cfg: dict, name: str) -> dict[str, Any]:
 def evaluate_config(cfg: dict, name: str) -> dict[str, Any]:
     return {"model": model_spec(cfg, name), "samples": cfg["samples"],
             "unnecessary_min_correct": cfg["unnecessary_min_correct"], "generation": cfg["generation"],
-            "probe": {"positions": cfg["probe"]["positions"]}}
+            "probe": dict(cfg["probe"])}
 
 
-def probe_config(cfg: dict) -> dict[str, Any]:
-    return {k: v for k, v in cfg["probe"].items() if k != "positions"}
+def model_outputs(pattern: str, source: str = "synthetic") -> list[str]:
+    """One evaluation job's files of a kind, one per task: ``pattern`` holds ``{{model}}`` and ``{task}``."""
+    return [pattern.format(task=t) for t in tasks({}, source)]
 
 
 def run_targets(cfg: dict, source: str = "synthetic", prefix: str = "results/toolgap/runs") -> list[str]:
@@ -73,6 +75,11 @@ def run_targets(cfg: dict, source: str = "synthetic", prefix: str = "results/too
 
 def probe_targets(cfg: dict, source: str = "synthetic", prefix: str = "results/toolgap/probes") -> list[str]:
     return [f"{prefix}/{m}/{t}.json" for m in model_names(cfg) for t in tasks(cfg, source)]
+
+
+def loss_targets(cfg: dict) -> list[str]:
+    """The tiny models' training-loss files (aggregate reports the loss at the end of training)."""
+    return [TINY_DIR.format(name=m) + "/loss.json" for m in tiny_models(cfg)]
 
 
 def check_preset(cfg: dict, where: str) -> None:

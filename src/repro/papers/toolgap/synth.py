@@ -62,6 +62,7 @@ TOOLS = {"arithmetic": "calc", "knowledge": "lookup", "truthfulqa": "web_search"
 _SYLLABLES = ["ka", "lo", "mi", "ru", "ten", "vor", "zan", "bel", "qui", "dor", "fes", "nim", "pra", "sul", "tho", "gri"]
 _CALL = re.compile(r"\b(calc|lookup|web_search)\s*\(", re.IGNORECASE)
 _INT = re.compile(r"-?\d+")
+_UNFINISHED = re.compile(r"[-+*/%×=:(]\s*$")
 
 
 @dataclass(frozen=True)
@@ -175,9 +176,15 @@ def detect_call(text: str, tool: str | None = None) -> bool:
 
 def extract_answer(text: str, task: str) -> str:
     """The answer a reply gives: for arithmetic the last integer of its first line (a reply that
-    restates the expression, "47*38 = 1786", answers 1786), otherwise its first line."""
+    restates the expression, "47*38 = 1786", answers 1786), otherwise its first line.
+
+    An arithmetic line that ends on an operator, ``=`` or ``:`` was cut before its result ("To solve
+    this, add 7 and 6: ", "7 + 6 ="): it gives no answer, even if an operand equals the result.
+    """
     if task == "arithmetic":
         first = text.strip().splitlines()[0] if text.strip() else ""
+        if _UNFINISHED.search(first):
+            return ""
         found = _INT.findall(first)
         return found[-1] if found else ""
     line = text.strip().splitlines()[0] if text.strip() else ""
