@@ -38,4 +38,6 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
     # every claim reads per-unit evidence (or an exact number): none is judged on a bare summary
     claims = load_claims(REPO / "workflow/claims/rlqgrad.yaml", REPO / "workflow/schemas/claims.schema.yaml")
     for r in evaluate(claims, tmp_path / "results/rlqgrad/metrics.json"):
-        assert r.status != "NOT RUN" and "summary only" not in r.reason, (r.claim.id, r.reason)
+        assert "summary only" not in r.reason, (r.claim.id, r.reason)
+        # the only claims not run at smoke are those stated at n = 12 (the smoke benchmark stops at 4 qubits)
+        assert r.status != "NOT RUN" or ".n12." in r.claim.metric, (r.claim.id, r.reason)
