@@ -42,7 +42,7 @@ class Interval:
     def __str__(self) -> str:
         if self.low == self.high == self.estimate:
             return f"{self.estimate:.4g} (exact, n={self.n})"
-        return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}] ({self.level:.0%} {self.method}, n={self.n})"
+        return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}] ({100 * self.level:.3g}% {self.method}, n={self.n})"
 
 
 def min_units(level: float) -> int:
