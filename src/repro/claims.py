@@ -46,7 +46,8 @@ import yaml
 from repro.seeding import job_seed
 from repro.stats.intervals import Interval, bootstrap_interval, min_units, wilson_interval
 
-__all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "as_evidence", "sample", "verdict",
+__all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "as_evidence", "sample", "rate",
+           "interval", "require_paired", "verdict",
            "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
 
 PASS, FAIL, INCONCLUSIVE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "NOT RUN"
@@ -140,6 +141,30 @@ def interval(estimate: float, low: float, high: float, n: int, unit: str, level:
         raise ValueError(f"an interval needs low <= estimate <= high; got {low}, {estimate}, {high}")
     return {"unit": unit, "estimate": float(estimate), "low": float(low), "high": float(high),
             "level": float(level), "n": int(n), "method": method}
+
+
+def require_paired(seeds: Mapping[str, Mapping[Any, Any]], what: str, *, same_units: bool = True) -> None:
+    """Every method saw the same units with the same seeds, or a ``ValueError`` naming the odd ones.
+
+    ``seeds`` maps a method (baseline, ablation) to ``{unit id: seed}``, the seed being whatever
+    fixes that unit's randomness (data, initialisation, order). A paired comparison is only a
+    comparison of methods when these agree; a method trained with other seeds (an old result file,
+    a seed rule that hashed the method name) makes it a comparison of seeds. With
+    ``same_units=False`` methods may cover different units (one that runs only at small sizes),
+    but a unit they share must carry the same seed.
+    """
+    if not seeds:
+        return
+    ref = next(iter(seeds))
+    for method, units in seeds.items():
+        shared = units.keys() & seeds[ref].keys()
+        clash = sorted((str(u) for u in shared if units[u] != seeds[ref][u]))
+        missing = sorted(str(u) for u in units.keys() ^ seeds[ref].keys()) if same_units else []
+        if clash or missing:
+            detail = (f"other seeds on units {clash[:3]}" if clash else "") + \
+                     ("; " if clash and missing else "") + (f"other units {missing[:3]}" if missing else "")
+            raise ValueError(f"{what}: {method!r} is not paired with {ref!r} ({detail}); the seed of a "
+                             "unit must derive from the unit, never from the method: rebuild the odd method's results")
 
 
 def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:

@@ -199,3 +199,18 @@ def test_too_few_units_to_reach_the_level_is_inconclusive_not_pass(tmp_path):
                                                   "base": sample(np.zeros(5), ids, "fold_seed")}})
     (result,) = evaluate(load_claims(_write(tmp_path, doc), SCHEMA), tmp_path / "metrics.json")
     assert result.status == INCONCLUSIVE and "at least 6 are needed" in result.reason
+
+
+def test_require_paired_names_the_method_whose_seeds_or_units_differ():
+    from repro.claims import require_paired
+
+    same = {"ours": {"f0": 11, "f1": 12}, "base": {"f0": 11, "f1": 12}}
+    require_paired(same, "demo")  # paired: no error
+    with pytest.raises(ValueError, match=r"demo: 'base' is not paired with 'ours' \(other seeds on units \['f1'\]"):
+        require_paired({"ours": {"f0": 11, "f1": 12}, "base": {"f0": 11, "f1": 99}}, "demo")
+    with pytest.raises(ValueError, match=r"'base' is not paired .*other units \['f2'\]"):
+        require_paired({"ours": {"f0": 11, "f1": 12}, "base": {"f0": 11, "f1": 12, "f2": 13}}, "demo")
+    # methods may cover different units when allowed, but shared units must agree
+    require_paired({"ours": {"n4": 1, "n8": 2}, "shift": {"n4": 1}}, "demo", same_units=False)
+    with pytest.raises(ValueError, match="other seeds"):
+        require_paired({"ours": {"n4": 1, "n8": 2}, "shift": {"n4": 7}}, "demo", same_units=False)

@@ -96,3 +96,17 @@ def test_within_verdicts():
     assert verdict(iv(0.93, 0.97), "within", 0.95, 0.03) == PASS
     assert verdict(iv(0.85, 0.90), "within", 0.95, 0.03) == FAIL
     assert verdict(iv(0.90, 0.94), "within", 0.95, 0.03) == INCONCLUSIVE
+
+
+def test_expanded_percentiles_is_the_interval_bootstrap_interval_reports():
+    """One definition of the expanded percentile: the bootstrap interval's bounds come from it."""
+    from repro.stats.intervals import expanded_percentiles
+
+    x = np.random.default_rng(3).normal(1.0, 1.0, 9)
+    iv = bootstrap_interval(x, n_boot=2000, seed=4)
+    boot = x[np.random.default_rng(4).integers(0, 9, size=(2000, 9))].mean(axis=1)
+    assert expanded_percentiles(boot, 9) == pytest.approx((iv.low, iv.high))
+    # wider than the plain percentile interval at few units, equal to it in the limit
+    plain = np.quantile(boot, [0.025, 0.975])
+    low, high = expanded_percentiles(boot, 9)
+    assert low < plain[0] and high > plain[1]

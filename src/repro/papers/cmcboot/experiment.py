@@ -323,17 +323,16 @@ def _replicate_bootstrap(matrices: dict[str, np.ndarray], levels: np.ndarray, n:
 
 
 def _boot_interval(estimate: float, boot: np.ndarray, n: int, level: float = 0.95) -> dict[str, Any]:
-    """Expanded percentile interval of a bootstrapped statistic (:func:`repro.stats.intervals.expanded_alpha`).
+    """Expanded percentile interval of a bootstrapped statistic (:func:`repro.stats.intervals.expanded_percentiles`).
 
     |coverage - nominal| is biased upward by Monte Carlo noise where coverage is near nominal, so
     its bootstrap distribution can sit wholly above the estimate; the interval is then widened to
     include the estimate (never narrowed), and the bootstrap bias is kept beside it.
     """
     from repro.claims import interval
-    from repro.stats.intervals import expanded_alpha
+    from repro.stats.intervals import expanded_percentiles
 
-    alpha = expanded_alpha(1 - level, n)
-    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    low, high = expanded_percentiles(boot, n, level)
     out = interval(estimate, min(low, estimate), max(high, estimate), n, "replicate", level,
                    method="bootstrap over replicates, paired across methods")
     out["bootstrap_bias"] = float(boot.mean() - estimate)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from repro.claims import sample
+from repro.claims import require_paired, sample
 from repro.methods.rlqgrad import RLQGradConfig, build_trainer, rl_state, rlqgrad_agent
 from repro.quantum.gradients import GRADIENTS
 from repro.quantum.memory import AllocationTracker
@@ -187,14 +187,11 @@ def _slope(ns: np.ndarray, values: np.ndarray) -> float:
 
 def _same_seed_per_unit(records: list[dict], unit: list[str], what: str) -> None:
     """Every method of one unit (e.g. dataset, n, seed) must have run with the same seed (pairing)."""
-    seeds: dict[tuple, set] = {}
+    seeds: dict[str, dict[tuple, int]] = {}
     for r in records:
         if "seed_used" in r:
-            seeds.setdefault(tuple(r[k] for k in unit), set()).add(r["seed_used"])
-    bad = {u: s for u, s in seeds.items() if len(s) > 1}
-    if bad:
-        raise ValueError(f"rlqgrad {what}: methods of one unit ran with different seeds, so they are not paired: "
-                         f"{dict(list(bad.items())[:3])}")
+            seeds.setdefault(r["method"], {})[tuple(r[k] for k in unit)] = r["seed_used"]
+    require_paired(seeds, f"rlqgrad {what}", same_units=False)
 
 
 def _variance_metrics(variance: list[dict]) -> tuple[dict, pd.DataFrame]:
