@@ -19,7 +19,10 @@ What a metric holds (:func:`as_evidence`):
   is INCONCLUSIVE, because nothing says how noisy it is;
 - a sample ``{"unit": "fold_seed", "ids": [...], "values": [...]}`` (``"x": [...]`` for a slope), or
   any mapping that holds one under ``per_unit``: the checker bootstraps the compared quantity over
-  units, resampling paired samples (same ids) together (:mod:`repro.stats.intervals`);
+  units, resampling paired samples (same ids) together (:mod:`repro.stats.intervals`). Units that
+  share a source of randomness (the student initialisations of one distilled set) carry a
+  ``"cluster": [...]`` label each; the checker then resamples whole clusters (the mean of each
+  cluster is one observation), and the clusters count as the units;
 - a rate ``{"unit": "replicate", "successes": k, "trials": n}``: a Wilson interval;
 - an interval ``{"unit": ..., "estimate": e, "low": l, "high": h, "level": 0.95, "n": n, "method": ...}``
   computed by the paper's own code (a fit's profile interval), used as it is.
@@ -35,7 +38,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +95,7 @@ class Sample:
     ids: tuple[str, ...]
     values: np.ndarray
     x: np.ndarray | None = None
+    cluster: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,14 +112,21 @@ class ClaimResult:
         return None if self.interval is None else self.interval.estimate
 
 
-def sample(values, ids, unit: str, x=None) -> dict[str, Any]:
-    """The metrics.json form of per-unit values (what a paper's aggregate step writes)."""
+def sample(values, ids, unit: str, x=None, cluster=None) -> dict[str, Any]:
+    """The metrics.json form of per-unit values (what a paper's aggregate step writes).
+
+    ``cluster`` labels units that are not independent of each other (one label per value): the
+    checker then bootstraps clusters, not units.
+    """
     values, ids = list(values), [str(i) for i in ids]
-    if len(values) != len(ids) or (x is not None and len(list(x)) != len(values)):
-        raise ValueError(f"a sample needs one id (and x) per value; got {len(values)} values, {len(ids)} ids")
+    cluster = None if cluster is None else [str(c) for c in cluster]
+    if len(values) != len(ids) or any(v is not None and len(list(v)) != len(values) for v in (x, cluster)):
+        raise ValueError(f"a sample needs one id (and x, cluster) per value; got {len(values)} values, {len(ids)} ids")
     out = {"unit": unit, "ids": ids, "values": [float(v) for v in values]}
     if x is not None:
         out["x"] = [float(v) for v in x]
+    if cluster is not None:
+        out["cluster"] = cluster
     return out
 
 
@@ -240,9 +251,10 @@ def as_evidence(node: Any, where: str) -> float | Sample | Interval:
         values = np.asarray(node["values"], dtype=float)
         ids = tuple(str(i) for i in node.get("ids", range(len(values))))
         x = np.asarray(node["x"], dtype=float) if "x" in node else None
-        if len(ids) != len(values) or (x is not None and len(x) != len(values)):
-            raise ValueError(f"{where}: a sample needs one id (and x) per value")
-        return Sample(unit=str(node.get("unit", "")), ids=ids, values=values, x=x)
+        cluster = tuple(str(c) for c in node["cluster"]) if "cluster" in node else None
+        if len(ids) != len(values) or any(v is not None and len(v) != len(values) for v in (x, cluster)):
+            raise ValueError(f"{where}: a sample needs one id (and x, cluster) per value")
+        return Sample(unit=str(node.get("unit", "")), ids=ids, values=values, x=x, cluster=cluster)
     if isinstance(node, Mapping) and {"successes", "trials"} <= set(node):
         return wilson_interval(int(node["successes"]), int(node["trials"]))  # level replaced in _interval
     if isinstance(node, Mapping) and {"estimate", "low", "high", "level"} <= set(node):
@@ -276,6 +288,14 @@ class Undecidable(ValueError):
 def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample | Interval, level: float,
               seed: int) -> tuple[Interval, float]:
     """The interval of the compared quantity, and the threshold the claim compares it with."""
+    interval, threshold = _interval_of(claim, lhs, rhs, level, seed)
+    if any(isinstance(ev, Sample) and ev.cluster is not None for ev in (lhs, rhs)):
+        interval = replace(interval, method=f"{interval.method} over clusters of {claim.unit}")
+    return interval, threshold
+
+
+def _interval_of(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample | Interval, level: float,
+                 seed: int) -> tuple[Interval, float]:
     if claim.unit == "none":
         if not isinstance(lhs, float) or not isinstance(rhs, float):
             raise Undecidable("unit 'none' is for exact numbers; this metric holds per-unit values: give its unit")
@@ -294,11 +314,15 @@ def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample 
         if not isinstance(rhs, float):
             raise Undecidable("a rate or a ready interval can be compared with a number only")
         return lhs, rhs
+    if claim.paired and isinstance(rhs, Sample):
+        lhs, rhs = _aligned(lhs, rhs)
+    lhs, rhs = _cluster_means(lhs, claim), _cluster_means(rhs, claim) if isinstance(rhs, Sample) else rhs
     if lhs.values.size < 2:
         raise Undecidable(f"one unit only: no interval ({claim.metric})")
     n_units = min(lhs.values.size, rhs.values.size) if isinstance(rhs, Sample) else lhs.values.size
     if n_units < min_units(level):
-        raise Undecidable(f"{n_units} units cannot give a {level:.4g} interval without assuming a distribution "
+        what = "clusters of units" if lhs.cluster is not None else "units"
+        raise Undecidable(f"{n_units} {what} cannot give a {level:.4g} interval without assuming a distribution "
                           f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide")
     if claim.statistic == "slope":
         if lhs.x is None:
@@ -312,12 +336,38 @@ def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample 
         raise Undecidable(f"cannot compare per-unit values with a {type(rhs).__name__}")
     if not claim.paired:
         return bootstrap_interval(lhs.values, rhs.values, paired=False, level=level, seed=seed), 0.0
+    return bootstrap_interval(lhs.values, rhs.values, level=level, seed=seed), 0.0
+
+
+def _aligned(lhs: Sample, rhs: Sample) -> tuple[Sample, Sample]:
+    """``rhs`` reordered to ``lhs``'s units (a paired comparison), or Undecidable if they differ."""
     if set(lhs.ids) != set(rhs.ids) or len(lhs.ids) != len(rhs.ids):
         raise Undecidable(f"paired samples cover different units ({len(lhs.ids)} vs {len(rhs.ids)}; "
                           f"e.g. {sorted(set(lhs.ids) ^ set(rhs.ids))[:3]})")
-    order = {u: i for i, u in enumerate(rhs.ids)}
-    other = rhs.values[[order[u] for u in lhs.ids]]
-    return bootstrap_interval(lhs.values, other, level=level, seed=seed), 0.0
+    order = [{u: i for i, u in enumerate(rhs.ids)}[u] for u in lhs.ids]
+    cluster = None if rhs.cluster is None else tuple(rhs.cluster[i] for i in order)
+    if lhs.cluster is not None and cluster is not None and cluster != lhs.cluster:
+        raise Undecidable("paired samples group their units into different clusters")
+    cluster = lhs.cluster or cluster
+    rhs = Sample(rhs.unit, lhs.ids, rhs.values[order], None if rhs.x is None else rhs.x[order], cluster)
+    return Sample(lhs.unit, lhs.ids, lhs.values, lhs.x, cluster), rhs
+
+
+def _cluster_means(ev: Sample, claim: Claim) -> Sample:
+    """One value per cluster (the mean of its units) when the units are clustered; else ``ev``.
+
+    Resampling clusters of equal size with their units is the same as resampling cluster means; a
+    paired comparison takes both sides' means over the same units, so their difference is the
+    cluster's mean paired difference.
+    """
+    if ev.cluster is None:
+        return ev
+    if claim.statistic != "mean":
+        raise Undecidable(f"{claim.metric}: a {claim.statistic} over clustered units is not supported")
+    labels = sorted(set(ev.cluster))
+    keys = np.asarray(ev.cluster)
+    means = np.array([ev.values[keys == c].mean() for c in labels])
+    return Sample(ev.unit, tuple(labels), means, None, tuple(labels))
 
 
 def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,

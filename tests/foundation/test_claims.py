@@ -214,3 +214,42 @@ def test_require_paired_names_the_method_whose_seeds_or_units_differ():
     require_paired({"ours": {"n4": 1, "n8": 2}, "shift": {"n4": 1}}, "demo", same_units=False)
     with pytest.raises(ValueError, match="other seeds"):
         require_paired({"ours": {"n4": 1, "n8": 2}, "shift": {"n4": 7}}, "demo", same_units=False)
+
+
+def test_clustered_units_are_resampled_by_cluster(tmp_path):
+    """Units that share a source of randomness (4 student inits of one distilled set) are not 4
+    observations. Planted: the paired difference is +1 within a cluster and the clusters' offsets are
+    large and centred at 0, so the method does NOT beat the baseline. Per unit (48 units) the
+    interval excludes 0 often; per cluster it does not pass: 12 clusters straddle 0, and 2 clusters are
+    too few to decide at all."""
+    doc = {**CLAIMS, "claims": [CLAIMS["claims"][2]]}
+    claims = load_claims(_write(tmp_path, doc), SCHEMA)
+    rng = np.random.default_rng(4)
+
+    def metrics(n_clusters, clustered):
+        ids = [f"s{k}i{i}" for k in range(n_clusters) for i in range(4)]
+        cluster = [f"s{k}" for k in range(n_clusters) for _ in range(4)]
+        offsets = rng.normal(0, 3, n_clusters)
+        offsets -= offsets.mean()  # the true mean difference over distillations is 0
+        base = rng.normal(0.5, 0.1, len(ids))
+        ours = base + np.repeat(offsets, 4) + rng.normal(0, 0.01, len(ids))
+        c = cluster if clustered else None
+        return {"m": {"ours": sample(ours, ids, "fold_seed", cluster=c), "base": sample(base, ids, "fold_seed", cluster=c)}}
+
+    def run(doc):
+        write_json(tmp_path / "metrics.json", doc)
+        return evaluate(claims, tmp_path / "metrics.json")[0]
+
+    clustered = metrics(12, clustered=True)
+    flat = {"m": {m: {k: v for k, v in s.items() if k != "cluster"} for m, s in clustered["m"].items()}}
+    per_unit, by_cluster = run(flat), run(clustered)
+    assert per_unit.interval.n == 48
+    assert by_cluster.status == INCONCLUSIVE and by_cluster.interval.n == 12
+    assert "over clusters of fold_seed" in by_cluster.interval.method
+    assert by_cluster.interval.low < 0 < by_cluster.interval.high
+    # cluster intervals are wider than unit intervals on the same data
+    assert by_cluster.interval.high - by_cluster.interval.low > per_unit.interval.high - per_unit.interval.low
+    few = run(metrics(2, clustered=True))
+    assert few.status == INCONCLUSIVE and "2 clusters of units" in few.reason
+    with pytest.raises(ValueError, match="cluster"):
+        sample([0.1, 0.2], ["a", "b"], "seed", cluster=["k"])

@@ -15,8 +15,9 @@ method: distillation job ``k`` of every method gets ``job.seed_for("mdadd-distil
 its evaluation the unseen initialisations and data order of ``job.seed_for("mdadd-eval", seed=k)``,
 the same for every method and size. So unit ``s0i2`` of MDA-DD and unit ``s0i2`` of a baseline
 differ only by the method, and a comparison is paired by unit. Units that share a distillation
-seed share its distilled set: with few seeds the interval reflects student-initialisation noise
-more fully than distillation-seed noise.
+seed share its distilled set, so they are not independent: the samples label each unit with its
+distillation seed (``cluster``), and the checker resamples distillation seeds with their units. The
+claims are decided by distillation seeds: 6 are needed at 95% (:func:`repro.stats.intervals.min_units`).
 """
 
 from __future__ import annotations
@@ -158,7 +159,8 @@ def unseen_sample(tidy: pd.DataFrame, method: str, n_pairs: int, metric: str) ->
                & (tidy["metric"] == metric)].sort_values(["distill_seed", "run"])
     if sel.empty:
         return None
-    return sample(sel["value"], [unit_id(k, i) for k, i in zip(sel["distill_seed"], sel["run"])], UNIT)
+    return sample(sel["value"], [unit_id(k, i) for k, i in zip(sel["distill_seed"], sel["run"])], UNIT,
+                  cluster=[f"s{int(k)}" for k in sel["distill_seed"]])
 
 
 def init_gap_units(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -183,7 +185,8 @@ def _gap_sample(units: pd.DataFrame, method: str) -> dict | None:
     g = units[units["method"] == method].sort_values(["distill_seed", "run"])
     if g.empty:
         return None
-    return sample(g["gap"], [unit_id(k, i) for k, i in zip(g["distill_seed"], g["run"])], UNIT)
+    return sample(g["gap"], [unit_id(k, i) for k, i in zip(g["distill_seed"], g["run"])], UNIT,
+                  cluster=[f"s{int(k)}" for k in g["distill_seed"]])
 
 
 def summary_metrics(tidy: pd.DataFrame, cost: pd.DataFrame, *, method: str, ablation: str,
