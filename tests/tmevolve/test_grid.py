@@ -8,7 +8,7 @@ import yaml
 
 from repro.methods.mil import MIL_MODELS
 from repro.papers.tmevolve.experiment import TASKS
-from repro.papers.tmevolve.grid import experiment_runs
+from repro.papers.tmevolve.grid import ORACLES, base_method, experiment_runs
 from tests.conftest import REPO
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -20,15 +20,21 @@ def test_every_run_of_a_preset_is_a_registered_model_on_a_known_task(scale):
     runs = experiment_runs(cfg)
     assert len(runs) == len(set(runs))
     for run in runs:
-        task, method = run.split("/")
-        assert task in TASKS and method in MIL_MODELS, run
+        cohort, task, method = run.split("/")
+        assert cohort in (cfg["cohort"], cfg["control_cohort"]), run
+        assert task in TASKS and (method in ORACLES or base_method(method) in MIL_MODELS), run
     grid = cfg["grid"]
-    assert sum(r.startswith(f"{grid['task']}/tmevolve_q") for r in runs) == len(grid["Q"]) * len(grid["K"])
+    assert sum(f"/{grid['task']}/tmevolve_q" in r for r in runs) == len(grid["Q"]) * len(grid["K"])
+    # every trained method and every oracle on every task of both cohorts; shuffle controls on the main one
+    for cohort in (cfg["cohort"], cfg["control_cohort"]):
+        for task in cfg["tasks"]:
+            assert {f"{cohort}/{task}/{m}" for m in [*cfg["methods"], *ORACLES]} <= set(runs)
+    assert f"{cfg['cohort']}/survival/shuffled_tmevolve" in runs
 
 
 def test_listing_the_runs_imports_no_numerical_library():
     """The rule file calls experiment_runs at parse time: every Snakemake call would pay for torch."""
-    code = ("import sys; from repro.papers.tmevolve.grid import experiment_runs; "
+    code = ("import sys; from repro.papers.tmevolve.grid import ORACLES, base_method, experiment_runs; "
             "print(sorted(m for m in ('torch', 'numpy', 'pandas', 'scipy') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={"PYTHONPATH": str(REPO / "src")})

@@ -1,6 +1,7 @@
-# TMEvolve (issue 5): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
-# DAG: WSI stage bags (rules/wsi.smk) -> concept embeddings, prepared cohort, folds
-#      -> train {task}/{method}/fold{fold} -> evaluate {task}/{method} -> metrics.json, tables, Fig. 3.
+# TMEvolve (issues 5, 16): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
+# DAG: spatial cohort bags (main task) and WSI stage bags (rules/wsi.smk; control task) -> concept
+#      embeddings, prepared cohort, repeated folds -> train {cohort}/{task}/{method}/r{repeat} (every
+#      fold of one repeat) and oracles {cohort}/{task} -> evaluate -> metrics.json, tables, Fig. 3.
 # Each rule's params hold only the preset keys it reads (a figure-only edit reruns only the figure);
 # wildcards are constrained per rule.
 from repro.papers.tmevolve import grid as tmevolve_grid
@@ -9,10 +10,17 @@ from repro.papers.tmevolve import grid as tmevolve_grid
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
 TMEVOLVE_RUNS = tmevolve_grid.experiment_runs(TMEVOLVE)
+# Fig. 3's C-index panel: every method, the shuffle controls, the oracles and random scores
+TMEVOLVE_FIG3_BARS = [
+    *TMEVOLVE["methods"],
+    *[f"{tmevolve_grid.SHUFFLED}{m}" for m in TMEVOLVE.get("shuffle_controls", [])],
+    *tmevolve_grid.ORACLES,
+]
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
 TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
 TMEVOLVE_TASK = "survival|subtype|gene"
-TMEVOLVE_METHOD = "[A-Za-z0-9_]+"  # a MIL registry key
+TMEVOLVE_METHOD = "[A-Za-z0-9_]+"  # a MIL registry key, or shuffled_<key>
+TMEVOLVE_TRAINED = r"(?!oracle_|random\b)[A-Za-z0-9_]+"  # not an oracle
 
 register_targets(
     "tmevolve",
@@ -41,10 +49,31 @@ rule tmevolve_concepts:
         "../scripts/tmevolve/concepts.py"
 
 
+rule tmevolve_spatial_cohort:
+    output:
+        manifest="results/tmevolve/{cohort}/cohort/manifest.csv",
+        bags="results/tmevolve/{cohort}/cohort/bags.h5",
+    log:
+        "logs/tmevolve/spatial_cohort/{cohort}.log",
+    benchmark:
+        "benchmarks/tmevolve/spatial_cohort/{cohort}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+    params:
+        cfg=lambda wc: {"spatial": preset("tmevolve", "spatial")},
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/spatial_cohort.py"
+
+
 rule tmevolve_prepare:
     input:
-        bags=lambda wc: f"results/wsi/{wc.cohort}/bags/{preset('tmevolve', 'encoder')}.h5",
-        manifest="results/wsi/{cohort}/manifest.csv",
+        unpack(lambda wc: tmevolve_grid.cohort_files(TMEVOLVE, wc.cohort)),
     output:
         dataset="results/tmevolve/{cohort}/dataset.pt",
     log:
@@ -67,7 +96,7 @@ rule tmevolve_prepare:
 
 rule tmevolve_folds:
     input:
-        manifest="results/wsi/{cohort}/manifest.csv",
+        manifest=lambda wc: tmevolve_grid.cohort_files(TMEVOLVE, wc.cohort)["manifest"],
     output:
         folds="results/tmevolve/{cohort}/folds.csv",
     log:
@@ -77,7 +106,7 @@ rule tmevolve_folds:
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: {"n_folds": preset("tmevolve", "n_folds")},
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats")},
     threads: 1
     resources:
         mem_mb=500,
@@ -94,21 +123,21 @@ rule tmevolve_train:
         folds="results/tmevolve/{cohort}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
     output:
-        metrics="results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.json",
-        model="results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.pt",
+        metrics="results/tmevolve/{cohort}/train/{task}/{method}/r{repeat}.json",
+        model="results/tmevolve/{cohort}/train/{task}/{method}/r{repeat}.pt",
     log:
-        "logs/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.log",
+        "logs/tmevolve/train/{cohort}/{task}/{method}/r{repeat}.log",
     benchmark:
-        "benchmarks/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.tsv"
+        "benchmarks/tmevolve/train/{cohort}/{task}/{method}/r{repeat}.tsv"
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
         task=TMEVOLVE_TASK,
-        method=TMEVOLVE_METHOD,
-        fold=r"\d+",
+        method=TMEVOLVE_TRAINED,
+        repeat=r"\d+",
     params:
         # the optimiser, every model's settings, and Q and K of this job's task only
         cfg=lambda wc: {
-            **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model")},
+            **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model", "n_folds", "knn_k")},
             "qk": {task: qk for task, qk in preset("tmevolve", "qk").items() if task == wc.task},
         },
     threads: 1
@@ -121,11 +150,37 @@ rule tmevolve_train:
         "../scripts/tmevolve/train.py"
 
 
+rule tmevolve_oracles:
+    input:
+        dataset="results/tmevolve/{cohort}/dataset.pt",
+        folds="results/tmevolve/{cohort}/folds.csv",
+    output:
+        [f"results/tmevolve/{{cohort}}/eval/{{task}}/{o}.json" for o in tmevolve_grid.ORACLES],
+    log:
+        "logs/tmevolve/oracles/{cohort}/{task}.log",
+    benchmark:
+        "benchmarks/tmevolve/oracles/{cohort}/{task}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+        task=TMEVOLVE_TASK,
+    params:
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats")},
+        oracles=tmevolve_grid.ORACLES,
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/oracles.py"
+
+
 rule tmevolve_evaluate:
     input:
         folds=lambda wc: expand(
-            "results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.json",
-            fold=range(preset("tmevolve", "n_folds")),
+            "results/tmevolve/{cohort}/train/{task}/{method}/r{repeat}.json",
+            repeat=range(preset("tmevolve", "n_repeats")),
             allow_missing=True,
         ),
     output:
@@ -137,7 +192,7 @@ rule tmevolve_evaluate:
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
         task=TMEVOLVE_TASK,
-        method=TMEVOLVE_METHOD,
+        method=TMEVOLVE_TRAINED,
     threads: 1
     resources:
         mem_mb=500,
@@ -150,7 +205,7 @@ rule tmevolve_evaluate:
 
 rule tmevolve_aggregate:
     input:
-        summaries=[f"{TMEVOLVE_DIR}/eval/{run}.json" for run in TMEVOLVE_RUNS],
+        summaries=[tmevolve_grid.summary_path(run) for run in TMEVOLVE_RUNS],
     output:
         metrics="results/tmevolve/metrics.json",
     log:
@@ -158,7 +213,7 @@ rule tmevolve_aggregate:
     benchmark:
         "benchmarks/tmevolve/aggregate.tsv"
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid")},
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid", "cohort", "control_cohort")},
         runs=TMEVOLVE_RUNS,
     threads: 1
     resources:
@@ -180,10 +235,13 @@ rule tmevolve_tables:
     benchmark:
         "benchmarks/tmevolve/tables.tsv"
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("tasks", "methods", "ablations", "grid")},
+        cfg=lambda wc: {
+            key: preset("tmevolve", key)
+            for key in ("tasks", "methods", "ablations", "grid", "cohort", "control_cohort", "shuffle_controls")
+        },
         stems=TMEVOLVE_TABLES,
         titles={
-            "table1": "TMEvolve Table 1: every method on the three tasks (mean +- sd over folds)",
+            "table1": "TMEvolve Table 1: every method, shuffle control and oracle on the three tasks, spatial and control cohorts (mean +- sd over folds x repeats)",
             "table3": "TMEvolve Table 3: ablations (mean +- sd over folds)",
             "table4": "TMEvolve Table 4: evolution steps Q x regions K (mean +- sd over folds)",
         },
@@ -202,8 +260,8 @@ rule tmevolve_fig3:
         dataset=f"{TMEVOLVE_DIR}/dataset.pt",
         folds=f"{TMEVOLVE_DIR}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
-        model=f"{TMEVOLVE_DIR}/train/survival/tmevolve/fold{TMEVOLVE['figure']['fold']}.pt",
-        summaries=[f"{TMEVOLVE_DIR}/eval/survival/{m}.json" for m in TMEVOLVE["methods"]],
+        model=f"{TMEVOLVE_DIR}/train/survival/tmevolve/r0.pt",
+        summaries=[f"{TMEVOLVE_DIR}/eval/survival/{m}.json" for m in TMEVOLVE_FIG3_BARS],
     output:
         fig=report(
             "reports/tmevolve_fig3.pdf",
@@ -217,7 +275,7 @@ rule tmevolve_fig3:
         "benchmarks/tmevolve/fig3.tsv"
     params:
         cfg=lambda wc: {"figure": preset("tmevolve", "figure")},
-        methods=TMEVOLVE["methods"],
+        methods=TMEVOLVE_FIG3_BARS,
         slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
     threads: 1
     resources:
