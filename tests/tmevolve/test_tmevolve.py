@@ -163,16 +163,17 @@ def test_dirichlet_energy_does_not_rise_at_init_and_diffusion_smooths(edges_kind
     h = torch.randn(bag.n, DIM)
     S = torch.softmax(torch.randn(bag.n, 3), dim=1)
     with torch.no_grad():
-        assert torch.allclose(m.diffuse(h, S, e), h)                      # identity at init
-        m.kappa.fill_(10.0)                                               # clamped to max_diffusivity
+        e0 = dirichlet_energy(h, e)
+        assert torch.allclose(m.diffuse(h, S, e), h, atol=1e-2)           # the identity at init (kappa 1.2e-3)
+        assert dirichlet_energy(m.diffuse(h, S, e), e) <= e0               # and it does not raise the energy
+        m.kappa.fill_(20.0)                                               # saturates at max_diffusivity
         assert torch.allclose(m.diffusivity(), torch.full((DIM,), 0.5))
-        smooth = m.diffuse(h, S, e)
-        assert dirichlet_energy(smooth, e) < 0.8 * dirichlet_energy(h, e)
-        m.kappa.fill_(-3.0)                                               # never anti-diffusive
+        assert dirichlet_energy(m.diffuse(h, S, e), e) < 0.8 * e0          # it smooths
+        m.kappa.fill_(-40.0)                                              # never anti-diffusive: at worst off
         assert torch.allclose(m.diffuse(h, S, e), h)
-    # at init a whole forward pass leaves the field's energy unchanged after diffusion (ratio 1)
+    # at init a whole forward pass: the diffusion step's energy ratio is at most 1 (and about 1)
     out = model()(bag, trace=True)
-    assert out["trace"]["stats"]["dirichlet_ratio"] == pytest.approx(1.0, abs=1e-6)
+    assert 0.99 <= out["trace"]["stats"]["dirichlet_ratio"] <= 1.0
 
 
 def test_dirichlet_energy_matches_a_loop_over_edges():
@@ -188,7 +189,8 @@ def test_dirichlet_energy_matches_a_loop_over_edges():
 
 def test_s_is_identical_across_two_training_passes_with_dropout():
     bag = grid_bag()
-    m = model(dropout=0.5).train()
+    m = model()
+    m = TMEvolve(D, 4, dataclasses.replace(m.cfg, dropout=0.5), m.text_emb.numpy()).train()
     o1, o2 = m(bag, trace=True), m(bag, trace=True)
     for s1, s2 in zip(o1["trace"]["S"], o2["trace"]["S"]):
         assert torch.equal(s1, s2)
@@ -211,7 +213,7 @@ def test_readout_gives_an_empty_region_no_weight():
     regions = torch.randn(3, DIM)
     pi = torch.tensor([0.5, 0.5, 0.0])
     _, w = m.attn(regions, torch.log(pi + m.cfg.eps))
-    assert float(w[2]) < 1e-4
+    assert float(w[2].detach()) < 1e-4
     out = m(bag)
     assert torch.allclose(out["attention"].sum(), torch.tensor(1.0))
 

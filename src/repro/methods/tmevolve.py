@@ -46,9 +46,12 @@ Choices the paper leaves open
   (per-slide gradient norm up to 1.3e4). The relative floor keeps rho bounded and O(1) on every slide.
 - ``W_h, W_f, W_c`` are shared across the Q steps (a time-invariant discretised operator), linear
   without bias, so a constant field is a fixed point of (E3) and of (E6).
-- Version 2, dissipative diffusion: ``W_h = diag(kappa)`` with ``kappa`` clamped to
-  ``[0, max_diffusivity = 0.5]`` and initialised at 0, so (E3) starts at the identity and is always a
-  per-channel convex average ``(1 - kappa) h_i + kappa (G h)_i`` (it smooths, never roughens).
+- Version 2, dissipative diffusion: ``W_h = diag(kappa)`` with ``kappa = max_diffusivity *
+  sigmoid(theta)`` in ``(0, max_diffusivity = 0.5)``, 1.2e-3 at init (``theta = -6``), so (E3) starts
+  at the identity (to 1e-3) and is always a per-channel convex average ``(1 - kappa) h_i + kappa
+  (G h)_i`` (it smooths, never roughens). A clamp to ``[0, 0.5]`` from exactly 0 was tried first: its
+  gradient died as soon as one step pushed kappa below 0 (caught by the every-parameter-gets-a-gradient
+  test).
   Why: one step with a default-initialised dense ``W_h`` raised the field's Dirichlet energy x1.47.
   ``W_f`` and ``W_c`` are zero-initialised, so at init an evolution step changes only the regions
   (the EM refresh) and the model starts at Q = 0's field; the per-slide Dirichlet ratio of one
@@ -140,11 +143,15 @@ class TMEvolveConfig:
 DESIGN_CHOICES: dict[str, str] = {
     "conductivity": "scale-free: response standardised per slide; rho = r / (R_i + flux_floor * mean R)",
     "assignment": "feature and spatial terms of S each divided by its spread across regions",
-    "diffusion": "W_h = diag(kappa), kappa in [0, max_diffusivity], init 0 (identity, dissipative)",
+    "diffusion": "W_h = diag(kappa), kappa = max_diffusivity * sigmoid(theta), 1.2e-3 at init (identity, dissipative)",
     "evolution_init": "W_f, W_c zero-initialised (evolution starts at the identity)",
     "dropout": "after S: on region representations and the attention gate, none in the patch encoder",
     "readout": "log pi_k prior added to the region attention logits",
 }
+
+
+#: Initial logit of the diffusivity: kappa = max_diffusivity * sigmoid(-6) = 1.2e-3 at max_diffusivity 0.5.
+KAPPA_INIT = -6.0
 
 
 def farthest_point_seeds(points: torch.Tensor, k: int) -> torch.Tensor:
@@ -205,7 +212,7 @@ class TMEvolve(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)                                    # on the region representations
         self.concept_proj = nn.Linear(emb.shape[1], d)                         # projection to d
         self.dC = nn.Parameter(torch.zeros(emb.shape[0], d))                   # learned offset dC
-        self.kappa = nn.Parameter(torch.zeros(d))                              # diffusivity, W_h = diag(kappa) (E3), v2
+        self.kappa = nn.Parameter(torch.full((d,), KAPPA_INIT))                # diffusivity logit, W_h = diag(kappa) (E3), v2
         self.W_f = nn.Linear(d, d, bias=False)                                 # feature flux (E6)
         self.W_c = nn.Linear(d, d, bias=False)                                 # concept flux (E6)
         nn.init.zeros_(self.W_f.weight)                                        # evolution starts at the identity (v2)
@@ -252,8 +259,9 @@ class TMEvolve(nn.Module):
         return h + self.diffusivity() * edges.nsum(G, h)                       # per channel: (1 - k) h_i + k (G h)_i
 
     def diffusivity(self) -> torch.Tensor:
-        """kappa (d,): non-negative, at most ``max_diffusivity``; 0 at init, so (E3) starts at the identity."""
-        return self.kappa.clamp(0.0, self.cfg.max_diffusivity)
+        """kappa (d,) = ``max_diffusivity * sigmoid(theta)``: in (0, max_diffusivity), about 1e-3 at init,
+        so (E3) starts at the identity (to 1e-3) and its gradient never dies (a clamp at 0 did)."""
+        return self.cfg.max_diffusivity * torch.sigmoid(self.kappa)
 
     def concept_response(self, h_t: torch.Tensor, C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(E4) concept mixture alpha (N, M), patch concepts ``c = alpha C`` (N, d), responses
