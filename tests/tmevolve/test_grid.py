@@ -8,7 +8,7 @@ import yaml
 
 from repro.methods.mil import MIL_MODELS
 from repro.papers.tmevolve.experiment import TASKS
-from repro.papers.tmevolve.grid import ORACLES, base_method, experiment_runs
+from repro.papers.tmevolve.grid import BUNDLE, ORACLES, base_method, experiment_runs, train_files, train_jobs, trained_runs
 from tests.conftest import REPO
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -34,9 +34,30 @@ def test_every_run_of_a_preset_is_a_registered_model_on_a_known_task(scale):
 
 def test_listing_the_runs_imports_no_numerical_library():
     """The rule file calls experiment_runs at parse time: every Snakemake call would pay for torch."""
-    code = ("import sys; from repro.papers.tmevolve.grid import ORACLES, base_method, experiment_runs; "
+    code = ("import sys; from repro.papers.tmevolve.grid import BUNDLE, ORACLES, base_method, experiment_runs, train_files, train_jobs, trained_runs; "
             "print(sorted(m for m in ('torch', 'numpy', 'pandas', 'scipy') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={"PYTHONPATH": str(REPO / "src")})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
+@pytest.mark.parametrize("bundle", ["method", "task"])
+def test_the_training_jobs_train_every_run_once(scale, bundle):
+    """Bundled or not, the jobs cover every trained run exactly once; a bundle holds the runs of one task."""
+    cfg = {**CONFIG["tmevolve"][scale], "train_bundle": bundle}
+    jobs = train_jobs(cfg)
+    runs = [f"{key.rsplit('/', 1)[0]}/{m}" for key, methods in jobs.items() for m in methods]
+    assert sorted(runs) == sorted(trained_runs(cfg))
+    if bundle == "method":
+        assert all(key.rsplit("/", 1)[1] == methods[0] and len(methods) == 1 for key, methods in jobs.items())
+    else:
+        assert all(key.endswith(f"/{BUNDLE}") for key in jobs)
+        assert len(jobs) == len(cfg["tasks"]) * 2          # one per (cohort, task)
+    assert len(train_files(cfg)) == len(jobs) * cfg["n_repeats"]
+
+
+def test_an_unknown_bundle_is_refused():
+    with pytest.raises(ValueError, match="train_bundle"):
+        train_jobs({**CONFIG["tmevolve"]["smoke"], "train_bundle": "cohort"})

@@ -1,7 +1,8 @@
 # TMEvolve (issues 5, 16): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
 # DAG: spatial cohort bags (main task) and WSI stage bags (rules/wsi.smk; control task) -> concept
-#      embeddings, prepared cohort, repeated folds -> train {cohort}/{task}/{method}/r{repeat} (every
-#      fold of one repeat) and oracles {cohort}/{task} -> evaluate -> metrics.json, tables, Fig. 3.
+#      embeddings, prepared cohort, repeated folds -> train {cohort}/{task}/{job}/r{repeat} (every fold
+#      of one repeat; a job is one method, or every run of the task with train_bundle: task) and
+#      oracles {cohort} (every task) -> metrics.json (summaries from the fold records) -> tables, Fig. 3.
 # Each rule's params hold only the preset keys it reads (a figure-only edit reruns only the figure);
 # wildcards are constrained per rule.
 from repro.papers.tmevolve import grid as tmevolve_grid
@@ -10,6 +11,10 @@ from repro.papers.tmevolve import grid as tmevolve_grid
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
 TMEVOLVE_RUNS = tmevolve_grid.experiment_runs(TMEVOLVE)
+TMEVOLVE_JOBS = tmevolve_grid.train_jobs(TMEVOLVE)  # cohort/task/job -> the runs it trains
+TMEVOLVE_TRAIN_FILES = tmevolve_grid.train_files(TMEVOLVE)  # path -> cohort
+TMEVOLVE_ORACLE_FILES = {tmevolve_grid.oracle_file(c): c for c in tmevolve_grid.cohorts(TMEVOLVE)}
+TMEVOLVE_FIG3_JOB = next(j for j, ms in TMEVOLVE_JOBS.items() if j.startswith(f"{TMEVOLVE['cohort']}/survival/") and "tmevolve" in ms)
 # Fig. 3's C-index panel: every method, the shuffle controls, the oracles and random scores
 TMEVOLVE_FIG3_BARS = [
     *TMEVOLVE["methods"],
@@ -19,8 +24,7 @@ TMEVOLVE_FIG3_BARS = [
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
 TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
 TMEVOLVE_TASK = "survival|subtype|gene"
-TMEVOLVE_METHOD = "[A-Za-z0-9_]+"  # a MIL registry key, or shuffled_<key>
-TMEVOLVE_TRAINED = r"(?!oracle_|random\b)[A-Za-z0-9_]+"  # not an oracle
+TMEVOLVE_TRAINED = r"(?!oracle_|random\b)[A-Za-z0-9_]+"  # a job: a method (not an oracle), or "all"
 
 register_targets(
     "tmevolve",
@@ -123,16 +127,16 @@ rule tmevolve_train:
         folds="results/tmevolve/{cohort}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
     output:
-        metrics="results/tmevolve/{cohort}/train/{task}/{method}/r{repeat}.json",
-        model="results/tmevolve/{cohort}/train/{task}/{method}/r{repeat}.pt",
+        metrics="results/tmevolve/{cohort}/train/{task}/{job}/r{repeat}.json",
+        model="results/tmevolve/{cohort}/train/{task}/{job}/r{repeat}.pt",
     log:
-        "logs/tmevolve/train/{cohort}/{task}/{method}/r{repeat}.log",
+        "logs/tmevolve/train/{cohort}/{task}/{job}/r{repeat}.log",
     benchmark:
-        "benchmarks/tmevolve/train/{cohort}/{task}/{method}/r{repeat}.tsv"
+        "benchmarks/tmevolve/train/{cohort}/{task}/{job}/r{repeat}.tsv"
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
         task=TMEVOLVE_TASK,
-        method=TMEVOLVE_TRAINED,
+        job=TMEVOLVE_TRAINED,
         repeat=r"\d+",
     params:
         # the optimiser, every model's settings, and Q and K of this job's task only
@@ -140,10 +144,11 @@ rule tmevolve_train:
             **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model", "n_folds", "knn_k")},
             "qk": {task: qk for task, qk in preset("tmevolve", "qk").items() if task == wc.task},
         },
+        methods=lambda wc: TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"],
     threads: 1
     resources:
         mem_mb=3000,
-        runtime=lambda wc: preset("tmevolve", "train_runtime_min"),
+        runtime=lambda wc: preset("tmevolve", "train_runtime_min") * len(TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"]),
     conda:
         "../../envs/torch.yaml"
     script:
@@ -155,16 +160,15 @@ rule tmevolve_oracles:
         dataset="results/tmevolve/{cohort}/dataset.pt",
         folds="results/tmevolve/{cohort}/folds.csv",
     output:
-        [f"results/tmevolve/{{cohort}}/eval/{{task}}/{o}.json" for o in tmevolve_grid.ORACLES],
+        oracles=tmevolve_grid.oracle_file("{cohort}"),
     log:
-        "logs/tmevolve/oracles/{cohort}/{task}.log",
+        "logs/tmevolve/oracles/{cohort}.log",
     benchmark:
-        "benchmarks/tmevolve/oracles/{cohort}/{task}.tsv"
+        "benchmarks/tmevolve/oracles/{cohort}.tsv"
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
-        task=TMEVOLVE_TASK,
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats")},
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats", "tasks")},
         oracles=tmevolve_grid.ORACLES,
     threads: 1
     resources:
@@ -176,36 +180,10 @@ rule tmevolve_oracles:
         "../scripts/tmevolve/oracles.py"
 
 
-rule tmevolve_evaluate:
-    input:
-        folds=lambda wc: expand(
-            "results/tmevolve/{cohort}/train/{task}/{method}/r{repeat}.json",
-            repeat=range(preset("tmevolve", "n_repeats")),
-            allow_missing=True,
-        ),
-    output:
-        summary="results/tmevolve/{cohort}/eval/{task}/{method}.json",
-    log:
-        "logs/tmevolve/evaluate/{cohort}/{task}/{method}.log",
-    benchmark:
-        "benchmarks/tmevolve/evaluate/{cohort}/{task}/{method}.tsv"
-    wildcard_constraints:
-        cohort=TMEVOLVE_COHORT,
-        task=TMEVOLVE_TASK,
-        method=TMEVOLVE_TRAINED,
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=2,
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/tmevolve/evaluate.py"
-
-
 rule tmevolve_aggregate:
     input:
-        summaries=[tmevolve_grid.summary_path(run) for run in TMEVOLVE_RUNS],
+        train=list(TMEVOLVE_TRAIN_FILES),
+        oracles=list(TMEVOLVE_ORACLE_FILES),
     output:
         metrics="results/tmevolve/metrics.json",
     log:
@@ -215,6 +193,8 @@ rule tmevolve_aggregate:
     params:
         cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid", "cohort", "control_cohort")},
         runs=TMEVOLVE_RUNS,
+        train_cohorts=list(TMEVOLVE_TRAIN_FILES.values()),
+        oracle_cohorts=list(TMEVOLVE_ORACLE_FILES.values()),
     threads: 1
     resources:
         mem_mb=500,
@@ -260,8 +240,8 @@ rule tmevolve_fig3:
         dataset=f"{TMEVOLVE_DIR}/dataset.pt",
         folds=f"{TMEVOLVE_DIR}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
-        model=f"{TMEVOLVE_DIR}/train/survival/tmevolve/r0.pt",
-        summaries=[f"{TMEVOLVE_DIR}/eval/survival/{m}.json" for m in TMEVOLVE_FIG3_BARS],
+        model=f"results/tmevolve/{TMEVOLVE_FIG3_JOB.split('/', 1)[0]}/train/{TMEVOLVE_FIG3_JOB.split('/', 1)[1]}/r0.pt",
+        metrics="results/tmevolve/metrics.json",
     output:
         fig=report(
             "reports/tmevolve_fig3.pdf",

@@ -26,8 +26,6 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.metrics import adjusted_rand_score
-from sklearn.model_selection import StratifiedKFold
 
 from repro.claims import sample
 from repro.methods.mil import SlideBag, create_mil_model
@@ -111,6 +109,8 @@ def make_folds(table: pd.DataFrame, n_folds: int, seed: int) -> pd.DataFrame:
     strata = strata.where(strata.map(counts) >= n_folds, "rare")           # tiny strata pooled
     if (strata.value_counts() < n_folds).any():
         strata = pd.Series("all", index=table.index)
+    from sklearn.model_selection import StratifiedKFold   # here, not at import: scripts that only summarise stay light
+
     skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed % (2**32))
     fold = np.zeros(len(table), np.int64)
     for k, (_, test) in enumerate(skf.split(np.zeros(len(table)), strata)):
@@ -163,6 +163,8 @@ def region_ari(S: torch.Tensor, patch_types: np.ndarray) -> float:
     known = patch_types >= 0
     if known.sum() < 2:
         return float("nan")
+    from sklearn.metrics import adjusted_rand_score
+
     return float(adjusted_rand_score(patch_types[known], S.argmax(1).numpy()[known]))
 
 

@@ -1,4 +1,4 @@
-"""Train one method on one task for every fold of one repeat of the cross-validation; predict the held-out folds."""
+"""Train the runs of one job (one method, or every run of a task) on every fold of one repeat; predict the held-out folds."""
 import pandas as pd
 
 from repro.jobs import Job
@@ -10,8 +10,11 @@ wc = snakemake.wildcards
 repeat = int(wc.repeat)
 # the seed of a unit is the same for every method, ablation and control
 seeds = {f: train_seed(job, cohort=wc.cohort, task=wc.task, fold=f, repeat=repeat) for f in range(job.cfg["n_folds"])}
-results = train_repeat(wc.method, wc.task, load_prepared(snakemake.input.dataset),
-                       pd.read_csv(snakemake.input.folds, dtype={"slide_id": str}), repeat, job.cfg, seeds=seeds,
-                       concept_emb=load_concepts(snakemake.input.concepts), device=snakemake.config["device"])
-job.write_metrics(snakemake.output.metrics, save_repeat(results, snakemake.output.model, method=wc.method,
-                                                        task=wc.task, repeat=repeat, seeds=seeds))
+data = load_prepared(snakemake.input.dataset)
+folds = pd.read_csv(snakemake.input.folds, dtype={"slide_id": str})
+concepts = load_concepts(snakemake.input.concepts)
+results = {method: train_repeat(method, wc.task, data, folds, repeat, job.cfg, seeds=seeds, concept_emb=concepts,
+                                device=snakemake.config["device"])
+           for method in snakemake.params.methods}
+job.write_metrics(snakemake.output.metrics, save_repeat(results, snakemake.output.model, task=wc.task, repeat=repeat,
+                                                        seeds=seeds))

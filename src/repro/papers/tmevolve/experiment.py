@@ -10,7 +10,9 @@
 - Version 2 (issue 16): two cohorts (the main, spatial one, whose labels are set by the arrangement
   of the patches, and the control, version 1's WSI cohort); repeated cross-validation
   (:func:`make_repeated_folds`; units ``r{repeat}_fold{fold}_s{repeat}``, :func:`unit_id`), one
-  training job per (method, repeat) (:func:`train_repeat`); the position-shuffle controls
+  training job per (method, repeat), or per (task, repeat) with ``train_bundle: task``
+  (:func:`train_repeat`, :func:`save_repeat`); summaries straight from the jobs' fold records
+  (:func:`collect_summaries`); the position-shuffle controls
   (``shuffled_<method>``, :func:`shuffle_positions`); oracles and random scores on the same units
   (:func:`oracle_summaries`).
 
@@ -36,8 +38,6 @@ import os
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
-from sklearn.metrics import roc_auc_score
 
 import repro.methods.tmevolve  # noqa: F401 - registers TMEvolve, its ablations and its grid as MIL models
 from repro.claims import sample
@@ -55,8 +55,9 @@ from repro.registry import Registry
 
 __all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shuffle_positions", "oracle_summaries",
            "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
+           "collect_summaries",
            "aggregate_metrics", "make_tables", "trace_slide", "save_concepts", "load_concepts", "BASELINES",
-           "read_summaries", "slide_thumbnail", "survival_bars"]
+           "slide_thumbnail", "survival_bars"]
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,8 @@ class SubtypeTask:
         return torch.softmax(torch.as_tensor(outs), dim=-1).numpy()
 
     def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        from sklearn.metrics import roc_auc_score   # here, not at import: scripts that only summarise stay light
+
         y = table.subtype.to_numpy()
         present = np.unique(y)
         if len(present) < 2:
@@ -144,6 +147,8 @@ class GeneTask:
         return np.asarray(outs)[:, 0] * self.sd_ + self.mean_
 
     def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        from scipy import stats
+
         if np.std(score) == 0:
             return 0.0
         return float(stats.pearsonr(table.gene_expr.to_numpy(), score)[0])
@@ -214,16 +219,18 @@ def train_repeat(method: str, task: str, data: CohortData, folds: pd.DataFrame, 
             for f in sorted(seeds)}
 
 
-def save_repeat(results: dict[int, FoldResult], model_path: str, *, method: str, task: str, repeat: int,
+def save_repeat(results: dict[str, dict[int, FoldResult]], model_path: str, *, task: str, repeat: int,
                 seeds: dict[int, int]) -> dict:
-    """Write the repeat's weights (one ``.pt``, fold -> checkpoint); return the fold records (for the JSON)."""
+    """Write one training job's weights (one ``.pt``, method -> fold -> checkpoint); return the fold records
+    of every method (for the JSON, ``{"folds": [...]}``; each record names its method)."""
     with atomic_path(model_path) as tmp:
-        torch.save({f: {"state_dict": r.state_dict, "model_cfg": r.model_cfg, "method": base_method(method),
-                        "in_dim": r.in_dim, "out_dim": r.out_dim} for f, r in results.items()}, tmp)
-    return {"folds": [{"metric": r.metric, "metric_name": TASKS.get(task).metric_name, "method": method, "task": task,
+        torch.save({m: {f: {"state_dict": r.state_dict, "model_cfg": r.model_cfg, "method": base_method(m),
+                            "in_dim": r.in_dim, "out_dim": r.out_dim} for f, r in folds.items()}
+                    for m, folds in results.items()}, tmp)
+    return {"folds": [{"metric": r.metric, "metric_name": TASKS.get(task).metric_name, "method": m, "task": task,
                        "repeat": int(repeat), "fold": int(f), "id": unit_id(repeat, f), "seed": int(seeds[f]),
                        "diagnostics": r.diagnostics, "predictions": r.predictions.to_dict(orient="list")}
-                      for f, r in results.items()]}
+                      for m, folds in results.items() for f, r in folds.items()]}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -387,8 +394,8 @@ def make_tables(metrics: dict, cfg: dict) -> dict[str, pd.DataFrame]:
 
 
 def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_path: str, *, fold: int,
-                slide_index: int = 0, repeat: int = 0) -> tuple[pd.DataFrame, dict]:
-    """Run the fold's trained TMEvolve on one of its test slides and return per-patch maps.
+                slide_index: int = 0, repeat: int = 0, method: str = "tmevolve") -> tuple[pd.DataFrame, dict]:
+    """Run the fold's trained TMEvolve (``method`` of the job's model file) on one of its test slides and return per-patch maps.
 
     Returns a tidy DataFrame (``slide_id, gx, gy, truth, region_q0, region_final, response, flux``)
     and a dict of slide-level facts (slide id, Q, K, ARI at q = 0 and after evolution).
@@ -403,7 +410,8 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
         raise ValueError(f"{folds_path}: fold {fold} has no slides")
     bag = sorted(test, key=lambda b: -b.n)[min(slide_index, len(test) - 1)]   # the largest test slides first
     ckpt = torch.load(model_path, weights_only=False)
-    ckpt = ckpt[fold] if fold in ckpt else ckpt                               # a repeat file: fold -> checkpoint
+    ckpt = ckpt.get(method, ckpt)                                            # a job file: method -> fold -> checkpoint
+    ckpt = ckpt[fold] if fold in ckpt else ckpt
     model = create_mil_model(ckpt["method"], ckpt["in_dim"], ckpt["out_dim"], concept_emb=load_concepts(concepts_path),
                              **ckpt["model_cfg"])
     model.load_state_dict(ckpt["state_dict"])
@@ -421,13 +429,31 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
     return df, facts
 
 
-def read_summaries(paths: dict[str, str]) -> dict[str, dict[str, dict]]:
-    """``{"cohort/task/method": path}`` -> ``{cohort: {task: {method: summary}}}`` (``task/method``: no cohort level)."""
+def collect_summaries(train_files: dict[str, str], oracle_files: dict[str, str],
+                      expected: list[str] | None = None) -> dict[str, dict[str, dict]]:
+    """``{cohort: {task: {method: summary}}}`` from the training jobs' JSONs (``{path: cohort}``, fold
+    records of one or more methods) and the oracle files (``{path: cohort}``, ``{task: {oracle: summary}}``).
+
+    A method's records are summarised over every (repeat, fold) unit in that order; ``expected``
+    (``cohort/task/method`` runs) names the runs that must be there, or a ``ValueError``.
+    """
+    records: dict = {}
+    for path, cohort in train_files.items():
+        for rec in read_json(path)["folds"]:
+            records.setdefault((cohort, rec["task"], rec["method"]), []).append(rec)
     out: dict = {}
-    for key, path in paths.items():
-        *head, task, method = key.split("/")
-        node = out.setdefault(head[0], {}) if head else out
-        node.setdefault(task, {})[method] = read_json(path)
+    for (cohort, task, method), recs in records.items():
+        recs = sorted(recs, key=lambda r: (r["repeat"], r["fold"]))
+        out.setdefault(cohort, {}).setdefault(task, {})[method] = summarize_folds(recs)
+    for path, cohort in oracle_files.items():
+        for task, oracles in read_json(path).items():
+            if task == "provenance":   # written by Job.write_metrics beside the tasks
+                continue
+            out.setdefault(cohort, {}).setdefault(task, {}).update(oracles)
+    missing = [r for r in expected or [] if r.split("/")[2] not in out.get(r.split("/")[0], {}).get(r.split("/")[1], {})]
+    if missing:
+        raise ValueError(f"tmevolve: no fold records for {missing[:5]}{' ...' if len(missing) > 5 else ''} in "
+                         f"{sorted(train_files)[:3]} ...; rebuild the training jobs")
     return out
 
 
@@ -446,16 +472,17 @@ def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> np.n
         return slide.thumbnail(max_size)
 
 
-def survival_bars(paths: dict[str, str]) -> pd.DataFrame:
-    """``method, kind, mean, sd, n`` of the survival C-index from the per-method summaries (kind: method,
-    control or oracle)."""
+def survival_bars(metrics: dict, methods: list[str]) -> pd.DataFrame:
+    """``method, kind, mean, sd, n`` of the main cohort's survival C-index from ``metrics.json`` (kind:
+    method, control or oracle)."""
     rows = []
-    for m, p in paths.items():
-        s = read_json(p)
+    for m in methods:
+        s = metrics["survival"].get(m)
+        if s is None:
+            raise ValueError(f"tmevolve fig3: metrics.json has no survival summary of {m!r}")
         kind = "oracle" if m in ORACLES else "control" if m.startswith(SHUFFLED) else "method"
         rows.append({"method": m, "kind": kind, "mean": s["mean"], "sd": s["sd"], "n": len(s["folds"])})
     return pd.DataFrame(rows)
-
 
 
 # ----------------------------------------------------------------------------------------------

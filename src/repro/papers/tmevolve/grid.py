@@ -7,19 +7,28 @@ arrangement of the patches, and the control cohort (version 1's WSI cohort, whos
 single patches). Beside the trained methods, every task gets the oracles and random scores
 (:data:`ORACLES`, fitted on the same folds) and, on the main cohort, the position-shuffle controls
 (``shuffled_<method>``: the method retrained on slides whose patch positions are permuted).
+
+Training jobs (:func:`train_jobs`): with ``train_bundle: method`` each trained run of a task is its
+own job per repeat (``{cohort}/train/{task}/{method}/r{repeat}``); with ``train_bundle: task`` one job
+per (cohort, task, repeat) trains every run of the task (``{cohort}/train/{task}/all/r{repeat}``), so a
+preset whose runs are short does not pay a process and the torch import (~8 CPU-s here) per run. The
+units and seeds are the same either way.
 """
 
 from __future__ import annotations
 
 from repro.methods.tmevolve_variants import grid_name
 
-__all__ = ["ORACLES", "SHUFFLED", "experiment_runs", "trained_runs", "base_method", "unit_ids", "cohorts", "summary_path", "cohort_files"]
+__all__ = ["ORACLES", "SHUFFLED", "BUNDLE", "experiment_runs", "trained_runs", "train_jobs", "train_files", "oracle_file",
+           "base_method", "unit_ids", "cohorts", "cohort_files"]
 
 #: Scores that need no training: the planted log hazard, models on the true patch-type histogram and
 #: on histogram + tumour-lymphocyte adjacency (fitted on the training folds), and random scores.
 ORACLES = ("oracle_true", "oracle_composition", "oracle_arrangement", "random")
 #: Prefix of the position-shuffle controls.
 SHUFFLED = "shuffled_"
+#: The job name of a ``train_bundle: task`` job (every run of one task).
+BUNDLE = "all"
 
 
 def base_method(method: str) -> str:
@@ -60,10 +69,33 @@ def cohort_files(cfg: dict, cohort: str) -> dict[str, str]:
     return {"bags": f"results/wsi/{cohort}/bags/{cfg['encoder']}.h5", "manifest": f"results/wsi/{cohort}/manifest.csv"}
 
 
-def summary_path(run: str) -> str:
-    """``cohort/task/method`` -> ``results/tmevolve/{cohort}/eval/{task}/{method}.json``."""
-    cohort, task, method = run.split("/")
-    return f"results/tmevolve/{cohort}/eval/{task}/{method}.json"
+def train_jobs(cfg: dict) -> dict[str, list[str]]:
+    """``{"cohort/task/job": [method, ...]}``: the training jobs of one repeat and the runs each trains
+    (``train_bundle``: ``method``, one run per job, the default; ``task``, every run of a task in one job)."""
+    bundle = cfg.get("train_bundle", "method")
+    if bundle not in ("method", "task"):
+        raise ValueError(f"tmevolve: train_bundle must be 'method' or 'task', not {bundle!r}")
+    jobs: dict[str, list[str]] = {}
+    for run in trained_runs(cfg):
+        cohort, task, method = run.split("/")
+        jobs.setdefault(f"{cohort}/{task}/{method if bundle == 'method' else BUNDLE}", []).append(method)
+    if bundle == "method" and any(k.endswith(f"/{BUNDLE}") and v != [BUNDLE] for k, v in jobs.items()):
+        raise ValueError(f"tmevolve: a method may not be named {BUNDLE!r}")
+    return jobs
+
+
+def train_files(cfg: dict, ext: str = "json") -> dict[str, str]:
+    """``{path: cohort}`` of every training job's output over the repeats."""
+    out = {}
+    for key in train_jobs(cfg):
+        cohort, task, job = key.split("/")
+        out.update({f"results/tmevolve/{cohort}/train/{task}/{job}/r{r}.{ext}": cohort for r in range(cfg["n_repeats"])})
+    return out
+
+
+def oracle_file(cohort: str) -> str:
+    """The oracles and random scores of a cohort, every task: ``{task: {oracle: summary}}``."""
+    return f"results/tmevolve/{cohort}/oracles.json"
 
 
 def unit_ids(cfg: dict) -> list[tuple[int, int]]:
