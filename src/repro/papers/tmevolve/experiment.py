@@ -40,7 +40,7 @@ import pandas as pd
 import torch
 
 import repro.methods.tmevolve  # noqa: F401 - registers TMEvolve, its ablations and its grid as MIL models
-from repro.claims import sample
+from repro.claims import require_paired, sample
 from repro.io import atomic_path, read_json
 from repro.methods.mil import create_mil_model
 from repro.methods.mil_train import (FIDELITY_KEYS, CohortData, FoldResult, fit_fold, load_prepared, make_folds,
@@ -354,19 +354,16 @@ def aggregate_metrics(summaries: dict, cfg: dict) -> dict:
 
 
 def check_paired(summaries: dict[str, dict[str, dict]]) -> None:
-    """Every method of a task was trained on the same folds with the same seeds, or a ``ValueError``.
+    """Every method, ablation, control and oracle of a task was run on the same (repeat, fold) units with
+    the same seeds, or a ``ValueError`` naming the odd ones (:func:`repro.claims.require_paired`).
 
-    The claims compare methods fold by fold (paired); a method trained with other seeds (an old
-    fold file, a changed seed rule) would make that comparison a comparison of seeds.
+    The claims compare methods unit by unit (paired); a method trained with other seeds (an old job
+    file, a changed seed rule) would make that comparison a comparison of seeds.
     """
     for task, methods in summaries.items():
-        units = {m: tuple(zip(s["per_unit"]["ids"], s.get("seeds") or ())) for m, s in methods.items()
-                 if s.get("per_unit")}
-        if len(set(units.values())) > 1:
-            ref = next(iter(units))
-            odd = sorted(m for m, u in units.items() if u != units[ref])
-            raise ValueError(f"tmevolve {task}: methods {odd} were not trained on the same folds and seeds as "
-                             f"{ref!r}; rebuild their fold files (the seed of a fold must not depend on the method)")
+        require_paired({m: dict(zip(s["per_unit"]["ids"], s.get("seeds") or [None] * len(s["per_unit"]["ids"])))
+                        for m, s in methods.items() if isinstance(s, dict) and s.get("per_unit")},
+                       f"tmevolve {task}")
 
 
 def _fmt(s: dict | None) -> str:
