@@ -8,7 +8,8 @@ import yaml
 
 from repro.methods.mil import MIL_MODELS
 from repro.papers.tmevolve.experiment import TASKS
-from repro.papers.tmevolve.grid import BUNDLE, ORACLES, base_method, experiment_runs, train_files, train_jobs, trained_runs
+from repro.papers.tmevolve.grid import (BUNDLE, ORACLES, base_method, experiment_runs, job_file, train_files, train_jobs,
+                                       trained_runs)
 from tests.conftest import REPO
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -34,7 +35,7 @@ def test_every_run_of_a_preset_is_a_registered_model_on_a_known_task(scale):
 
 def test_listing_the_runs_imports_no_numerical_library():
     """The rule file calls experiment_runs at parse time: every Snakemake call would pay for torch."""
-    code = ("import sys; from repro.papers.tmevolve.grid import BUNDLE, ORACLES, base_method, experiment_runs, train_files, train_jobs, trained_runs; "
+    code = ("import sys; from repro.papers.tmevolve.grid import experiment_runs, job_file, train_files, train_jobs; "
             "print(sorted(m for m in ('torch', 'numpy', 'pandas', 'scipy') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={"PYTHONPATH": str(REPO / "src")})
@@ -56,6 +57,9 @@ def test_the_training_jobs_train_every_run_once(scale, bundle):
         assert all(key.endswith(f"/{BUNDLE}") for key in jobs)
         assert len(jobs) == len(cfg["tasks"]) * 2          # one per (cohort, task)
     assert len(train_files(cfg)) == len(jobs) * cfg["n_repeats"]
+    model = job_file(cfg, f"{cfg['cohort']}/survival/tmevolve")
+    assert model.replace(".pt", ".json") in train_files(cfg)
+    assert model.endswith(f"/survival/{'tmevolve' if bundle == 'method' else BUNDLE}/r0.pt")
 
 
 def test_an_unknown_bundle_is_refused():

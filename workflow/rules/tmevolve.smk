@@ -14,7 +14,8 @@ TMEVOLVE_RUNS = tmevolve_grid.experiment_runs(TMEVOLVE)
 TMEVOLVE_JOBS = tmevolve_grid.train_jobs(TMEVOLVE)  # cohort/task/job -> the runs it trains
 TMEVOLVE_TRAIN_FILES = tmevolve_grid.train_files(TMEVOLVE)  # path -> cohort
 TMEVOLVE_ORACLE_FILES = {tmevolve_grid.oracle_file(c): c for c in tmevolve_grid.cohorts(TMEVOLVE)}
-TMEVOLVE_FIG3_JOB = next(j for j, ms in TMEVOLVE_JOBS.items() if j.startswith(f"{TMEVOLVE['cohort']}/survival/") and "tmevolve" in ms)
+# Fig. 3 traces TMEvolve of repeat 0 on the main cohort's survival task: the weights of its training job
+TMEVOLVE_FIG3_MODEL = tmevolve_grid.job_file(TMEVOLVE, f"{TMEVOLVE['cohort']}/survival/tmevolve")
 # Fig. 3's C-index panel: every method, the shuffle controls, the oracles and random scores
 TMEVOLVE_FIG3_BARS = [
     *TMEVOLVE["methods"],
@@ -240,7 +241,7 @@ rule tmevolve_fig3:
         dataset=f"{TMEVOLVE_DIR}/dataset.pt",
         folds=f"{TMEVOLVE_DIR}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
-        model=f"results/tmevolve/{TMEVOLVE_FIG3_JOB.split('/', 1)[0]}/train/{TMEVOLVE_FIG3_JOB.split('/', 1)[1]}/r0.pt",
+        model=TMEVOLVE_FIG3_MODEL,
         metrics="results/tmevolve/metrics.json",
     output:
         fig=report(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from repro.methods.tmevolve_variants import grid_name
 
-__all__ = ["ORACLES", "SHUFFLED", "BUNDLE", "experiment_runs", "trained_runs", "train_jobs", "train_files", "oracle_file",
+__all__ = ["ORACLES", "SHUFFLED", "BUNDLE", "experiment_runs", "trained_runs", "train_jobs", "train_files", "job_file", "oracle_file",
            "base_method", "unit_ids", "cohorts", "cohort_files"]
 
 #: Scores that need no training: the planted log hazard, models on the true patch-type histogram and
@@ -91,6 +91,16 @@ def train_files(cfg: dict, ext: str = "json") -> dict[str, str]:
         cohort, task, job = key.split("/")
         out.update({f"results/tmevolve/{cohort}/train/{task}/{job}/r{r}.{ext}": cohort for r in range(cfg["n_repeats"])})
     return out
+
+
+def job_file(cfg: dict, run: str, repeat: int = 0, ext: str = "pt") -> str:
+    """The output of the training job that trains ``run`` (``cohort/task/method``) in ``repeat``."""
+    cohort, task, method = run.split("/")
+    for key, methods in train_jobs(cfg).items():
+        if key.startswith(f"{cohort}/{task}/") and method in methods:
+            job = key.split("/")[2]
+            return f"results/tmevolve/{cohort}/train/{task}/{job}/r{int(repeat)}.{ext}"
+    raise ValueError(f"tmevolve: no training job trains {run!r}")
 
 
 def oracle_file(cohort: str) -> str:
