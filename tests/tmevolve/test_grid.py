@@ -8,7 +8,7 @@ import yaml
 
 from repro.methods.mil import MIL_MODELS
 from repro.papers.tmevolve.experiment import TASKS
-from repro.papers.tmevolve.grid import (BUNDLE, ORACLES, base_method, experiment_runs, job_file, train_files, train_jobs,
+from repro.papers.tmevolve.grid import (BUNDLES, ORACLES, base_method, experiment_runs, job_file, train_files, train_jobs,
                                        trained_runs)
 from tests.conftest import REPO
 
@@ -53,13 +53,19 @@ def test_the_training_jobs_train_every_run_once(scale, bundle):
     assert sorted(runs) == sorted(trained_runs(cfg))
     if bundle == "method":
         assert all(key.rsplit("/", 1)[1] == methods[0] and len(methods) == 1 for key, methods in jobs.items())
-    else:
-        assert all(key.endswith(f"/{BUNDLE}") for key in jobs)
-        assert len(jobs) == len(cfg["tasks"]) * 2          # one per (cohort, task)
+    else:   # per (cohort, task): the methods and shuffle controls, and (main cohort) the ablations and grid
+        assert {key.rsplit("/", 1)[1] for key in jobs} <= set(BUNDLES)
+        compared = {*cfg["methods"], *[f"shuffled_{m}" for m in cfg["shuffle_controls"]]}
+        assert all(set(ms) <= compared for key, ms in jobs.items() if key.endswith(f"/{BUNDLES[0]}"))
+        assert not any(set(ms) & compared for key, ms in jobs.items() if key.endswith(f"/{BUNDLES[1]}"))
     assert len(train_files(cfg)) == len(jobs) * cfg["n_repeats"]
     model = job_file(cfg, f"{cfg['cohort']}/survival/tmevolve")
     assert model.replace(".pt", ".json") in train_files(cfg)
-    assert model.endswith(f"/survival/{'tmevolve' if bundle == 'method' else BUNDLE}/r0.pt")
+    assert model.endswith(f"/survival/{'tmevolve' if bundle == 'method' else BUNDLES[0]}/r0.pt")
+    # Fig. 3's runs (main cohort, survival, methods and shuffle controls) never need an ablation's job
+    fig3 = train_files(cfg, runs=[f"{cfg['cohort']}/survival/{m}" for m in cfg["methods"]])
+    assert fig3 and all(f"/{cfg['cohort']}/train/survival/" in p for p in fig3)
+    assert not any("/tmevolve_no" in p or f"/{BUNDLES[1]}/" in p for p in fig3)
 
 
 def test_an_unknown_bundle_is_refused():

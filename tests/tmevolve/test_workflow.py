@@ -54,10 +54,12 @@ def test_smoke_dag_builds_figure_tables_and_metrics(smoke_dir, workflow_run):
     judged = [r for r in evaluate(claims, tmp_path / "results/tmevolve/metrics.json") if r.claim.id not in missing]
     assert judged and all(r.status in ("PASS", "FAIL", "INCONCLUSIVE") for r in judged)
     assert not [r.claim.id for r in judged if "summary only" in r.reason]
-    # at smoke one training job per (cohort, task) trains every run of the task (train_bundle: task);
+    # at smoke a task's methods and controls train in one job, its ablations and grid in another (train_bundle: task);
     # its repeat JSON carries the predictions of each test fold of each run
-    rep = json.loads((tmp_path / "results/tmevolve/spatial/train/survival/all/r0.json").read_text())
-    assert {"tmevolve", "mean", "shuffled_tmevolve", "tmevolve_q1_k2"} <= {f["method"] for f in rep["folds"]}
+    rep = json.loads((tmp_path / "results/tmevolve/spatial/train/survival/methods/r0.json").read_text())
+    assert {"tmevolve", "mean", "shuffled_tmevolve"} <= {f["method"] for f in rep["folds"]}
+    variants = json.loads((tmp_path / "results/tmevolve/spatial/train/survival/variants/r0.json").read_text())
+    assert {f["method"] for f in variants["folds"]} == {"tmevolve_q1_k2"}
     folds = pd.read_csv(tmp_path / "results/tmevolve/spatial/folds.csv", dtype={"slide_id": str})
     fold0 = next(f for f in rep["folds"] if f["fold"] == 0 and f["method"] == "tmevolve")
     assert sorted(fold0["predictions"]["slide_id"]) == sorted(folds.slide_id[(folds.fold == 0) & (folds.repeat == 0)])

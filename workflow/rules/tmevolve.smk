@@ -22,6 +22,8 @@ TMEVOLVE_FIG3_BARS = [
     *[f"{tmevolve_grid.SHUFFLED}{m}" for m in TMEVOLVE.get("shuffle_controls", [])],
     *tmevolve_grid.ORACLES,
 ]
+TMEVOLVE_FIG3_RUNS = [f"{TMEVOLVE['cohort']}/survival/{m}" for m in TMEVOLVE_FIG3_BARS if m not in tmevolve_grid.ORACLES]
+TMEVOLVE_FIG3_TRAIN = tmevolve_grid.train_files(TMEVOLVE, runs=TMEVOLVE_FIG3_RUNS)  # not the ablations, not the control cohort
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
 TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
 TMEVOLVE_TASK = "survival|subtype|gene"
@@ -242,7 +244,8 @@ rule tmevolve_fig3:
         folds=f"{TMEVOLVE_DIR}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
         model=TMEVOLVE_FIG3_MODEL,
-        metrics="results/tmevolve/metrics.json",
+        train=list(TMEVOLVE_FIG3_TRAIN),
+        oracles=tmevolve_grid.oracle_file(TMEVOLVE["cohort"]),
     output:
         fig=report(
             "reports/tmevolve_fig3.pdf",
@@ -257,6 +260,8 @@ rule tmevolve_fig3:
     params:
         cfg=lambda wc: {"figure": preset("tmevolve", "figure")},
         methods=TMEVOLVE_FIG3_BARS,
+        runs=TMEVOLVE_FIG3_RUNS,
+        cohort=TMEVOLVE["cohort"],
         slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
     threads: 1
     resources:

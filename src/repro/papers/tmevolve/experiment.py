@@ -469,14 +469,14 @@ def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> np.n
         return slide.thumbnail(max_size)
 
 
-def survival_bars(metrics: dict, methods: list[str]) -> pd.DataFrame:
-    """``method, kind, mean, sd, n`` of the main cohort's survival C-index from ``metrics.json`` (kind:
-    method, control or oracle)."""
+def survival_bars(summaries: dict[str, dict], methods: list[str]) -> pd.DataFrame:
+    """``method, kind, mean, sd, n`` of the survival C-index from ``{method: summary}`` (kind: method,
+    control or oracle)."""
     rows = []
     for m in methods:
-        s = metrics["survival"].get(m)
+        s = summaries.get(m)
         if s is None:
-            raise ValueError(f"tmevolve fig3: metrics.json has no survival summary of {m!r}")
+            raise ValueError(f"tmevolve fig3: no survival summary of {m!r} (have {sorted(summaries)})")
         kind = "oracle" if m in ORACLES else "control" if m.startswith(SHUFFLED) else "method"
         rows.append({"method": m, "kind": kind, "mean": s["mean"], "sd": s["sd"], "n": len(s["folds"])})
     return pd.DataFrame(rows)

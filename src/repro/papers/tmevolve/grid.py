@@ -11,15 +11,17 @@ single patches). Beside the trained methods, every task gets the oracles and ran
 Training jobs (:func:`train_jobs`): with ``train_bundle: method`` each trained run of a task is its
 own job per repeat (``{cohort}/train/{task}/{method}/r{repeat}``); with ``train_bundle: task`` one job
 per (cohort, task, repeat) trains every run of the task (``{cohort}/train/{task}/all/r{repeat}``), so a
-preset whose runs are short does not pay a process and the torch import (~8 CPU-s here) per run. The
-units and seeds are the same either way.
+preset whose runs are short does not pay a process and the torch import (~8 CPU-s here) per run. A
+bundle is the task's methods and shuffle controls (``methods``: what Fig. 3 needs) or its ablations and
+Q x K grid (``variants``), so the headline figure never waits for the ablations. The units and seeds are
+the same either way.
 """
 
 from __future__ import annotations
 
 from repro.methods.tmevolve_variants import grid_name
 
-__all__ = ["ORACLES", "SHUFFLED", "BUNDLE", "experiment_runs", "trained_runs", "train_jobs", "train_files", "job_file", "oracle_file",
+__all__ = ["ORACLES", "SHUFFLED", "BUNDLES", "experiment_runs", "trained_runs", "train_jobs", "train_files", "job_file", "oracle_file",
            "base_method", "unit_ids", "cohorts", "cohort_files"]
 
 #: Scores that need no training: the planted log hazard, models on the true patch-type histogram and
@@ -27,8 +29,8 @@ __all__ = ["ORACLES", "SHUFFLED", "BUNDLE", "experiment_runs", "trained_runs", "
 ORACLES = ("oracle_true", "oracle_composition", "oracle_arrangement", "random")
 #: Prefix of the position-shuffle controls.
 SHUFFLED = "shuffled_"
-#: The job name of a ``train_bundle: task`` job (every run of one task).
-BUNDLE = "all"
+#: The job names of ``train_bundle: task``: a task's methods and shuffle controls, and its ablations and grid.
+BUNDLES = ("methods", "variants")
 
 
 def base_method(method: str) -> str:
@@ -71,23 +73,30 @@ def cohort_files(cfg: dict, cohort: str) -> dict[str, str]:
 
 def train_jobs(cfg: dict) -> dict[str, list[str]]:
     """``{"cohort/task/job": [method, ...]}``: the training jobs of one repeat and the runs each trains
-    (``train_bundle``: ``method``, one run per job, the default; ``task``, every run of a task in one job)."""
+    (``train_bundle``: ``method``, one run per job, the default; ``task``, a task's methods and shuffle
+    controls in one job and its ablations and grid in another, :data:`BUNDLES`)."""
     bundle = cfg.get("train_bundle", "method")
     if bundle not in ("method", "task"):
         raise ValueError(f"tmevolve: train_bundle must be 'method' or 'task', not {bundle!r}")
+    compared = {*cfg["methods"], *[f"{SHUFFLED}{m}" for m in cfg.get("shuffle_controls", [])]}
     jobs: dict[str, list[str]] = {}
     for run in trained_runs(cfg):
         cohort, task, method = run.split("/")
-        jobs.setdefault(f"{cohort}/{task}/{method if bundle == 'method' else BUNDLE}", []).append(method)
-    if bundle == "method" and any(k.endswith(f"/{BUNDLE}") and v != [BUNDLE] for k, v in jobs.items()):
-        raise ValueError(f"tmevolve: a method may not be named {BUNDLE!r}")
+        if method in BUNDLES:
+            raise ValueError(f"tmevolve: a method may not be named {method!r} (a training bundle's name)")
+        job = method if bundle == "method" else BUNDLES[0] if method in compared else BUNDLES[1]
+        jobs.setdefault(f"{cohort}/{task}/{job}", []).append(method)
     return jobs
 
 
-def train_files(cfg: dict, ext: str = "json") -> dict[str, str]:
-    """``{path: cohort}`` of every training job's output over the repeats."""
+def train_files(cfg: dict, ext: str = "json", runs: list[str] | None = None) -> dict[str, str]:
+    """``{path: cohort}`` of every training job's output over the repeats (of the jobs that train one of
+    ``runs``, ``cohort/task/method``, if given)."""
     out = {}
-    for key in train_jobs(cfg):
+    for key, methods in train_jobs(cfg).items():
+        if runs is not None and not any(r.rsplit("/", 1)[0] == key.rsplit("/", 1)[0] and r.rsplit("/", 1)[1] in methods
+                                        for r in runs):
+            continue
         cohort, task, job = key.split("/")
         out.update({f"results/tmevolve/{cohort}/train/{task}/{job}/r{r}.{ext}": cohort for r in range(cfg["n_repeats"])})
     return out
