@@ -24,13 +24,22 @@ def test_smoke_dag_builds_figure_tables_and_metrics(smoke_dir, workflow_run):
     metrics = json.loads((tmp_path / "results/tmevolve/metrics.json").read_text())
     assert metrics["provenance"]["scale"] == "smoke"
     methods = ["mean", "abmil", "transmil", "graphmil", "dsmil", "tmevolve"]
+    oracles = ["oracle_true", "oracle_composition", "oracle_arrangement", "random"]
     for task in ("survival", "subtype", "gene"):
-        assert set(methods) <= set(metrics[task])
+        assert set(methods) <= set(metrics[task]) and set(methods) <= set(metrics["control"][task])
+        assert {"oracle_composition", "oracle_arrangement", "random"} <= set(metrics[task])
+    # every summary of a task is paired over the same units
+    ids = {m: tuple(s["per_unit"]["ids"]) for m, s in metrics["survival"].items() if isinstance(s, dict) and s.get("per_unit")}
+    assert len(set(ids.values())) == 1 and next(iter(ids.values()))[0] == "r0_fold0_s0"
+    # the mechanisms' diagnostics and the version-2 choices are recorded
+    assert {"rho_rowsum_median", "dirichlet_ratio", "spread_feature", "spread_spatial"} <= set(metrics["fidelity"]["survival"])
+    assert "conductivity" in metrics["design_choices"]
     # the ARI of the regions is a proper adjusted Rand index
     assert -1 <= metrics["ari"]["q0"] <= 1 and -1 <= metrics["ari"]["final"] <= 1
     # the figure's CSV holds one bar per method and one row per patch of the traced slide
     fig = pd.read_csv(tmp_path / "reports/tmevolve_fig3.csv")
-    assert sorted(fig.loc[fig.panel == "c_index", "method"]) == sorted(methods)
+    assert sorted(fig.loc[fig.panel == "c_index", "method"]) == sorted(
+        methods + ["shuffled_tmevolve", "shuffled_graphmil"] + oracles)
     slide = fig[fig.panel == "slide"]
     assert slide.slide_id.nunique() == 1 and len(slide) > 4
     # every claim can be checked against this metrics file (none is NOT RUN for a missing metric)
@@ -40,7 +49,17 @@ def test_smoke_dag_builds_figure_tables_and_metrics(smoke_dir, workflow_run):
     # at smoke the survival ablations are not run (ablation_tasks: [gene]); everything else is there
     assert set(missing) <= {"ablation_no_diffusion_hurts", "ablation_no_evolution_hurts", "ablation_no_balance_hurts",
                             "ablation_random_concepts_hurt"}
-    # the fold JSON of a training job carries the provenance block and the predictions of its test fold
-    fold0 = json.loads((tmp_path / "results/tmevolve/synthetic/train/survival/tmevolve/fold0.json").read_text())
-    folds = pd.read_csv(tmp_path / "results/tmevolve/synthetic/folds.csv", dtype={"slide_id": str})
-    assert sorted(fold0["predictions"]["slide_id"]) == sorted(folds.slide_id[folds.fold == 0])
+    # every other claim is judged from per-unit evidence (at smoke's 2 units: INCONCLUSIVE by the min-units
+    # rule), never from a bare summary
+    judged = [r for r in evaluate(claims, tmp_path / "results/tmevolve/metrics.json") if r.claim.id not in missing]
+    assert judged and all(r.status in ("PASS", "FAIL", "INCONCLUSIVE") for r in judged)
+    assert not [r.claim.id for r in judged if "summary only" in r.reason]
+    # at smoke a task's methods and controls train in one job, its ablations and grid in another (train_bundle: task);
+    # its repeat JSON carries the predictions of each test fold of each run
+    rep = json.loads((tmp_path / "results/tmevolve/spatial/train/survival/methods/r0.json").read_text())
+    assert {"tmevolve", "mean", "shuffled_tmevolve"} <= {f["method"] for f in rep["folds"]}
+    variants = json.loads((tmp_path / "results/tmevolve/spatial/train/survival/variants/r0.json").read_text())
+    assert {f["method"] for f in variants["folds"]} == {"tmevolve_q1_k2"}
+    folds = pd.read_csv(tmp_path / "results/tmevolve/spatial/folds.csv", dtype={"slide_id": str})
+    fold0 = next(f for f in rep["folds"] if f["fold"] == 0 and f["method"] == "tmevolve")
+    assert sorted(fold0["predictions"]["slide_id"]) == sorted(folds.slide_id[(folds.fold == 0) & (folds.repeat == 0)])

@@ -1,6 +1,8 @@
-# TMEvolve (issue 5): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
-# DAG: WSI stage bags (rules/wsi.smk) -> concept embeddings, prepared cohort, folds
-#      -> train {task}/{method}/fold{fold} -> evaluate {task}/{method} -> metrics.json, tables, Fig. 3.
+# TMEvolve (issues 5, 16): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
+# DAG: spatial cohort bags (main task) and WSI stage bags (rules/wsi.smk; control task) -> concept
+#      embeddings, prepared cohort, repeated folds -> train {cohort}/{task}/{job}/r{repeat} (every fold
+#      of one repeat; a job is one method, or every run of the task with train_bundle: task) and
+#      oracles {cohort} (every task) -> metrics.json (summaries from the fold records) -> tables, Fig. 3.
 # Each rule's params hold only the preset keys it reads (a figure-only edit reruns only the figure);
 # wildcards are constrained per rule.
 from repro.papers.tmevolve import grid as tmevolve_grid
@@ -9,10 +11,23 @@ from repro.papers.tmevolve import grid as tmevolve_grid
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
 TMEVOLVE_RUNS = tmevolve_grid.experiment_runs(TMEVOLVE)
+TMEVOLVE_JOBS = tmevolve_grid.train_jobs(TMEVOLVE)  # cohort/task/job -> the runs it trains
+TMEVOLVE_TRAIN_FILES = tmevolve_grid.train_files(TMEVOLVE)  # path -> cohort
+TMEVOLVE_ORACLE_FILES = {tmevolve_grid.oracle_file(c): c for c in tmevolve_grid.cohorts(TMEVOLVE)}
+# Fig. 3 traces TMEvolve of repeat 0 on the main cohort's survival task: the weights of its training job
+TMEVOLVE_FIG3_MODEL = tmevolve_grid.job_file(TMEVOLVE, f"{TMEVOLVE['cohort']}/survival/tmevolve")
+# Fig. 3's C-index panel: every method, the shuffle controls, the oracles and random scores
+TMEVOLVE_FIG3_BARS = [
+    *TMEVOLVE["methods"],
+    *[f"{tmevolve_grid.SHUFFLED}{m}" for m in TMEVOLVE.get("shuffle_controls", [])],
+    *tmevolve_grid.ORACLES,
+]
+TMEVOLVE_FIG3_RUNS = [f"{TMEVOLVE['cohort']}/survival/{m}" for m in TMEVOLVE_FIG3_BARS if m not in tmevolve_grid.ORACLES]
+TMEVOLVE_FIG3_TRAIN = tmevolve_grid.train_files(TMEVOLVE, runs=TMEVOLVE_FIG3_RUNS)  # not the ablations, not the control cohort
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
 TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
 TMEVOLVE_TASK = "survival|subtype|gene"
-TMEVOLVE_METHOD = "[A-Za-z0-9_]+"  # a MIL registry key
+TMEVOLVE_TRAINED = r"(?!oracle_|random\b)[A-Za-z0-9_]+"  # a job: a method (not an oracle), or "all"
 
 register_targets(
     "tmevolve",
@@ -41,10 +56,31 @@ rule tmevolve_concepts:
         "../scripts/tmevolve/concepts.py"
 
 
+rule tmevolve_spatial_cohort:
+    output:
+        manifest="results/tmevolve/{cohort}/cohort/manifest.csv",
+        bags="results/tmevolve/{cohort}/cohort/bags.h5",
+    log:
+        "logs/tmevolve/spatial_cohort/{cohort}.log",
+    benchmark:
+        "benchmarks/tmevolve/spatial_cohort/{cohort}.tsv"
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+    params:
+        cfg=lambda wc: {"spatial": preset("tmevolve", "spatial")},
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/tmevolve/spatial_cohort.py"
+
+
 rule tmevolve_prepare:
     input:
-        bags=lambda wc: f"results/wsi/{wc.cohort}/bags/{preset('tmevolve', 'encoder')}.h5",
-        manifest="results/wsi/{cohort}/manifest.csv",
+        unpack(lambda wc: tmevolve_grid.cohort_files(TMEVOLVE, wc.cohort)),
     output:
         dataset="results/tmevolve/{cohort}/dataset.pt",
     log:
@@ -67,7 +103,7 @@ rule tmevolve_prepare:
 
 rule tmevolve_folds:
     input:
-        manifest="results/wsi/{cohort}/manifest.csv",
+        manifest=lambda wc: tmevolve_grid.cohort_files(TMEVOLVE, wc.cohort)["manifest"],
     output:
         folds="results/tmevolve/{cohort}/folds.csv",
     log:
@@ -77,7 +113,7 @@ rule tmevolve_folds:
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: {"n_folds": preset("tmevolve", "n_folds")},
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats")},
     threads: 1
     resources:
         mem_mb=500,
@@ -94,63 +130,63 @@ rule tmevolve_train:
         folds="results/tmevolve/{cohort}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
     output:
-        metrics="results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.json",
-        model="results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.pt",
+        metrics="results/tmevolve/{cohort}/train/{task}/{job}/r{repeat}.json",
+        model="results/tmevolve/{cohort}/train/{task}/{job}/r{repeat}.pt",
     log:
-        "logs/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.log",
+        "logs/tmevolve/train/{cohort}/{task}/{job}/r{repeat}.log",
     benchmark:
-        "benchmarks/tmevolve/train/{cohort}/{task}/{method}/fold{fold}.tsv"
+        "benchmarks/tmevolve/train/{cohort}/{task}/{job}/r{repeat}.tsv"
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
         task=TMEVOLVE_TASK,
-        method=TMEVOLVE_METHOD,
-        fold=r"\d+",
+        job=TMEVOLVE_TRAINED,
+        repeat=r"\d+",
     params:
         # the optimiser, every model's settings, and Q and K of this job's task only
         cfg=lambda wc: {
-            **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model")},
+            **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model", "n_folds", "knn_k")},
             "qk": {task: qk for task, qk in preset("tmevolve", "qk").items() if task == wc.task},
         },
+        methods=lambda wc: TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"],
     threads: 1
     resources:
         mem_mb=3000,
-        runtime=lambda wc: preset("tmevolve", "train_runtime_min"),
+        runtime=lambda wc: preset("tmevolve", "train_runtime_min") * len(TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"]),
     conda:
         "../../envs/torch.yaml"
     script:
         "../scripts/tmevolve/train.py"
 
 
-rule tmevolve_evaluate:
+rule tmevolve_oracles:
     input:
-        folds=lambda wc: expand(
-            "results/tmevolve/{cohort}/train/{task}/{method}/fold{fold}.json",
-            fold=range(preset("tmevolve", "n_folds")),
-            allow_missing=True,
-        ),
+        dataset="results/tmevolve/{cohort}/dataset.pt",
+        folds="results/tmevolve/{cohort}/folds.csv",
     output:
-        summary="results/tmevolve/{cohort}/eval/{task}/{method}.json",
+        oracles=tmevolve_grid.oracle_file("{cohort}"),
     log:
-        "logs/tmevolve/evaluate/{cohort}/{task}/{method}.log",
+        "logs/tmevolve/oracles/{cohort}.log",
     benchmark:
-        "benchmarks/tmevolve/evaluate/{cohort}/{task}/{method}.tsv"
+        "benchmarks/tmevolve/oracles/{cohort}.tsv"
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
-        task=TMEVOLVE_TASK,
-        method=TMEVOLVE_METHOD,
+    params:
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats", "tasks")},
+        oracles=tmevolve_grid.ORACLES,
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=2,
+        mem_mb=2000,
+        runtime=5,
     conda:
         "../../envs/torch.yaml"
     script:
-        "../scripts/tmevolve/evaluate.py"
+        "../scripts/tmevolve/oracles.py"
 
 
 rule tmevolve_aggregate:
     input:
-        summaries=[f"{TMEVOLVE_DIR}/eval/{run}.json" for run in TMEVOLVE_RUNS],
+        train=list(TMEVOLVE_TRAIN_FILES),
+        oracles=list(TMEVOLVE_ORACLE_FILES),
     output:
         metrics="results/tmevolve/metrics.json",
     log:
@@ -158,8 +194,10 @@ rule tmevolve_aggregate:
     benchmark:
         "benchmarks/tmevolve/aggregate.tsv"
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid")},
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid", "cohort", "control_cohort")},
         runs=TMEVOLVE_RUNS,
+        train_cohorts=list(TMEVOLVE_TRAIN_FILES.values()),
+        oracle_cohorts=list(TMEVOLVE_ORACLE_FILES.values()),
     threads: 1
     resources:
         mem_mb=500,
@@ -180,10 +218,13 @@ rule tmevolve_tables:
     benchmark:
         "benchmarks/tmevolve/tables.tsv"
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("tasks", "methods", "ablations", "grid")},
+        cfg=lambda wc: {
+            key: preset("tmevolve", key)
+            for key in ("tasks", "methods", "ablations", "grid", "cohort", "control_cohort", "shuffle_controls")
+        },
         stems=TMEVOLVE_TABLES,
         titles={
-            "table1": "TMEvolve Table 1: every method on the three tasks (mean +- sd over folds)",
+            "table1": "TMEvolve Table 1: every method, shuffle control and oracle on the three tasks, spatial and control cohorts (mean +- sd over folds x repeats)",
             "table3": "TMEvolve Table 3: ablations (mean +- sd over folds)",
             "table4": "TMEvolve Table 4: evolution steps Q x regions K (mean +- sd over folds)",
         },
@@ -202,8 +243,9 @@ rule tmevolve_fig3:
         dataset=f"{TMEVOLVE_DIR}/dataset.pt",
         folds=f"{TMEVOLVE_DIR}/folds.csv",
         concepts="results/tmevolve/concepts/minilm.npz",
-        model=f"{TMEVOLVE_DIR}/train/survival/tmevolve/fold{TMEVOLVE['figure']['fold']}.pt",
-        summaries=[f"{TMEVOLVE_DIR}/eval/survival/{m}.json" for m in TMEVOLVE["methods"]],
+        model=TMEVOLVE_FIG3_MODEL,
+        train=list(TMEVOLVE_FIG3_TRAIN),
+        oracles=tmevolve_grid.oracle_file(TMEVOLVE["cohort"]),
     output:
         fig=report(
             "reports/tmevolve_fig3.pdf",
@@ -217,7 +259,9 @@ rule tmevolve_fig3:
         "benchmarks/tmevolve/fig3.tsv"
     params:
         cfg=lambda wc: {"figure": preset("tmevolve", "figure")},
-        methods=TMEVOLVE["methods"],
+        methods=TMEVOLVE_FIG3_BARS,
+        runs=TMEVOLVE_FIG3_RUNS,
+        cohort=TMEVOLVE["cohort"],
         slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
     threads: 1
     resources:

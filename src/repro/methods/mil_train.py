@@ -26,18 +26,19 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.metrics import adjusted_rand_score
-from sklearn.model_selection import StratifiedKFold
 
 from repro.claims import sample
 from repro.methods.mil import SlideBag, create_mil_model
 
 __all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "MILTask", "fit_fold", "FoldResult",
-           "summarize_folds", "region_ari"]
+           "summarize_folds", "region_ari", "tile_ari", "FIDELITY_KEYS"]
 
 log = logging.getLogger(__name__)
 
 MANIFEST_COLUMNS = ("slide_id", "survival_months", "event", "subtype", "gene_expr")
+#: Per-slide mechanism diagnostics a traced model reports (``trace["stats"]``), averaged over test slides.
+FIDELITY_KEYS = ("rho_rowsum_median", "rho_rowsum_mean", "rho_rowsum_nonzero", "flux_over_h_median",
+                 "dirichlet_ratio", "spread_feature", "spread_spatial", "kappa_mean")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -108,6 +109,8 @@ def make_folds(table: pd.DataFrame, n_folds: int, seed: int) -> pd.DataFrame:
     strata = strata.where(strata.map(counts) >= n_folds, "rare")           # tiny strata pooled
     if (strata.value_counts() < n_folds).any():
         strata = pd.Series("all", index=table.index)
+    from sklearn.model_selection import StratifiedKFold   # here, not at import: scripts that only summarise stay light
+
     skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed % (2**32))
     fold = np.zeros(len(table), np.int64)
     for k, (_, test) in enumerate(skf.split(np.zeros(len(table)), strata)):
@@ -160,7 +163,21 @@ def region_ari(S: torch.Tensor, patch_types: np.ndarray) -> float:
     known = patch_types >= 0
     if known.sum() < 2:
         return float("nan")
+    from sklearn.metrics import adjusted_rand_score
+
     return float(adjusted_rand_score(patch_types[known], S.argmax(1).numpy()[known]))
+
+
+def tile_ari(bag: SlideBag, k: int) -> float:
+    """ARI of the spatial-tile baseline: K regions by nearest farthest-point seed on the grid (space only).
+
+    The regions TMEvolve would get with a spatial term alone; the ARI claim needs a margin over it.
+    """
+    from repro.methods.tmevolve import farthest_point_seeds
+
+    seeds = farthest_point_seeds(bag.grid, k)
+    S = -torch.cdist(bag.grid, bag.grid[seeds])                       # argmax = nearest seed
+    return region_ari(S, bag.patch_types)
 
 
 def fit_fold(method: str, task: MILTask, data: CohortData, folds: pd.DataFrame, fold: int, *, epochs: int,
@@ -216,7 +233,7 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
         log.info("epoch %d loss %.4f", epoch, total / len(train.bags))
     train_s = time.perf_counter() - t0
     model.eval()
-    outs, aris0, aris1 = [], [], []
+    outs, aris0, aris1, aris_tiles, stats = [], [], [], [], []
     t0 = time.perf_counter()
     with torch.no_grad():
         for bag in test.bags:
@@ -225,6 +242,8 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
             if "trace" in res:
                 aris0.append(region_ari(res["trace"]["S"][0], bag.patch_types))
                 aris1.append(region_ari(res["trace"]["S"][-1], bag.patch_types))
+                aris_tiles.append(tile_ari(bag, res["trace"]["S"][0].shape[1]))
+                stats.append(res["trace"].get("stats", {}))
     infer_ms = 1000 * (time.perf_counter() - t0) / len(test.bags)
     outs = np.stack(outs)
     score = task.score(outs)
@@ -238,7 +257,12 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
     diag = {"train_s": train_s, "infer_ms_per_slide": infer_ms, "n_train": n_train, "n_test": n_test,
             "n_params": sum(p.numel() for p in model.parameters())}
     if aris0:
-        diag.update(ari_q0=float(np.nanmean(aris0)), ari_final=float(np.nanmean(aris1)))
+        diag.update(ari_q0=float(np.nanmean(aris0)), ari_final=float(np.nanmean(aris1)),
+                    ari_tiles=float(np.nanmean(aris_tiles)))
+    for key in FIDELITY_KEYS:
+        vals = [s_[key] for s_ in stats if key in s_]
+        if vals:
+            diag[key] = float(np.nanmean(vals))
     log.info("%s %s fold %d: %s = %.4f (train %.1f s)", task.name, method, fold, task.metric_name, metric, train_s)
     return FoldResult(metric, pred, model.state_dict(), mcfg, train.bags[0].x.shape[1], task.out_dim, diag)
 
@@ -246,15 +270,16 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
 def summarize_folds(results: list[dict]) -> dict:
     """Mean, sample sd and per-fold values of each fold's ``metric`` and diagnostics."""
     vals = np.array([r["metric"] if r["metric"] is not None else np.nan for r in results], float)
-    ids = [f"fold{r.get('fold', i)}" for i, r in enumerate(results)]
+    ids = [r.get("id") or f"fold{r.get('fold', i)}" for i, r in enumerate(results)]
+    unit = "fold_seed" if any("id" in r for r in results) else "fold"
     out = {"mean": float(np.nanmean(vals)), "sd": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0,
            "folds": vals.tolist(), "metric": results[0]["metric_name"],
-           "per_unit": sample(vals, ids, "fold"),
+           "per_unit": sample(vals, ids, unit),
            "seeds": [r.get("seed") for r in results]}  # pairing across methods is checked on these
-    for key in ("ari_q0", "ari_final", "infer_ms_per_slide", "train_s", "n_params"):
+    for key in ("ari_q0", "ari_final", "ari_tiles", "infer_ms_per_slide", "train_s", "n_params", *FIDELITY_KEYS):
         if all(key in r["diagnostics"] for r in results):
             per_fold = [float(r["diagnostics"][key]) for r in results]
             out[key] = float(np.mean(per_fold))
-            if key.startswith("ari"):
-                out[f"{key}_per_unit"] = sample(per_fold, ids, "fold")
+            if key.startswith("ari") or key in FIDELITY_KEYS:
+                out[f"{key}_per_unit"] = sample(per_fold, ids, unit)
     return out

@@ -1,16 +1,20 @@
-"""Train one method on one task for one cross-validation fold; predict the held-out fold."""
+"""Train the runs of one job (one method, or every run of a task) on every fold of one repeat; predict the held-out folds."""
 import pandas as pd
 
 from repro.jobs import Job
 from repro.methods.mil_train import load_prepared
-from repro.papers.tmevolve.experiment import load_concepts, save_fold, train_fold, train_seed
+from repro.papers.tmevolve.experiment import load_concepts, save_repeat, train_repeat, train_seed
 
 job = Job.from_snakemake(snakemake)
 wc = snakemake.wildcards
-seed = train_seed(job, cohort=wc.cohort, task=wc.task, fold=int(wc.fold))  # the same for every method
-result = train_fold(wc.method, wc.task, load_prepared(snakemake.input.dataset),
-                    pd.read_csv(snakemake.input.folds, dtype={"slide_id": str}), int(wc.fold), job.cfg,
-                    concept_emb=load_concepts(snakemake.input.concepts), seed=seed,
-                    device=snakemake.config["device"])
-record = save_fold(result, snakemake.output.model, method=wc.method, task=wc.task, fold=int(wc.fold), seed=seed)
-job.write_metrics(snakemake.output.metrics, record)
+repeat = int(wc.repeat)
+# the seed of a unit is the same for every method, ablation and control
+seeds = {f: train_seed(job, cohort=wc.cohort, task=wc.task, fold=f, repeat=repeat) for f in range(job.cfg["n_folds"])}
+data = load_prepared(snakemake.input.dataset)
+folds = pd.read_csv(snakemake.input.folds, dtype={"slide_id": str})
+concepts = load_concepts(snakemake.input.concepts)
+results = {method: train_repeat(method, wc.task, data, folds, repeat, job.cfg, seeds=seeds, concept_emb=concepts,
+                                device=snakemake.config["device"])
+           for method in snakemake.params.methods}
+job.write_metrics(snakemake.output.metrics, save_repeat(results, snakemake.output.model, task=wc.task, repeat=repeat,
+                                                        seeds=seeds))

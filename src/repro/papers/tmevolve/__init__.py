@@ -9,7 +9,9 @@ is the WSI stage that feeds it (:mod:`repro.wsi`).
 - :mod:`~repro.papers.tmevolve.experiment`: the tasks (survival, subtype, gene), one training fold,
   fold summaries, ``metrics.json``, Tables 1/3/4 and the Fig. 3 trace.
 - :mod:`~repro.papers.tmevolve.figures`: Fig. 3 and the paper's method colours.
-- :mod:`~repro.papers.tmevolve.synth`: planted MIL bags without images (fast tests, contract files).
+- :mod:`~repro.papers.tmevolve.synth`: planted MIL bags without images (fast tests, contract files)
+  and, version 2, the spatial cohort: composition drawn first, arrangement second, labels set by
+  patch-level tumour-lymphocyte adjacency (the main task; version 1's WSI cohort is the control).
 
 This module stays light (no numpy or torch): rule files import from this package at parse time.
 """

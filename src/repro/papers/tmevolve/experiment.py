@@ -7,14 +7,27 @@
 - :func:`train_fold`: one method on one task for one fold, with the preset's settings, through the
   shared MIL training loop (:func:`repro.methods.mil_train.fit_fold`).
 
+- Version 2 (issue 16): two cohorts (the main, spatial one, whose labels are set by the arrangement
+  of the patches, and the control, version 1's WSI cohort); repeated cross-validation
+  (:func:`make_repeated_folds`; units ``r{repeat}_fold{fold}_s{repeat}``, :func:`unit_id`), one
+  training job per (method, repeat), or per (task, repeat) with ``train_bundle: task``
+  (:func:`train_repeat`, :func:`save_repeat`); summaries straight from the jobs' fold records
+  (:func:`collect_summaries`); the position-shuffle controls
+  (``shuffled_<method>``, :func:`shuffle_positions`); oracles and random scores on the same units
+  (:func:`oracle_summaries`).
+
 Every function takes paths or plain data and returns data, so each pipeline script is one call.
 ``metrics.json`` layout (the claims address it by dotted path)::
 
-    {task: {method: {mean, sd, folds, metric, [ari_q0, ari_final, ...]}},   # every run
-     best_baseline: {task: {method, mean, sd}},
-     ablation: {task: {drop: {variant: full - variant}, max_drop_other_than_randcon}},
+    {task: {method: {mean, sd, folds, per_unit, seeds, [ari_*, fidelity keys]}},  # main cohort, every run
+     best_baseline: {task: {method, mean, sd, per_unit}},
+     shuffle_drop: {task: {method: sample(method - shuffled_method)}},
+     control: {task: {method: ...}, best_baseline: ..., shuffle_drop: ...},     # the control cohort
+     ablation: {task: {drop: {variant: full - variant}, max_drop_other_than_randcon, other_minus_randcon}},
      grid: {task: {"q{Q}_k{K}": mean}},
-     ari: {q0, final, gain}}                                                    # main TMEvolve, survival
+     ari: {q0, final, gain, tiles, q0_folds, final_folds, tiles_folds, baseline_folds},  # TMEvolve, survival
+     fidelity: {task: {rho_rowsum_median, ..., dirichlet_ratio, spread_feature, spread_spatial, kappa_mean}},
+     design_choices: {...}}                                                   # TMEvolve's version-2 choices
 """
 
 from __future__ import annotations
@@ -25,21 +38,26 @@ import os
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
-from sklearn.metrics import roc_auc_score
 
 import repro.methods.tmevolve  # noqa: F401 - registers TMEvolve, its ablations and its grid as MIL models
-from repro.claims import sample
+from repro.claims import require_paired, sample
 from repro.io import atomic_path, read_json
 from repro.methods.mil import create_mil_model
-from repro.methods.mil_train import CohortData, FoldResult, fit_fold, load_prepared, region_ari, summarize_folds
+from repro.methods.mil_train import (FIDELITY_KEYS, CohortData, FoldResult, fit_fold, load_prepared, make_folds,
+                                     region_ari, summarize_folds)
+from repro.methods.mil import SlideBag
+from repro.methods.tmevolve import DESIGN_CHOICES
 from repro.methods.tmevolve_variants import grid_name
+from repro.nn.graph import grid_neighbours, knn_neighbours
+from repro.papers.tmevolve.grid import ORACLES, SHUFFLED, base_method
 from repro.metrics.survival import concordance_index, discretize, nll_survival_loss, risk_from_logits, time_bins
 from repro.registry import Registry
 
-__all__ = ["TASKS", "train_fold", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
+__all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shuffle_positions", "oracle_summaries",
+           "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
+           "collect_summaries",
            "aggregate_metrics", "make_tables", "trace_slide", "save_concepts", "load_concepts", "BASELINES",
-           "read_summaries", "slide_thumbnail", "survival_bars"]
+           "slide_thumbnail", "survival_bars"]
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +116,8 @@ class SubtypeTask:
         return torch.softmax(torch.as_tensor(outs), dim=-1).numpy()
 
     def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        from sklearn.metrics import roc_auc_score   # here, not at import: scripts that only summarise stay light
+
         y = table.subtype.to_numpy()
         present = np.unique(y)
         if len(present) < 2:
@@ -127,6 +147,8 @@ class GeneTask:
         return np.asarray(outs)[:, 0] * self.sd_ + self.mean_
 
     def metric(self, table: pd.DataFrame, score: np.ndarray) -> float:
+        from scipy import stats
+
         if np.std(score) == 0:
             return 0.0
         return float(stats.pearsonr(table.gene_expr.to_numpy(), score)[0])
@@ -153,9 +175,62 @@ def train_fold(method: str, task: str, data: CohortData, folds: pd.DataFrame, fo
     ``cfg`` is the part of the preset training reads: ``epochs``, ``lr``, ``weight_decay``,
     ``model`` (kwargs of every model) and ``qk`` (TMEvolve's Q and K per task).
     """
-    return fit_fold(method, TASKS.create(task), data, folds, fold, epochs=cfg["epochs"], lr=cfg["lr"],
+    if method.startswith(SHUFFLED):   # position-shuffle control: same model, same seed, permuted positions
+        data = shuffle_positions(data, seed=seed, knn_k=cfg.get("knn_k", 8))
+    return fit_fold(base_method(method), TASKS.create(task), data, folds, fold, epochs=cfg["epochs"], lr=cfg["lr"],
                     weight_decay=cfg.get("weight_decay", 0.0), model_cfg=model_config(task, cfg),
                     model_kwargs={"concept_emb": concept_emb}, seed=seed, device=device)
+
+
+def shuffle_positions(data: CohortData, *, seed: int, knn_k: int = 8) -> CohortData:
+    """The position-shuffle control: within each slide the grid positions are permuted among the patches
+    (features and tissue types stay with their patch), and the graphs rebuilt. Composition is kept,
+    arrangement destroyed: a model that uses the arrangement must drop to the composition oracle."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 17]))
+    bags = []
+    for b in data.bags:
+        grid = b.grid.numpy()[rng.permutation(b.n)]
+        bags.append(SlideBag(x=b.x, grid=torch.from_numpy(grid.copy()), nbr8=torch.from_numpy(grid_neighbours(grid)),
+                             knn=torch.from_numpy(knn_neighbours(grid, knn_k)), patch_types=b.patch_types,
+                             slide_id=b.slide_id))
+    return CohortData(bags, data.table, data.tissue_types)
+
+
+def unit_id(repeat: int, fold: int) -> str:
+    """The id of one cross-validation unit, the same for every method: ``r{repeat}_fold{fold}_s{repeat}``
+    (repeat r is one fold split and one training seed index)."""
+    return f"r{int(repeat)}_fold{int(fold)}_s{int(repeat)}"
+
+
+def make_repeated_folds(table: pd.DataFrame, n_folds: int, n_repeats: int, seed: int) -> pd.DataFrame:
+    """``slide_id, repeat, fold``: ``n_repeats`` independent stratified fold splits (repeated CV)."""
+    return pd.concat([make_folds(table, n_folds, int(np.random.SeedSequence([int(seed) % 2**63, r]).generate_state(1)[0]))
+                      .assign(repeat=r) for r in range(n_repeats)], ignore_index=True)[["slide_id", "repeat", "fold"]]
+
+
+def train_repeat(method: str, task: str, data: CohortData, folds: pd.DataFrame, repeat: int, cfg: dict, *,
+                 seeds: dict[int, int], concept_emb: np.ndarray | None = None,
+                 device: str = "cpu") -> dict[int, FoldResult]:
+    """Every fold of one repeat of the cross-validation (``seeds``: fold -> the unit's training seed)."""
+    split = folds[folds.repeat == repeat][["slide_id", "fold"]]
+    if split.empty:
+        raise ValueError(f"tmevolve: repeat {repeat} is not in the folds table")
+    return {f: train_fold(method, task, data, split, f, cfg, concept_emb=concept_emb, seed=seeds[f], device=device)
+            for f in sorted(seeds)}
+
+
+def save_repeat(results: dict[str, dict[int, FoldResult]], model_path: str, *, task: str, repeat: int,
+                seeds: dict[int, int]) -> dict:
+    """Write one training job's weights (one ``.pt``, method -> fold -> checkpoint); return the fold records
+    of every method (for the JSON, ``{"folds": [...]}``; each record names its method)."""
+    with atomic_path(model_path) as tmp:
+        torch.save({m: {f: {"state_dict": r.state_dict, "model_cfg": r.model_cfg, "method": base_method(m),
+                            "in_dim": r.in_dim, "out_dim": r.out_dim} for f, r in folds.items()}
+                    for m, folds in results.items()}, tmp)
+    return {"folds": [{"metric": r.metric, "metric_name": TASKS.get(task).metric_name, "method": m, "task": task,
+                       "repeat": int(repeat), "fold": int(f), "id": unit_id(repeat, f), "seed": int(seeds[f]),
+                       "diagnostics": r.diagnostics, "predictions": r.predictions.to_dict(orient="list")}
+                      for m, folds in results.items() for f, r in folds.items()]}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -172,14 +247,17 @@ def load_concepts(path: str | os.PathLike) -> np.ndarray:
         return z["emb"]
 
 
-def train_seed(job, *, cohort: str, task: str, fold: int) -> int:
-    """The seed of one (cohort, task, fold) training unit, the same for every method and ablation.
+def train_seed(job, *, cohort: str, task: str, fold: int, repeat: int = 0) -> int:
+    """The seed of one (cohort, task, repeat, fold) training unit, the same for every method, ablation,
+    control and oracle.
 
     It sets parameter init, dropout and the order of the slides; deriving it from the unit and not
     from the method name makes every comparison paired (a difference between two methods is not a
     difference between two seeds).
     """
-    return job.seed_for("tmevolve_train", cohort=cohort, task=task, fold=int(fold))
+    if int(repeat) == 0:   # version 1's units keep their seeds
+        return job.seed_for("tmevolve_train", cohort=cohort, task=task, fold=int(fold))
+    return job.seed_for("tmevolve_train", cohort=cohort, task=task, fold=int(fold), repeat=int(repeat))
 
 
 def save_fold(result: FoldResult, model_path: str, *, method: str, task: str, fold: int, seed: int) -> dict:
@@ -192,12 +270,16 @@ def save_fold(result: FoldResult, model_path: str, *, method: str, task: str, fo
 
 
 def summarize_fold_files(paths: list[str]) -> dict:
-    return summarize_folds([read_json(p) for p in paths])
+    """Summary over every unit of the repeat files (``{"folds": [...]}``) or single-fold files."""
+    records = []
+    for p in paths:
+        blob = read_json(p)
+        records += blob["folds"] if "folds" in blob else [blob]
+    return summarize_folds(records)
 
 
-def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
-    """The paper's ``metrics.json`` from ``{task: {method: summary}}``."""
-    check_paired(summaries)
+def _cohort_block(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
+    """``{task: {method: summary}}`` plus best baseline, ablation drops, the Q x K grid and shuffle drops."""
     out: dict = {task: dict(methods) for task, methods in summaries.items()}
     out["best_baseline"] = {}
     for task, methods in summaries.items():
@@ -206,46 +288,82 @@ def aggregate_metrics(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
             best = max(base, key=lambda m: base[m]["mean"])
             out["best_baseline"][task] = {"method": best, "mean": base[best]["mean"], "sd": base[best]["sd"],
                                           "per_unit": base[best].get("per_unit")}
-    out["ablation"] = {}
+    out["shuffle_drop"] = {}
     for task, methods in summaries.items():
+        drops = {m[len(SHUFFLED):]: _paired_diff(methods[m[len(SHUFFLED):]], methods[m])
+                 for m in methods if m.startswith(SHUFFLED) and m[len(SHUFFLED):] in methods}
+        if drops:
+            out["shuffle_drop"][task] = drops
+    return out
+
+
+def _paired_diff(a: dict, b: dict) -> dict:
+    """Per-unit ``a - b`` (same ids) as a sample."""
+    ua, ub = a["per_unit"], b["per_unit"]
+    vb = dict(zip(ub["ids"], ub["values"]))
+    ids = [i for i in ua["ids"] if i in vb]
+    va = dict(zip(ua["ids"], ua["values"]))
+    return sample([va[i] - vb[i] for i in ids], ids, ua.get("unit", "fold"))
+
+
+def aggregate_metrics(summaries: dict, cfg: dict) -> dict:
+    """The paper's ``metrics.json`` from ``{cohort: {task: {method: summary}}}`` (or ``{task: {method: ...}}``).
+
+    The main cohort's block is at the top level (the claims address ``survival.tmevolve``), the
+    control cohort's under ``control``; ``design_choices`` records TMEvolve's version-2 choices.
+    """
+    if cfg.get("cohort") in summaries:
+        main = summaries[cfg["cohort"]]
+        control = summaries.get(cfg.get("control_cohort") or "", {})
+    else:
+        main, control = summaries, {}
+    for block in (main, control):
+        check_paired(block)
+    out = _cohort_block(main, cfg)
+    if control:
+        out["control"] = _cohort_block(control, cfg)
+    out["ablation"] = {}
+    for task, methods in main.items():
         if "tmevolve" not in methods:
             continue
         drops = {v: methods["tmevolve"]["mean"] - methods[v]["mean"] for v in cfg.get("ablations", []) if v in methods}
         if drops:
             others = [d for v, d in drops.items() if v != "tmevolve_randcon"]
             out["ablation"][task] = {"drop": drops, "max_drop_other_than_randcon": max(others) if others else None}
-            randcon = methods.get("tmevolve_randcon", {}).get("per_unit")
-            if randcon:  # per fold: each other ablation's score minus random concepts' (paired by fold)
+            if methods.get("tmevolve_randcon", {}).get("per_unit"):  # each other ablation minus random concepts, paired
                 out["ablation"][task]["other_minus_randcon"] = {
-                    v: sample([a - b for a, b in zip(methods[v]["per_unit"]["values"], randcon["values"])],
-                              methods[v]["per_unit"]["ids"], "fold")
+                    v: _paired_diff(methods[v], methods["tmevolve_randcon"])
                     for v in drops if v != "tmevolve_randcon" and methods[v].get("per_unit")}
     grid = cfg.get("grid", {})
     gtask = grid.get("task")
-    if gtask in summaries:
-        out["grid"] = {gtask: {f"q{q}_k{k}": summaries[gtask].get(grid_name(q, k), {}).get("mean")
+    if gtask in main:
+        out["grid"] = {gtask: {f"q{q}_k{k}": main[gtask].get(grid_name(q, k), {}).get("mean")
                                for q in grid.get("Q", []) for k in grid.get("K", [])}}
-    main = summaries.get("survival", {}).get("tmevolve", {})
-    if "ari_q0" in main:
-        out["ari"] = {"q0": main["ari_q0"], "final": main["ari_final"], "gain": main["ari_final"] - main["ari_q0"],
-                      "q0_folds": main.get("ari_q0_per_unit"), "final_folds": main.get("ari_final_per_unit")}
+    tm = main.get("survival", {}).get("tmevolve", {})
+    if "ari_q0" in tm:
+        out["ari"] = {"q0": tm["ari_q0"], "final": tm["ari_final"], "gain": tm["ari_final"] - tm["ari_q0"],
+                      "q0_folds": tm.get("ari_q0_per_unit"), "final_folds": tm.get("ari_final_per_unit")}
+        if "ari_tiles_per_unit" in tm:   # the reference the evolved regions must beat: max(q = 0, spatial tiles)
+            q0, tiles = tm["ari_q0_per_unit"], tm["ari_tiles_per_unit"]
+            out["ari"].update(tiles=tm["ari_tiles"], tiles_folds=tiles,
+                              baseline_folds=sample(np.maximum(q0["values"], tiles["values"]), q0["ids"], q0["unit"]))
+    out["fidelity"] = {task: {k: methods["tmevolve"][k] for k in FIDELITY_KEYS if k in methods.get("tmevolve", {})}
+                       for task, methods in main.items() if "tmevolve" in methods}
+    out["design_choices"] = dict(DESIGN_CHOICES)
     return out
 
 
 def check_paired(summaries: dict[str, dict[str, dict]]) -> None:
-    """Every method of a task was trained on the same folds with the same seeds, or a ``ValueError``.
+    """Every method, ablation, control and oracle of a task was run on the same (repeat, fold) units with
+    the same seeds, or a ``ValueError`` naming the odd ones (:func:`repro.claims.require_paired`).
 
-    The claims compare methods fold by fold (paired); a method trained with other seeds (an old
-    fold file, a changed seed rule) would make that comparison a comparison of seeds.
+    The claims compare methods unit by unit (paired); a method trained with other seeds (an old job
+    file, a changed seed rule) would make that comparison a comparison of seeds.
     """
     for task, methods in summaries.items():
-        units = {m: tuple(zip(s["per_unit"]["ids"], s.get("seeds") or ())) for m, s in methods.items()
-                 if s.get("per_unit")}
-        if len(set(units.values())) > 1:
-            ref = next(iter(units))
-            odd = sorted(m for m, u in units.items() if u != units[ref])
-            raise ValueError(f"tmevolve {task}: methods {odd} were not trained on the same folds and seeds as "
-                             f"{ref!r}; rebuild their fold files (the seed of a fold must not depend on the method)")
+        require_paired({m: dict(zip(s["per_unit"]["ids"], s.get("seeds") or [None] * len(s["per_unit"]["ids"])))
+                        for m, s in methods.items() if isinstance(s, dict) and s.get("per_unit")},
+                       f"tmevolve {task}")
 
 
 def _fmt(s: dict | None) -> str:
@@ -255,11 +373,15 @@ def _fmt(s: dict | None) -> str:
 
 
 def make_tables(metrics: dict, cfg: dict) -> dict[str, pd.DataFrame]:
-    """Table 1 (methods x tasks), Table 3 (ablations x tasks), Table 4 (Q x K grid)."""
+    """Table 1 (methods, shuffle controls and oracles x tasks, main and control cohorts), Table 3
+    (ablations x tasks), Table 4 (Q x K grid)."""
     tasks = cfg["tasks"]
     names = {t: TASKS.get(t).metric_name for t in tasks}
-    t1 = pd.DataFrame([{"method": m, **{f"{t} ({names[t]})": _fmt(metrics.get(t, {}).get(m)) for t in tasks}}
-                       for m in cfg["methods"]])
+    rows = [*cfg["methods"], *[f"{SHUFFLED}{m}" for m in cfg.get("shuffle_controls", [])], *ORACLES]
+    blocks = [("main", metrics)] + ([("control", metrics["control"])] if "control" in metrics else [])
+    t1 = pd.DataFrame([{"cohort": cfg["cohort"] if b == "main" else cfg.get("control_cohort"), "method": m,
+                        **{f"{t} ({names[t]})": _fmt(blk.get(t, {}).get(m)) for t in tasks}}
+                       for b, blk in blocks for m in rows if any(m in blk.get(t, {}) for t in tasks)])
     t3 = pd.DataFrame([{"variant": m, **{f"{t} ({names[t]})": _fmt(metrics.get(t, {}).get(m)) for t in tasks}}
                        for m in ["tmevolve", *cfg["ablations"]]])
     grid = cfg["grid"]
@@ -269,20 +391,24 @@ def make_tables(metrics: dict, cfg: dict) -> dict[str, pd.DataFrame]:
 
 
 def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_path: str, *, fold: int,
-                slide_index: int = 0) -> tuple[pd.DataFrame, dict]:
-    """Run the fold's trained TMEvolve on one of its test slides and return per-patch maps.
+                slide_index: int = 0, repeat: int = 0, method: str = "tmevolve") -> tuple[pd.DataFrame, dict]:
+    """Run the fold's trained TMEvolve (``method`` of the job's model file) on one of its test slides and return per-patch maps.
 
     Returns a tidy DataFrame (``slide_id, gx, gy, truth, region_q0, region_final, response, flux``)
     and a dict of slide-level facts (slide id, Q, K, ARI at q = 0 and after evolution).
     """
     data = load_prepared(dataset_path)
     folds = pd.read_csv(folds_path, dtype={"slide_id": str})
+    if "repeat" in folds:
+        folds = folds[folds.repeat == repeat]
     test_ids = set(folds.slide_id[folds.fold == fold])
     test = [b for b in data.bags if b.slide_id in test_ids]
     if not test:
         raise ValueError(f"{folds_path}: fold {fold} has no slides")
     bag = sorted(test, key=lambda b: -b.n)[min(slide_index, len(test) - 1)]   # the largest test slides first
     ckpt = torch.load(model_path, weights_only=False)
+    ckpt = ckpt.get(method, ckpt)                                            # a job file: method -> fold -> checkpoint
+    ckpt = ckpt[fold] if fold in ckpt else ckpt
     model = create_mil_model(ckpt["method"], ckpt["in_dim"], ckpt["out_dim"], concept_emb=load_concepts(concepts_path),
                              **ckpt["model_cfg"])
     model.load_state_dict(ckpt["state_dict"])
@@ -300,12 +426,31 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
     return df, facts
 
 
-def read_summaries(paths: dict[str, str]) -> dict[str, dict[str, dict]]:
-    """``{"task/method": path}`` -> ``{task: {method: summary}}``."""
-    out: dict[str, dict[str, dict]] = {}
-    for key, path in paths.items():
-        task, method = key.split("/", 1)
-        out.setdefault(task, {})[method] = read_json(path)
+def collect_summaries(train_files: dict[str, str], oracle_files: dict[str, str],
+                      expected: list[str] | None = None) -> dict[str, dict[str, dict]]:
+    """``{cohort: {task: {method: summary}}}`` from the training jobs' JSONs (``{path: cohort}``, fold
+    records of one or more methods) and the oracle files (``{path: cohort}``, ``{task: {oracle: summary}}``).
+
+    A method's records are summarised over every (repeat, fold) unit in that order; ``expected``
+    (``cohort/task/method`` runs) names the runs that must be there, or a ``ValueError``.
+    """
+    records: dict = {}
+    for path, cohort in train_files.items():
+        for rec in read_json(path)["folds"]:
+            records.setdefault((cohort, rec["task"], rec["method"]), []).append(rec)
+    out: dict = {}
+    for (cohort, task, method), recs in records.items():
+        recs = sorted(recs, key=lambda r: (r["repeat"], r["fold"]))
+        out.setdefault(cohort, {}).setdefault(task, {})[method] = summarize_folds(recs)
+    for path, cohort in oracle_files.items():
+        for task, oracles in read_json(path).items():
+            if task == "provenance":   # written by Job.write_metrics beside the tasks
+                continue
+            out.setdefault(cohort, {}).setdefault(task, {}).update(oracles)
+    missing = [r for r in expected or [] if r.split("/")[2] not in out.get(r.split("/")[0], {}).get(r.split("/")[1], {})]
+    if missing:
+        raise ValueError(f"tmevolve: no fold records for {missing[:5]}{' ...' if len(missing) > 5 else ''} in "
+                         f"{sorted(train_files)[:3]} ...; rebuild the training jobs")
     return out
 
 
@@ -324,8 +469,119 @@ def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> np.n
         return slide.thumbnail(max_size)
 
 
-def survival_bars(paths: dict[str, str]) -> pd.DataFrame:
-    """``method, mean, sd`` of the survival C-index from the per-method summaries."""
-    rows = [{"method": m, "mean": read_json(p)["mean"], "sd": read_json(p)["sd"]} for m, p in paths.items()]
+def survival_bars(summaries: dict[str, dict], methods: list[str]) -> pd.DataFrame:
+    """``method, kind, mean, sd, n`` of the survival C-index from ``{method: summary}`` (kind: method,
+    control or oracle)."""
+    rows = []
+    for m in methods:
+        s = summaries.get(m)
+        if s is None:
+            raise ValueError(f"tmevolve fig3: no survival summary of {m!r} (have {sorted(summaries)})")
+        kind = "oracle" if m in ORACLES else "control" if m.startswith(SHUFFLED) else "method"
+        rows.append({"method": m, "kind": kind, "mean": s["mean"], "sd": s["sd"], "n": len(s["folds"])})
     return pd.DataFrame(rows)
 
+
+# ----------------------------------------------------------------------------------------------
+# Oracles and random scores (version 2): the same units as the trained methods, no training
+
+
+def slide_features(data: CohortData) -> pd.DataFrame:
+    """Per slide, from the true patch types: the histogram (composition) and the tumour-lymphocyte
+    adjacency on the 8-neighbour patch graph (arrangement): ``contact`` (share of lymphocyte patches
+    with a tumour neighbour), ``tl_edges`` (tumour-lymphocyte edges per patch), ``t_exposed`` (share of
+    tumour patches with a lymphocyte neighbour)."""
+    names = list(data.tissue_types)
+    if "tumour" not in names or "lymphocytes" not in names:
+        raise ValueError(f"tmevolve oracles: tissue types {names} lack 'tumour' or 'lymphocytes'")
+    t_id, l_id = names.index("tumour"), names.index("lymphocytes")
+    hist_types = [i for i, n in enumerate(names) if n != "background"]
+    rows = []
+    for b in data.bags:
+        pt = np.asarray(b.patch_types)
+        known = pt >= 0
+        row = {f"frac_{names[i]}": float((pt[known] == i).mean()) if known.any() else 0.0 for i in hist_types}
+        nb = b.nbr8.numpy()
+        nt = np.where(nb >= 0, pt[np.clip(nb, 0, None)], -1)                 # (N, 8) neighbour types
+        is_t, is_l = pt == t_id, pt == l_id
+        l_touch, t_touch = (nt == t_id).any(1) & is_l, (nt == l_id).any(1) & is_t
+        row.update(contact=float(l_touch.sum() / max(is_l.sum(), 1)), t_exposed=float(t_touch.sum() / max(is_t.sum(), 1)),
+                   tl_edges=float(((nt == l_id) & is_t[:, None]).sum() / max(b.n, 1)))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ridge_cox(X: np.ndarray, time: np.ndarray, event: np.ndarray, penalty: float = 0.1) -> np.ndarray:
+    """Coefficients of a Cox model with an L2 penalty ``penalty/2 * n * ||beta||^2`` (Breslow ties).
+
+    Minimises the negative log partial likelihood divided by n plus the penalty (strictly convex, so
+    it converges on any fold, also a tiny one where an unpenalised fit diverges).
+    """
+    from scipy.optimize import minimize
+
+    order = np.argsort(-time, kind="stable")                   # decreasing time: risk sets are prefixes
+    X, event = np.asarray(X, float)[order], np.asarray(event, float)[order]
+    n = len(X)
+
+    def loss(beta):
+        eta = X @ beta
+        m = eta.max()
+        w = np.exp(eta - m)
+        cum_w, cum_wx = np.cumsum(w), np.cumsum(w[:, None] * X, axis=0)
+        ll = np.sum(event * (eta - m - np.log(cum_w)))
+        grad = (event[:, None] * (X - cum_wx / cum_w[:, None])).sum(0)
+        return -ll / n + 0.5 * penalty * beta @ beta, -grad / n + penalty * beta
+
+    return minimize(loss, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B").x
+
+
+def _fit_predict(task: str, X_tr: np.ndarray, train: pd.DataFrame, X_te: np.ndarray, n_classes: int) -> np.ndarray:
+    """A linear model of ``task`` on slide features: ridge Cox (:func:`ridge_cox`), logistic (subtype), ridge (gene)."""
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    sc = StandardScaler().fit(X_tr)
+    X_tr, X_te = sc.transform(X_tr), sc.transform(X_te)
+    if task == "survival":
+        return X_te @ ridge_cox(X_tr, train.survival_months.to_numpy(), train.event.to_numpy())
+    if task == "subtype":
+        clf = LogisticRegression(max_iter=2000).fit(X_tr, train.subtype.to_numpy())
+        out = np.zeros((len(X_te), n_classes))
+        out[:, clf.classes_] = clf.predict_proba(X_te)
+        return out
+    return Ridge(alpha=1.0).fit(X_tr, train.gene_expr.to_numpy()).predict(X_te)
+
+
+def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: dict[tuple[int, int], int]) -> dict:
+    """``{oracle: summary}`` of :data:`~repro.papers.tmevolve.grid.ORACLES` on every (repeat, fold) unit.
+
+    - ``oracle_true``: the planted log hazard (survival only; the manifest's ``log_hazard``);
+    - ``oracle_composition``: a linear model on the true patch-type histogram;
+    - ``oracle_arrangement``: the same plus the tumour-lymphocyte adjacency features;
+    - ``random``: scores drawn from the unit's seed.
+    Each model is fitted on the unit's training folds and scored on its test fold, like the methods.
+    """
+    feats = slide_features(data)
+    comp = [c for c in feats if c.startswith("frac_")][:-1]                  # drop one: the fractions sum to 1
+    arr = comp + ["contact", "t_exposed", "tl_edges"]
+    table = data.table.reset_index(drop=True)
+    ids = table.slide_id.astype(str)
+    n_classes = int(table.subtype.max()) + 1 if "subtype" in table else 1
+    records = {o: [] for o in ORACLES}
+    for (r, f), seed in sorted(seeds.items()):
+        split = folds[folds.repeat == r].set_index("slide_id").fold.reindex(ids).to_numpy()
+        tr, te = np.flatnonzero(split != f), np.flatnonzero(split == f)
+        t = TASKS.create(task).fit(table.iloc[tr], table)
+        test = table.iloc[te].reset_index(drop=True)
+        scores = {"oracle_composition": _fit_predict(task, feats.iloc[tr][comp].to_numpy(), table.iloc[tr],
+                                                     feats.iloc[te][comp].to_numpy(), n_classes),
+                  "oracle_arrangement": _fit_predict(task, feats.iloc[tr][arr].to_numpy(), table.iloc[tr],
+                                                     feats.iloc[te][arr].to_numpy(), n_classes)}
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 23]))
+        scores["random"] = rng.dirichlet(np.ones(n_classes), len(te)) if task == "subtype" else rng.normal(size=len(te))
+        if task == "survival" and "log_hazard" in table:
+            scores["oracle_true"] = test.log_hazard.to_numpy()
+        for o, sc in scores.items():
+            records[o].append({"metric": t.metric(test, sc), "metric_name": t.metric_name, "id": unit_id(r, f),
+                               "repeat": r, "fold": f, "seed": int(seed), "diagnostics": {}})
+    return {o: summarize_folds(rec) for o, rec in records.items() if rec}

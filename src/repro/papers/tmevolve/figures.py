@@ -3,7 +3,8 @@
 Panels: (a) slide thumbnail (when available) and the ground-truth tissue type of each patch;
 (b) soft regions (argmax S) at q = 0; (c) after Q steps; (d) boundary flux magnitude
 ``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (e) concept response a_i;
-(f) survival C-index (mean +- sd over folds) of every method, in the colours of :data:`COLORS`.
+(f) survival C-index (mean +- sd over the cross-validation units) of every method, of the position-shuffle
+controls (hatched) and of the oracles and random scores (grey), in the colours of :data:`COLORS`.
 Region colours are arbitrary labels.
 """
 
@@ -73,13 +74,18 @@ def build_fig3(patches: pd.DataFrame, bars: pd.DataFrame, facts: dict, thumbnail
         ax.grid(False)
     ax = axes[1, 2]
     y = np.arange(len(bars))
-    ax.barh(y, bars["mean"], xerr=bars["sd"], color=[COLORS(m) for m in bars.method], capsize=2)
+    kind = bars["kind"] if "kind" in bars else pd.Series("method", index=bars.index)
+    colours = [COLORS(m.removeprefix("shuffled_")) if k != "oracle" else "0.75" for m, k in zip(bars.method, kind)]
+    barc = ax.barh(y, bars["mean"], xerr=bars["sd"], color=colours, capsize=2)
+    for patch, k in zip(barc, kind):
+        if k == "control":
+            patch.set_hatch("//")
     ax.set_yticks(y, bars.method)
     ax.invert_yaxis()
     lo = float(np.nanmin(bars["mean"] - bars["sd"])) if len(bars) else 0.5
     ax.set_xlim(max(0.0, min(0.5, lo) - 0.02), 1.0)
     ax.axvline(0.5, color="0.5", lw=0.8, ls=":")
-    ax.set_xlabel("survival C-index (mean +- sd over folds)")
-    ax.set_title("(f) every method")
+    ax.set_xlabel("survival C-index (mean +- sd over folds x repeats)")
+    ax.set_title("(f) methods, shuffle controls (//), oracles (grey)")
     fig.tight_layout()
     return fig

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy import ndimage
 
-__all__ = ["TISSUE_TYPES", "SyntheticBag", "make_type_map", "generate_bags", "write_contract_files"]
+__all__ = ["TISSUE_TYPES", "SyntheticBag", "make_type_map", "generate_bags", "write_contract_files",
+           "SPATIAL_PHENOTYPES", "SpatialConfig", "spatial_layout", "spatial_summary", "generate_spatial_cohort"]
 
 TISSUE_TYPES = ("tumour", "stroma", "lymphocytes", "necrosis", "fat")
 TUMOUR, STROMA, LYMPH, NECROSIS, FAT = range(5)
@@ -158,3 +159,195 @@ def write_contract_files(bags: dict, manifest: pd.DataFrame, manifest_path: str 
             g["features"] = bag.features
             g["coords"] = bag.coords
             g["patch_types"] = bag.patch_types
+
+
+# ----------------------------------------------------------------------------------------------
+# Version 2: the spatial cohort (composition drawn first, arrangement second)
+
+#: Immune phenotypes of the spatial cohort: where the lymphocyte aggregates sit, not how many there are.
+SPATIAL_PHENOTYPES = ("inflamed", "excluded", "mixed")
+
+
+@dataclass(frozen=True)
+class SpatialConfig:
+    """Size, features and label model of the spatial cohort (presets: config.yaml ``tmevolve.<scale>.spatial``)."""
+
+    n_slides: int = 300
+    blocks: int = 6             # slide side in compartment blocks
+    block: int = 2              # compartment width in patches (spec: at least two patches wide)
+    feat_dim: int = 32          # patch features: type prototype + noise (the feature-oracle track)
+    separation: float = 0.6     # per-dimension sd of the type prototypes
+    noise: float = 1.0          # per-dimension sd of the patch noise
+    stain_shift: float = 0.2    # per-dimension sd of a slide-level shift
+    hazard_effect: float = 1.2  # log-hazard change per sd of the lymphocyte contact fraction (protective)
+    gene_effect: float = 1.0
+    gene_noise: float = 0.5
+    censor_rate: float = 0.3
+    median_survival_months: float = 30.0
+    patch_size: int = 224       # level-0 pixels per patch in the written coordinates
+
+    def __post_init__(self) -> None:
+        if self.block < 2:
+            raise ValueError(f"tmevolve spatial cohort: block must be >= 2 patches (compartments at least two "
+                             f"patches wide), got {self.block}")
+        if self.blocks < 4:
+            raise ValueError(f"tmevolve spatial cohort: blocks must be >= 4, got {self.blocks}")
+
+
+def _block_neighbours(mask: np.ndarray) -> np.ndarray:
+    """Blocks 8-adjacent to ``mask`` and not in it."""
+    return ndimage.binary_dilation(mask, structure=np.ones((3, 3), bool)) & ~mask
+
+
+def spatial_layout(rng: np.random.Generator, cfg: SpatialConfig) -> dict:
+    """One slide of the spatial cohort: composition drawn first, arrangement second.
+
+    1. Composition: the number of blocks of each tissue type (tumour 20-35 %, lymphocytes 10-22 %,
+       necrosis and fat 0-8 % each, stroma the rest), drawn without looking at the phenotype.
+    2. Arrangement: the tumour grows as one compact connected blob from a random block; necrosis
+       borders it; the phenotype (uniform over :data:`SPATIAL_PHENOTYPES`) decides where the same
+       lymphocyte blocks go: ``inflamed`` all touch the tumour, ``excluded`` none (held in stroma at
+       least one block away), ``mixed`` a uniform 25-75 % share; fat fills free blocks away from the
+       tumour. Each block is ``block x block`` patches of one type.
+
+    Returns ``type_map`` (P, P) int16 patch types (:data:`TISSUE_TYPES` ids), ``phenotype`` and
+    ``counts`` (the composition drawn).
+    """
+    B = cfg.blocks
+    nb = B * B
+    fr = {"tumour": rng.uniform(0.20, 0.35), "lymphocytes": rng.uniform(0.10, 0.22),
+          "necrosis": rng.uniform(0.0, 0.08), "fat": rng.uniform(0.0, 0.08)}
+    counts = {k: max(int(round(v * nb)), 1 if k in ("tumour", "lymphocytes") else 0) for k, v in fr.items()}
+    phenotype = int(rng.integers(len(SPATIAL_PHENOTYPES)))
+    bmap = np.full((B, B), STROMA, np.int16)
+    free = np.ones((B, B), bool)
+
+    tumour = np.zeros((B, B), bool)
+    tumour[tuple(rng.integers(1, B - 1, 2))] = True
+    while tumour.sum() < counts["tumour"]:
+        front = np.argwhere(_block_neighbours(tumour))
+        # compact growth: frontier blocks weighted by their number of tumour neighbours (8-neighbourhood)
+        nn_count = ndimage.convolve(tumour.astype(int), np.ones((3, 3), int), mode="constant")[tuple(front.T)]
+        pick = front[rng.choice(len(front), p=nn_count**2 / (nn_count**2).sum())]
+        tumour[tuple(pick)] = True
+    bmap[tumour] = TUMOUR
+    free &= ~tumour
+
+    def place(n: int, allowed: np.ndarray) -> np.ndarray:
+        idx = np.argwhere(allowed & free)
+        take = idx[rng.permutation(len(idx))[: max(min(n, len(idx)), 0)]]
+        out = np.zeros((B, B), bool)
+        if len(take):
+            out[tuple(take.T)] = True
+        return out
+
+    touching = _block_neighbours(tumour)
+    nec = place(counts["necrosis"], touching)
+    bmap[nec] = NECROSIS
+    free &= ~nec
+    touching &= free
+    far = ~ndimage.binary_dilation(tumour, structure=np.ones((3, 3), bool), iterations=2)  # >= 1 block of stroma between
+
+    share = {"inflamed": 1.0, "excluded": 0.0, "mixed": rng.uniform(0.25, 0.75)}[SPATIAL_PHENOTYPES[phenotype]]
+    n_touch = int(round(share * counts["lymphocytes"]))
+    lymph = place(n_touch, touching)
+    free &= ~lymph
+    rest = counts["lymphocytes"] - int(lymph.sum())
+    away = place(rest, far)                           # the rest of the aggregates away from the tumour
+    free &= ~away
+    lymph |= away
+    rest -= int(away.sum())
+    if rest > 0:                                      # a small slide ran out of far blocks: anywhere not touching
+        extra = place(rest, ~touching if n_touch < counts["lymphocytes"] else np.ones_like(free))
+        free &= ~extra
+        lymph |= extra
+    bmap[lymph] = LYMPH
+    fat = place(counts["fat"], ~_block_neighbours(tumour))
+    bmap[fat] = FAT
+    type_map = np.kron(bmap, np.ones((cfg.block, cfg.block), np.int16)).astype(np.int16)
+    return {"type_map": type_map, "phenotype": phenotype, "counts": counts}
+
+
+def spatial_summary(type_map: np.ndarray) -> dict:
+    """The planted quantities (patch level) and the composition of one layout.
+
+    ``contact``: fraction of lymphocyte patches with a tumour patch among their 8 neighbours (the
+    arrangement the labels are made from); ``tl_edges``: tumour-lymphocyte 8-neighbour patch pairs;
+    ``frac_<type>``: the patch-type histogram (the composition).
+    """
+    t, ly = type_map == TUMOUR, type_map == LYMPH
+    near_t = ndimage.binary_dilation(t, structure=np.ones((3, 3), bool))
+    k = np.ones((3, 3), int)
+    k[1, 1] = 0
+    tl_edges = int((ndimage.convolve(t.astype(int), k, mode="constant") * ly).sum())
+    out = {"contact": float((near_t & ly).sum() / max(int(ly.sum()), 1)), "tl_edges": tl_edges}
+    tissue = type_map >= 0
+    for i, name in enumerate(TISSUE_TYPES):
+        out[f"frac_{name}"] = float((type_map[tissue] == i).mean())
+    return out
+
+
+def _censored_exponential(rng, lam: np.ndarray, censor_rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exponential event times with rates ``lam``; exponential censoring whose rate ``c`` solves
+    ``mean_i c / (c + lam_i) = censor_rate`` (the expected censored fraction)."""
+    lo, hi = 1e-9, 1e3
+    for _ in range(100):
+        c = np.sqrt(lo * hi)
+        lo, hi = (c, hi) if np.mean(c / (c + lam)) < censor_rate else (lo, c)
+    n = len(lam)
+    t_event = rng.exponential(1.0 / lam, n)
+    t_cens = rng.exponential(1.0 / c, n) if censor_rate > 0 else np.full(n, np.inf)
+    return np.maximum(np.minimum(t_event, t_cens), 0.05), (t_event <= t_cens).astype(int)
+
+
+def generate_spatial_cohort(cfg: SpatialConfig | dict, *, seed: int):
+    """The spatial cohort: bags whose labels depend on the arrangement of the patches, not their histogram.
+
+    Labels (``z`` = standardised over the cohort):
+
+    - survival: ``log h = -hazard_effect * z(contact)``; exponential times, censoring about
+      ``censor_rate``;
+    - subtype: the immune phenotype (inflamed / excluded / mixed), set by the arrangement;
+    - gene expression (a CD8A stand-in): ``6 + gene_effect * z(contact) + N(0, gene_noise)``.
+
+    Features (the feature-oracle track, no encoder): each patch is its type's prototype plus
+    Gaussian noise plus a slide-level shift, so the aggregator is tested apart from any encoder.
+    Slide ``i`` depends only on ``seed`` and ``i``; prototypes and labels on ``seed``.
+
+    Returns
+    -------
+    bags : dict[str, SyntheticBag]
+    manifest : pandas.DataFrame (contract columns + ``log_hazard``, ``contact``, ``phenotype``, fractions)
+    """
+    from repro.config import from_dict
+
+    if isinstance(cfg, dict):
+        cfg = from_dict(SpatialConfig, cfg, "tmevolve.<scale>.spatial")
+    if cfg.n_slides < 2:
+        raise ValueError(f"tmevolve spatial cohort: need at least 2 slides, got {cfg.n_slides}")
+    root = np.random.SeedSequence([int(seed) % 2**63, 7])
+    protos = np.random.default_rng(root.spawn(1)[0]).normal(0.0, cfg.separation, (len(TISSUE_TYPES), cfg.feat_dim))
+    bags, rows = {}, []
+    for i in range(cfg.n_slides):
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 7, i]))
+        lay = spatial_layout(rng, cfg)
+        tmap = lay["type_map"]
+        ys, xs = np.nonzero(tmap >= 0)
+        types = tmap[ys, xs].astype(np.int16)
+        feats = (protos[types] + rng.normal(0.0, cfg.noise, (len(types), cfg.feat_dim))
+                 + rng.normal(0.0, cfg.stain_shift, cfg.feat_dim))
+        sid = f"P{i:04d}"
+        bags[sid] = SyntheticBag(feats.astype(np.float32), np.stack([xs, ys], 1).astype(np.int64) * cfg.patch_size,
+                                 types, tmap)
+        rows.append({"slide_id": sid, "subtype": lay["phenotype"], "subtype_name": SPATIAL_PHENOTYPES[lay["phenotype"]],
+                     **spatial_summary(tmap)})
+    man = pd.DataFrame(rows)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 7, 2**32]))
+    zc = (man.contact - man.contact.mean()) / (man.contact.std(ddof=0) + 1e-12)
+    eta = -cfg.hazard_effect * zc
+    lam = np.log(2.0) / cfg.median_survival_months * np.exp(eta)
+    man["survival_months"], man["event"] = _censored_exponential(rng, lam.to_numpy(), cfg.censor_rate)
+    man["gene_expr"] = 6.0 + cfg.gene_effect * zc + rng.normal(0.0, cfg.gene_noise, len(man))
+    man["log_hazard"] = eta
+    first = ["slide_id", "survival_months", "event", "subtype", "subtype_name", "gene_expr"]
+    return bags, man[first + [c for c in man.columns if c not in first]]
