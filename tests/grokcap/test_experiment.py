@@ -43,6 +43,12 @@ def test_summarise_on_planted_runs():
     assert metrics["capacity"]["bits_per_param"] == pytest.approx(2.0)
     assert metrics["capacity"]["P_to_memorise_train"] == pytest.approx(1e9 / 2.0)
     assert metrics["censoring"]["random"]["n_censored"] == 2
+    # both seeds are identical, so every bootstrap resample gives the same ratio: a point interval
+    # at log10(threshold / crossing) = log10(sqrt(2) 1e4 / 1e4)
+    ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
+    assert ratio["n_undefined"] == 0
+    assert ratio["interval"]["low"] == pytest.approx(math.log10(math.sqrt(2)), abs=1e-9)
+    assert ratio["interval"]["high"] == pytest.approx(math.log10(math.sqrt(2)), abs=1e-9)
 
 
 def test_summarise_bounds_a_crossing_outside_the_grid():
@@ -59,6 +65,26 @@ def test_summarise_bounds_a_crossing_outside_the_grid():
     assert math.isnan(metrics["crossing"]["empirical_P"])
     assert metrics["crossing"]["empirical_P_upper_bound"] == 5000.0
     assert math.isnan(metrics["crossing"]["empirical_P_lower_bound"])
+    # no crossing in any resample: the bootstrap gives no interval, and says why
+    ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
+    assert ratio["interval"] is None and ratio["n_undefined"] == ratio["n_boot"]
+
+
+def test_seed_bootstrap_counts_undefined_resamples_against_both_ends():
+    # three seeds; seed 2 never groks, so resamples with a majority of seed 2 have no threshold
+    widths = {8: 2500.0, 12: 5000.0, 16: 10000.0, 24: 20000.0, 32: 40000.0}
+    recs = []
+    for s in range(3):
+        for w, P in widths.items():
+            tm, tg = 1e7 / P, 1e4 * P**-0.25
+            recs.append(_record("random", w, s, P, tm if tm < 3000 else None))
+            t_train = tg / 3 if (P >= 2e4 and s < 2) else tg
+            recs.append(_record("modular", w, s, P, t_train, tg))
+    metrics, _ = summarise(recs, n_boot=400)
+    ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
+    # P(resample holds seed 2 at least twice) = 7 / 27 = 0.26: far more than 2.5% undefined
+    assert 0.18 < ratio["n_undefined"] / 400 < 0.34 and ratio["interval"] is None
+    assert ratio["estimate"] == pytest.approx(math.log10(math.sqrt(2)), abs=1e-9)
 
 
 def test_a_misspelt_run_setting_is_refused_with_its_path():
