@@ -33,6 +33,7 @@ from repro.methods.grokking import (TASKS, GrokConfig, GrokTransformer, capacity
                                     crossing_point, fit_power_law, grokking_threshold, power_law_crossing,
                                     train_run)
 from repro.papers.grokcap.synth import task_data
+from repro.stats.intervals import min_units
 
 __all__ = ["run_grokcap", "runs_table", "curves_table", "summarise", "seed_bootstrap"]
 
@@ -152,6 +153,9 @@ def seed_bootstrap(mod: pd.DataFrame, rnd: pd.DataFrame, *, grok_delay_ratio: fl
     crossing in the grid, no grokking at the largest width) counts against both ends: the bounds
     are the order statistics of the defined values padded with that many -inf below and +inf above,
     so the interval is undefined (None) once more than ``(1 - level) / 2`` of the resamples are.
+    From fewer seed replicates than :func:`repro.stats.intervals.min_units` asks at ``level`` (6 at
+    95%) there is no interval either: a bootstrap of n units never leaves their range and covers
+    the truth with probability at most 1 - 2^(1-n), the claims checker's rule for samples.
     """
     seeds = np.array(sorted(set(mod.seed) | set(rnd.seed)))
     rng = np.random.default_rng(seed)
@@ -178,7 +182,11 @@ def seed_bootstrap(mod: pd.DataFrame, rnd: pd.DataFrame, *, grok_delay_ratio: fl
         lo, hi = ordered[k], ordered[len(ordered) - 1 - k]
         est = full[name]
         ok = np.isfinite(lo) and np.isfinite(hi) and np.isfinite(est) and lo <= est <= hi
+        if len(seeds) < min_units(level):
+            ok = False
         why = ("" if ok else "undefined on the full data" if not np.isfinite(est) else
+               f"{len(seeds)} seed replicates cannot give a {level:.0%} interval (at least {min_units(level)} "
+               f"are needed): the evidence at this scale cannot decide" if len(seeds) < min_units(level) else
                f"undefined in {undefined} of {n_boot} resamples" if not (np.isfinite(lo) and np.isfinite(hi)) else
                "the estimate lies outside the percentile interval")
         out[name] = {"estimate": est, "n_undefined": undefined, "no_interval_because": why,
