@@ -11,11 +11,11 @@ TARGETS = ["reports/grokcap_fig1.pdf", "reports/grokcap_fig2.pdf", "reports/grok
            "reports/grokcap_table1.md", "results/grokcap/metrics.json"]
 
 
-@pytest.mark.parametrize("scale, n_train_jobs", [("smoke", 5), ("small", 48), ("paper", 180)])
+@pytest.mark.parametrize("scale, n_train_jobs", [("smoke", 5), ("small", 32), ("paper", 180)])
 def test_dry_run_fans_out_width_seed_task(tmp_path, workflow_run, scale, n_train_jobs):
     proc = workflow_run(tmp_path, *TARGETS, "-n", "--quiet", "rules", scale=scale)
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith("grokcap_"))
-    # (modular + random) x widths x seeds + capacity_widths x seeds: 2*2*1+1, 2*3*6+2*6, 2*7*10+4*10
+    # (modular + random) x widths x seeds + capacity_widths x seeds: 2*2*1+1, 2*3*4+2*4, 2*7*10+4*10
     assert int(counts["grokcap_train"]) == n_train_jobs
 
 
