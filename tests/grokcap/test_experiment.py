@@ -26,7 +26,7 @@ def test_summarise_on_planted_runs():
     # T_mem = 1e7 / P and T_gen = 1e4 P^-0.25 cross at P = 1e4 (see above); grokking from P = 2e4 on
     widths = {8: 2500.0, 12: 5000.0, 16: 10000.0, 24: 20000.0, 32: 40000.0}
     recs = []
-    for s in range(2):
+    for s in range(6):  # six seeds, the fewest from which a 95% interval can be given
         for w, P in widths.items():
             tm, tg = 1e7 / P, 1e4 * P**-0.25
             recs.append(_record("random", w, s, P, tm if tm < 3000 else None))  # P = 2500: censored
@@ -42,7 +42,13 @@ def test_summarise_on_planted_runs():
     assert metrics["grokking"]["threshold_P"] == pytest.approx(math.sqrt(1e4 * 2e4))
     assert metrics["capacity"]["bits_per_param"] == pytest.approx(2.0)
     assert metrics["capacity"]["P_to_memorise_train"] == pytest.approx(1e9 / 2.0)
-    assert metrics["censoring"]["random"]["n_censored"] == 2
+    assert metrics["censoring"]["random"]["n_censored"] == 6
+    # all seeds are identical, so every bootstrap resample gives the same ratio: a point interval
+    # at log10(threshold / crossing) = log10(sqrt(2) 1e4 / 1e4)
+    ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
+    assert ratio["n_undefined"] == 0
+    assert ratio["interval"]["low"] == pytest.approx(math.log10(math.sqrt(2)), abs=1e-9)
+    assert ratio["interval"]["high"] == pytest.approx(math.log10(math.sqrt(2)), abs=1e-9)
 
 
 def test_summarise_bounds_a_crossing_outside_the_grid():
@@ -59,6 +65,39 @@ def test_summarise_bounds_a_crossing_outside_the_grid():
     assert math.isnan(metrics["crossing"]["empirical_P"])
     assert metrics["crossing"]["empirical_P_upper_bound"] == 5000.0
     assert math.isnan(metrics["crossing"]["empirical_P_lower_bound"])
+    # no crossing in any resample: the bootstrap gives no interval, and says why
+    ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
+    assert ratio["interval"] is None and ratio["n_undefined"] == ratio["n_boot"]
+
+
+def _planted(n_seeds, grokking_seeds):
+    widths = {8: 2500.0, 12: 5000.0, 16: 10000.0, 24: 20000.0, 32: 40000.0}
+    recs = []
+    for s in range(n_seeds):
+        for w, P in widths.items():
+            tm, tg = 1e7 / P, 1e4 * P**-0.25
+            recs.append(_record("random", w, s, P, tm if tm < 3000 else None))
+            t_train = tg / 3 if (P >= 2e4 and s < grokking_seeds) else tg
+            recs.append(_record("modular", w, s, P, t_train, tg))
+    return recs
+
+
+def test_seed_bootstrap_counts_undefined_resamples_against_both_ends():
+    # six seeds; seed 5 never groks, so resamples holding it 3 times or more have no threshold
+    metrics, _ = summarise(_planted(6, 5), n_boot=1000)
+    ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
+    # P(Binomial(6, 1/6) >= 3) = 0.062: more than the 2.5% each end can absorb
+    assert 0.035 < ratio["n_undefined"] / 1000 < 0.09 and ratio["interval"] is None
+    assert ratio["no_interval_because"].startswith("undefined in")
+    assert ratio["estimate"] == pytest.approx(math.log10(math.sqrt(2)), abs=1e-9)
+
+
+def test_seed_bootstrap_gives_no_interval_from_too_few_seeds():
+    # three identical seeds: every resample agrees, yet 3 units cannot carry a 95% interval
+    metrics, _ = summarise(_planted(3, 3), n_boot=200)
+    ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
+    assert ratio["n_undefined"] == 0 and ratio["interval"] is None
+    assert "3 seed replicates cannot give a 95% interval (at least 6" in ratio["no_interval_because"]
 
 
 def test_a_misspelt_run_setting_is_refused_with_its_path():

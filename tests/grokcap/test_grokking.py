@@ -108,31 +108,36 @@ def test_bits_memorised_closed_forms():
 
 
 @pytest.mark.parametrize("width, depth, heads", [(8, 2, 1), (12, 1, 3), (32, 3, 4)])
-def test_parameter_count_closed_form(width, depth, heads):
+def test_parameter_count_closed_form_of_our_variant(width, depth, heads):
     V = 25
-    model = GrokTransformer(V, width, depth, heads)
+    model = GrokTransformer(V, width, depth, heads, variant="ours")
     # embeddings V d + 4 d; per block qkv 3 d^2, proj d^2, SwiGLU 3 x 4 d^2, two norms 2 d;
     # final norm d; unembedding V d
     expected = V * width + 4 * width + depth * (16 * width**2 + 2 * width) + width + V * width
     assert count_parameters(model) == expected
 
 
-def test_model_memorises_tiny_random_label_set():
+@pytest.mark.parametrize("variant", ["reference", "ours"])
+def test_model_memorises_tiny_random_label_set(variant):
     data = random_sequences(40, 7, seed=0)
-    cfg = GrokConfig(p=7, width=32, dropout=0.0, lr=3e-3, max_steps=1500, eval_every=10)
-    out = train_run(cfg, "capacity", data.x, data.y, n_tokens=data.n_tokens, seed=0)
+    cfg = GrokConfig(variant=variant, p=7, width=32, dropout=0.0, lr=3e-3, max_steps=1500, eval_every=10)
+    # the random-label task stops once train accuracy reaches 99% (the capacity task, under the
+    # reference rule, trains on to a loss plateau); labels over all 9 tokens, as the reference's
+    out = train_run(cfg, "random", data.x, data.y, n_tokens=data.n_tokens, n_classes=data.n_tokens, seed=0)
     # 40 labels over 9 tokens carry 127 bits; 26,000 parameters hold far more: every label is learned
     assert out["train_acc"] == 1.0 and out["t_train"] is not None and out["steps"] < 1500
     assert 0 < out["bits"] <= out["dataset_bits"] == pytest.approx(40 * math.log2(9))
 
 
-def test_training_is_deterministic_and_leaves_global_rng_alone():
+@pytest.mark.parametrize("variant, task", [("reference", "random"), ("ours", "random"), ("reference", "capacity")])
+def test_training_is_deterministic_and_leaves_global_rng_alone(variant, task):
     data = random_sequences(30, 7, seed=1)
-    cfg = GrokConfig(p=7, width=8, dropout=0.1, max_steps=30, eval_every=10)
+    cfg = GrokConfig(variant=variant, p=7, width=8, dropout=0.1, capacity_dropout=0.1, max_steps=30,
+                     capacity_max_steps=30, eval_every=10, batch_size=8)
     state = torch.random.get_rng_state()
-    a = train_run(cfg, "capacity", data.x, data.y, n_tokens=data.n_tokens, seed=3)
+    a = train_run(cfg, task, data.x, data.y, n_tokens=data.n_tokens, seed=3)
     assert torch.equal(state, torch.random.get_rng_state())
-    b = train_run(cfg, "capacity", data.x, data.y, n_tokens=data.n_tokens, seed=3)
+    b = train_run(cfg, task, data.x, data.y, n_tokens=data.n_tokens, seed=3)
     def trace(run):
         return [(c["step"], c["train_acc"], c["train_loss"]) for c in run["curve"]]
 

@@ -1,4 +1,4 @@
-"""grokcap_data: the modular split and its random-label twin for one seed replicate."""
+"""grokcap_data: the modular split and the random-label data of one seed replicate."""
 
 import numpy as np
 

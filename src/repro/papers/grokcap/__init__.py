@@ -1,8 +1,8 @@
 """grokcap: "Model Capacity Determines Grokking through Competing Memorisation and Generalisation
 Speeds" (arXiv 2605.09724), paper 18 of ``workflow/papers.yaml``.
 
-- :mod:`~repro.papers.grokcap.synth`: modular arithmetic data and its random-label twin (the
-  ground truth: the task has a rule, the twin has none).
+- :mod:`~repro.papers.grokcap.synth`: modular arithmetic data and random-label data of equal size (the
+  ground truth: the task has a rule, the random labels have none).
 - :mod:`~repro.papers.grokcap.experiment`: one grid cell (task x width x seed), and the aggregation
   of all runs into ``results/grokcap/metrics.json`` (T_mem(P), T_gen(P), power laws, crossing,
   grokking threshold, capacity).

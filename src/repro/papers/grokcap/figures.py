@@ -45,7 +45,7 @@ def fig1_table(runs: pd.DataFrame, metrics: dict) -> pd.DataFrame:
             t = getattr(r, col)
             cens = bool(np.isnan(t))
             rows.append({"series": name, "kind": "run", "width": r.width, "seed": r.seed, "P": r.P,
-                         "T": float(r.max_steps if cens else t), "censored": cens})
+                         "T": float(r.cap if cens else t), "censored": cens})
         fit = (metrics.get("power_law") or {}).get(name) or {}
         if len(sub) and fit.get("a") is not None and fit.get("b") is not None:
             for P in np.geomspace(sub.P.min(), sub.P.max(), 30):
@@ -85,7 +85,8 @@ def fig1(df: pd.DataFrame, metrics: dict) -> plt.Figure:
             ax.axvline(value, color="0.3", ls=style, lw=1, label=f"{label}: P = {value:.3g}")
     if not len(df):
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center")
-    ax.set(xscale="log", yscale="log", xlabel="parameters P", ylabel="steps to 99% accuracy",
+    unit = metrics.get("time_unit") or "step"
+    ax.set(xscale="log", yscale="log", xlabel="parameters P", ylabel=f"{unit}s to 99% accuracy",
            title="Memorisation vs generalisation speed")
     ax.xaxis.set_minor_formatter(NullFormatter())  # decade labels only: minor ones overlap
     ax.legend(loc="best", fontsize=5.5)
@@ -116,7 +117,9 @@ def fig2_table(curves: pd.DataFrame, metrics: dict) -> pd.DataFrame:
     if pivot is None or not math.isfinite(pivot):
         pivot = (metrics.get("grokking") or {}).get("threshold_P")
     keep = pick_widths(P_by_width, pivot)
-    return mod[mod.width.isin(keep)][["width", "P", "seed", "step", "train_acc", "val_acc"]].reset_index(drop=True)
+    unit = metrics.get("time_unit") or "step"
+    out = mod[mod.width.isin(keep)].rename(columns={unit: "time"})
+    return out.assign(time_unit=unit)[["width", "P", "seed", "time", "time_unit", "train_acc", "val_acc"]].reset_index(drop=True)
 
 
 def fig2(df: pd.DataFrame) -> plt.Figure:
@@ -127,10 +130,11 @@ def fig2(df: pd.DataFrame) -> plt.Figure:
     for ax, width in zip(axes[0], widths):
         sub = df[df.width == width]
         for seed, g in sub.groupby("seed"):
-            ax.plot(g.step, g.train_acc, color="#0072B2", lw=0.9, alpha=0.8, label="train" if seed == sub.seed.min() else None)
-            ax.plot(g.step, g.val_acc, color="#D55E00", lw=0.9, alpha=0.8, label="validation" if seed == sub.seed.min() else None)
+            ax.plot(g.time, g.train_acc, color="#0072B2", lw=0.9, alpha=0.8, label="train" if seed == sub.seed.min() else None)
+            ax.plot(g.time, g.val_acc, color="#D55E00", lw=0.9, alpha=0.8, label="validation" if seed == sub.seed.min() else None)
         ax.axhline(0.99, color="0.5", ls=":", lw=0.8)
-        ax.set(xscale="log", xlabel="step", title=f"width {width}, P = {int(sub.P.iloc[0]):,}", ylim=(-0.02, 1.02))
+        unit = sub.time_unit.iloc[0] if len(sub) else "step"
+        ax.set(xscale="log", xlabel=unit, title=f"width {width}, P = {int(sub.P.iloc[0]):,}", ylim=(-0.02, 1.02))
     axes[0][0].set_ylabel("accuracy")
     axes[0][0].legend(loc="upper left")
     fig.tight_layout()
@@ -217,6 +221,17 @@ def table1(metrics: dict) -> pd.DataFrame:
                          ("crossing, power laws", _f(cross.get("power_law_P"), ",.0f")),
                          ("grokking threshold", _f(grok.get("threshold_P"), ",.0f"))):
         rows.append({"quantity": label, "P": value, "T_mem median": "", "T_gen median": "", "grokked fraction": ""})
+    for name, label in (("log10_ratio_empirical", "log10(threshold / crossing), medians"),
+                        ("log10_ratio_power_law", "log10(threshold / crossing), power laws")):
+        entry = (metrics.get("threshold_vs_crossing") or {}).get(name)
+        if isinstance(entry, dict):
+            iv = entry.get("interval") or {}
+            rows.append({"quantity": label, "P": _f(entry.get("estimate")),
+                         "T_mem median": f"[{_f(iv.get('low'))}, {_f(iv.get('high'))}] (seed bootstrap)",
+                         "T_gen median": f"{entry.get('n_undefined')}/{entry.get('n_boot')} resamples undefined",
+                         "grokked fraction": ""})
+    rows.append({"quantity": "time unit", "P": "", "T_mem median": metrics.get("time_unit") or "step",
+                 "T_gen median": f"definitions: {metrics.get('variant') or 'ours'}", "grokked fraction": ""})
     cap = metrics.get("capacity")
     if cap:
         rows.append({"quantity": "capacity (bits/param)", "P": "",

@@ -30,7 +30,7 @@ def run_targets(cfg: dict, prefix: str = "results/grokcap/runs") -> list[str]:
 
 
 def data_config(cfg: dict) -> dict[str, Any]:
-    """What a data job reads: the task and its split, and the kind of random-label twin."""
+    """What a data job reads: the task and its split, and the kind of random-label data."""
     return {k: cfg[k] for k in DATA_KEYS}
 
 

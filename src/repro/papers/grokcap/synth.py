@@ -7,31 +7,41 @@ operator token ``p`` and the equals token ``p + 1``); the target is ``c``.
 
 - :func:`modular_table`: the full table, each pair (a, b) exactly once (``b != 0`` for division).
 - :func:`split`: a seeded random train/validation split by fraction (the paper uses 0.5).
-- :func:`random_label_like`: the random-label twin of a training set used to measure the
-  memorisation time T_mem: the same inputs and the same label multiset, with the labels permuted
-  among the inputs, so size and (empirical) label entropy are exactly equal while the labels carry
-  no rule that could be learned.
+- :func:`reference_random_data`: the random-label data of the paper's code on which T_mem is
+  measured (``data.modular.random_target_data_torch`` called with ``n_equiv`` samples):
+  ``n_equiv = floor(train_fraction * |table|)`` fresh sequences, all four tokens and the label
+  uniform over the ``p + 2`` tokens, so ``n log2(p + 2)`` bits of label information.
+- :func:`random_label_like`: our earlier random-label twin of a training set: the same inputs and
+  the same label multiset, with the labels permuted among the inputs, so size and (empirical)
+  label entropy are exactly equal while the labels carry no rule that could be learned.
 - :func:`random_sequences`: uniform random 4-token inputs with uniform labels over ``p + 2``
-  tokens, the paper's capacity data (``n log2(p + 2)`` bits of label information).
+  tokens (the reference's random data; also the capacity runs' data).
 - :func:`seed_dataset` and :func:`task_data`: one seed replicate's arrays (an ``.npz`` file of the
   workflow) and the train/validation data of each run drawn from them; the model and its training
   (:mod:`repro.methods.grokking`) take these arrays, not this module's types.
 
-Choices the paper leaves open
------------------------------
-- T_mem's random-label data: the paper draws fresh uniform labels; we permute the labels of the
-  modular training set instead (``labels="permute"``), which makes the label entropy *equal*, not
-  only equal in expectation. ``labels="uniform"`` gives i.i.d. labels over the ``p`` residues.
+Random-label data for T_mem (the preset's ``labels``)
+-----------------------------------------------------
+- ``reference`` (every preset): :func:`reference_random_data`, as the paper's code. Its inputs are
+  random too, so nothing about them is shared with the modular task.
+- ``permute`` (our earlier default): the modular training inputs with their labels permuted, which
+  makes the label entropy *equal*, not only equal in expectation, but keeps the structured inputs;
+  the review of issue 30 found it memorised 2-3x more slowly than the reference's data.
+- ``uniform``: the modular training inputs with i.i.d. labels over the ``p`` residues.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ModularData", "OPERATIONS", "modular_table", "split", "random_label_like", "random_sequences",
-           "label_entropy_bits", "seed_dataset", "task_data"]
+__all__ = ["ModularData", "OPERATIONS", "LABELS", "modular_table", "split", "random_label_like", "random_sequences",
+           "reference_random_data", "n_equiv", "label_entropy_bits", "seed_dataset", "task_data"]
+
+#: Kinds of random-label data for T_mem (module docstring).
+LABELS = ("reference", "permute", "uniform")
 
 
 def _divide(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
@@ -127,6 +137,29 @@ def random_sequences(n: int, p: int, seed: int, seq_len: int = 4) -> ModularData
     return ModularData(x, y, n_tokens=p + 2)
 
 
+def n_equiv(p: int, operation: str = "div", train_fraction: float = 0.5) -> int:
+    """Size of the reference's random-label data: ``floor(train_fraction * |table|)``.
+
+    ``|table|`` is ``p (p - 1)`` for division and ``p^2`` otherwise, so for division at 0.5 this is
+    ``floor(0.5 p (p - 1))``, the size of the modular training split (the reference's
+    ``compute_dataset_size_bits``).
+    """
+    _check_prime(p)
+    if operation not in OPERATIONS:
+        raise ValueError(f"modular: unknown operation {operation!r}; known: {', '.join(OPERATIONS)}")
+    size = p * (p - 1) if OPERATIONS[operation][1] else p * p
+    return int(math.floor(train_fraction * size))
+
+
+def reference_random_data(p: int, operation: str, train_fraction: float, seed: int) -> ModularData:
+    """The reference's random-label data of equivalent complexity (T_mem's data).
+
+    ``n_equiv(p, operation, train_fraction)`` sequences, every one of the four tokens and the
+    label drawn uniformly from the ``p + 2`` tokens: ``n log2(p + 2)`` bits of labels.
+    """
+    return random_sequences(n_equiv(p, operation, train_fraction), p, seed)
+
+
 def label_entropy_bits(y: np.ndarray) -> float:
     """Empirical (plug-in) entropy of the labels ``y`` in bits."""
     _, counts = np.unique(y, return_counts=True)
@@ -134,32 +167,39 @@ def label_entropy_bits(y: np.ndarray) -> float:
     return float(-(freq * np.log2(freq)).sum())
 
 
-def seed_dataset(*, p: int, operation: str, train_fraction: float, seed: int, labels: str = "permute"
+def seed_dataset(*, p: int, operation: str, train_fraction: float, seed: int, labels: str = "reference"
                  ) -> dict[str, np.ndarray]:
     """The data of one seed replicate, as arrays for an ``.npz`` file.
 
     Holds the train/validation split of the modular table (``train_x``, ``train_y``, ``val_x``,
-    ``val_y``), the random-label twin's labels for the same inputs (``random_y``), the vocabulary
-    size and ``seed``, from which capacity runs draw their random sequences.
+    ``val_y``), the random-label data of kind ``labels`` (``random_x``, ``random_y``, and
+    ``random_classes``, the number of classes its labels are drawn from), the vocabulary size and
+    ``seed``, from which capacity runs draw their random sequences.
     """
     train, val = split(modular_table(p, operation), train_fraction, seed)
-    twin = random_label_like(train, seed + 1, labels=labels)
-    return {"train_x": train.x, "train_y": train.y, "val_x": val.x, "val_y": val.y, "random_y": twin.y,
-            "n_tokens": np.int64(train.n_tokens), "p": np.int64(p), "seed": np.int64(seed)}
+    if labels == "reference":
+        rand, classes = reference_random_data(p, operation, train_fraction, seed + 1), p + 2
+    elif labels in LABELS:
+        rand, classes = random_label_like(train, seed + 1, labels=labels), p
+    else:
+        raise ValueError(f"modular: labels must be one of {', '.join(LABELS)}, got {labels!r}")
+    return {"train_x": train.x, "train_y": train.y, "val_x": val.x, "val_y": val.y, "random_x": rand.x,
+            "random_y": rand.y, "random_classes": np.int64(classes), "n_tokens": np.int64(train.n_tokens),
+            "p": np.int64(p), "seed": np.int64(seed)}
 
 
 def task_data(task: str, arrays: dict[str, np.ndarray], n_capacity: int = 0) -> tuple[ModularData, ModularData | None]:
     """Train (and validation) data of one run from a seed's arrays (:func:`seed_dataset`).
 
-    ``modular``: the split (validation measures T_gen). ``random``: the random-label twin of that
-    same training split (T_mem). ``capacity``: ``n_capacity`` random sequences drawn from the
+    ``modular``: the split (validation measures T_gen). ``random``: the seed's random-label data
+    (T_mem; :func:`seed_dataset`). ``capacity``: ``n_capacity`` random sequences drawn from the
     seed's stream (bits memorised). Only ``modular`` has validation data.
     """
     V = int(arrays["n_tokens"])
     if task == "modular":
         return ModularData(arrays["train_x"], arrays["train_y"], V), ModularData(arrays["val_x"], arrays["val_y"], V)
     if task == "random":
-        return ModularData(arrays["train_x"], arrays["random_y"], V), None
+        return ModularData(arrays["random_x"], arrays["random_y"], V), None
     if task == "capacity":
         return random_sequences(n_capacity, int(arrays["p"]), int(arrays["seed"]) + 2), None
     raise ValueError(f"modular: unknown task {task!r}; known: modular, random, capacity")
