@@ -29,19 +29,20 @@ def _default_mpp(cfg: dict[str, Any]) -> float | None:
 
 
 def tissue_step(slide_path: str | os.PathLike, out_npz: str | os.PathLike, cfg: dict[str, Any]) -> TissueMask:
-    """Detect tissue; write ``mask``, ``downsample``, ``threshold``, ``seg_mpp`` to ``out_npz``."""
+    """Detect tissue; write ``mask``, ``downsample``, ``threshold``, ``seg_mpp``, ``modality`` to ``out_npz``."""
     with open_slide(slide_path, default_mpp=_default_mpp(cfg)) as slide:
         tm = detect_tissue(slide, cfg.get("tissue"))
     with atomic_path(out_npz) as tmp:
         np.savez_compressed(tmp, mask=tm.mask, downsample=np.float64(tm.downsample), threshold=np.float64(tm.threshold),
-                            seg_mpp=np.float64(tm.seg_mpp))
+                            seg_mpp=np.float64(tm.seg_mpp), modality=np.str_(tm.modality))
     return tm
 
 
 def load_tissue(path: str | os.PathLike) -> TissueMask:
     with np.load(path) as z:
         return TissueMask(mask=z["mask"].astype(bool), downsample=float(z["downsample"]),
-                          threshold=float(z["threshold"]), seg_mpp=float(z["seg_mpp"]))
+                          threshold=float(z["threshold"]), seg_mpp=float(z["seg_mpp"]),
+                          modality=str(z["modality"]) if "modality" in z.files else "brightfield")
 
 
 def patch_step(slide_path: str | os.PathLike, tissue_npz: str | os.PathLike, out_h5: str | os.PathLike,
