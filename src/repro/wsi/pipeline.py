@@ -62,8 +62,11 @@ def patch_step(slide_path: str | os.PathLike, tissue_npz: str | os.PathLike, out
 
 
 def features_step(slide_path: str | os.PathLike, patches_h5: str | os.PathLike, out_h5: str | os.PathLike,
-                  encoder_name: str, cfg: dict[str, Any], *, device: str = "cpu", seed: int = 0) -> dict[str, Any]:
-    """Encode every patch of ``patches_h5``; write ``features`` + ``coords`` to ``out_h5``."""
+                  encoder_name: str, cfg: dict[str, Any], *, device: str = "cpu", seed: int = 0,
+                  threads: int | None = None) -> dict[str, Any]:
+    """Encode every patch of ``patches_h5``; write ``features`` + ``coords`` to ``out_h5``.
+
+    ``threads``: torch threads of the forward pass (the job's Snakemake ``threads``)."""
     from repro.wsi.features import create_encoder, extract_features, write_features
     from repro.wsi.patching import read_coords
 
@@ -76,9 +79,9 @@ def features_step(slide_path: str | os.PathLike, patches_h5: str | os.PathLike, 
     t0 = time.perf_counter()
     with open_slide(slide_path, default_mpp=_default_mpp(cfg)) as slide:
         feats = extract_features(slide, coords, attrs, encoder, batch_size=int(fcfg.get("batch_size", 16)),
-                                 prefetch=bool(fcfg.get("prefetch", True)))
+                                 prefetch=bool(fcfg.get("prefetch", True)), threads=threads)
     dt = time.perf_counter() - t0
     write_features(out_h5, feats, coords, attrs, encoder)
-    log.info("%s: %d patches -> %d-d features in %.1f s (%.1f patches/s)", slide_path, len(coords), encoder.dim, dt,
-             len(coords) / max(dt, 1e-9))
+    log.info("%s: %d patches -> %d-d features in %.1f s (%.1f patches/s, %s torch thread(s))", slide_path,
+             len(coords), encoder.dim, dt, len(coords) / max(dt, 1e-9), threads or "default")
     return {"n_patches": int(len(coords)), "dim": encoder.dim, "seconds": dt}
