@@ -152,7 +152,8 @@ rule wsi_features:
             or preset("wsi", "encoders"),
         },
         device=config["device"],
-    # One thread per job: slides fan out across cores instead. Two OpenMP threads on a busy node
+    # threads = the encoder's torch threads (features_step; a reader thread overlaps the slide reads).
+    # One per job: slides fan out across cores instead. Two OpenMP threads on a busy node
     # spin-wait each other (measured here: 2 img/s with 2 threads vs 23 with 1 under load).
     threads: 1
     resources:

@@ -15,8 +15,12 @@ Encoders are registered by kind (:data:`ENCODERS`) and configured by name in con
   code (safetensors, or ``torch.load(weights_only=True)``).
 
 Inference: ``torch.inference_mode``, channels-last tensors, ImageNet mean/std normalisation,
-batches of ``batch_size`` patches, with the next batch read from the slide in a background thread
-while the current one runs through the encoder (OpenSlide releases the GIL while decoding).
+batches of ``batch_size`` patches. With ``prefetch`` a reader thread reads batches from the slide
+into a bounded queue (``queue_depth`` batches ahead) while the main thread runs the encoder, so
+reading overlaps the forward pass (OpenSlide's decoding and Pillow's conversion and resize release
+the GIL). The batches are the same, in the same order, as without it, so the features are
+byte-for-byte those of the serial path. The forward pass uses ``threads`` torch threads (the
+job's Snakemake ``threads``); the reader thread comes on top of them.
 
 Deviations: the TMEvolve paper uses CONCH v1.5 patch features; no pathology foundation model ships
 offline, so the default is ImageNet EfficientNet-Lite0 (a ``checkpoint`` path takes any other).
@@ -24,9 +28,11 @@ offline, so the default is ImageNet EfficientNet-Lite0 (a ``checkpoint`` path ta
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +45,8 @@ from repro.nn.encoders_offline import (EFFICIENTNET_LITE0_DIM, IMAGENET_MEAN, IM
 from repro.registry import Registry
 from repro.wsi.reader import Slide
 
-__all__ = ["ENCODERS", "PatchEncoder", "create_encoder", "extract_features", "write_features", "read_features"]
+__all__ = ["ENCODERS", "PatchEncoder", "create_encoder", "extract_features", "torch_threads", "write_features",
+           "read_features"]
 
 log = logging.getLogger(__name__)
 
@@ -153,31 +160,90 @@ def _batches(slide: Slide, coords: np.ndarray, attrs: dict[str, Any], batch_size
         yield np.stack(list(read_patches(slide, coords[s : s + batch_size], attrs)))
 
 
+_DONE = object()
+
+
+def _prefetched(batches, depth: int):
+    """Iterate ``batches`` (a generator of slide reads) in a reader thread, at most ``depth`` batches
+    ahead; an error in the reader is raised here, and leaving early stops the reader."""
+    q: queue.Queue = queue.Queue(maxsize=max(1, int(depth)))
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def reader() -> None:
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+            put(_DONE)
+        except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises it
+            put(err)
+
+    thread = threading.Thread(target=reader, name="wsi-patch-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """Run the block with ``n`` torch intra-op threads (``None``: leave as is), then restore."""
+    import torch
+
+    if not n:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(n)))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def extract_features(slide: Slide, coords: np.ndarray, attrs: dict[str, Any], encoder: PatchEncoder, *,
-                     batch_size: int = 16, prefetch: bool = True) -> np.ndarray:
-    """Features (N, dim) float32 of the patches at ``coords`` (attrs of the patch file)."""
+                     batch_size: int = 16, prefetch: bool = True, queue_depth: int = 2,
+                     threads: int | None = None) -> np.ndarray:
+    """Features (N, dim) float32 of the patches at ``coords`` (attrs of the patch file).
+
+    ``prefetch`` reads up to ``queue_depth`` batches ahead in a reader thread while the encoder
+    runs; ``threads`` sets the torch threads of the forward pass (``None``: torch's current
+    setting). The output does not depend on ``prefetch`` or ``queue_depth``.
+    """
     from repro.logs import progress
 
     n = len(coords)
     out = np.empty((n, encoder.dim), dtype=np.float32)
     if n == 0:
         return out
-    it = _batches(slide, coords, attrs, batch_size)
     n_batches = (n + batch_size - 1) // batch_size
-    pos = 0
+    it = _batches(slide, coords, attrs, batch_size)
     if prefetch:
-        with ThreadPoolExecutor(1) as pool:
-            fut = pool.submit(next, it)
-            for _ in progress(range(n_batches), desc=f"features {slide.path.stem}", total=n_batches, unit="batch"):
-                batch = fut.result()
-                if pos + len(batch) < n:
-                    fut = pool.submit(next, it)
-                out[pos : pos + len(batch)] = encoder(batch)
-                pos += len(batch)
-    else:
+        it = _prefetched(it, queue_depth)
+    pos = 0
+    with torch_threads(threads):
         for batch in progress(it, desc=f"features {slide.path.stem}", total=n_batches, unit="batch"):
             out[pos : pos + len(batch)] = encoder(batch)
             pos += len(batch)
+    if pos != n:
+        raise RuntimeError(f"slide {slide.path}: {pos} patches read of {n}")
     return out
 
 

@@ -29,19 +29,20 @@ def _default_mpp(cfg: dict[str, Any]) -> float | None:
 
 
 def tissue_step(slide_path: str | os.PathLike, out_npz: str | os.PathLike, cfg: dict[str, Any]) -> TissueMask:
-    """Detect tissue; write ``mask``, ``downsample``, ``threshold``, ``seg_mpp`` to ``out_npz``."""
+    """Detect tissue; write ``mask``, ``downsample``, ``threshold``, ``seg_mpp``, ``modality`` to ``out_npz``."""
     with open_slide(slide_path, default_mpp=_default_mpp(cfg)) as slide:
         tm = detect_tissue(slide, cfg.get("tissue"))
     with atomic_path(out_npz) as tmp:
         np.savez_compressed(tmp, mask=tm.mask, downsample=np.float64(tm.downsample), threshold=np.float64(tm.threshold),
-                            seg_mpp=np.float64(tm.seg_mpp))
+                            seg_mpp=np.float64(tm.seg_mpp), modality=np.str_(tm.modality))
     return tm
 
 
 def load_tissue(path: str | os.PathLike) -> TissueMask:
     with np.load(path) as z:
         return TissueMask(mask=z["mask"].astype(bool), downsample=float(z["downsample"]),
-                          threshold=float(z["threshold"]), seg_mpp=float(z["seg_mpp"]))
+                          threshold=float(z["threshold"]), seg_mpp=float(z["seg_mpp"]),
+                          modality=str(z["modality"]) if "modality" in z.files else "brightfield")
 
 
 def patch_step(slide_path: str | os.PathLike, tissue_npz: str | os.PathLike, out_h5: str | os.PathLike,
@@ -61,8 +62,11 @@ def patch_step(slide_path: str | os.PathLike, tissue_npz: str | os.PathLike, out
 
 
 def features_step(slide_path: str | os.PathLike, patches_h5: str | os.PathLike, out_h5: str | os.PathLike,
-                  encoder_name: str, cfg: dict[str, Any], *, device: str = "cpu", seed: int = 0) -> dict[str, Any]:
-    """Encode every patch of ``patches_h5``; write ``features`` + ``coords`` to ``out_h5``."""
+                  encoder_name: str, cfg: dict[str, Any], *, device: str = "cpu", seed: int = 0,
+                  threads: int | None = None) -> dict[str, Any]:
+    """Encode every patch of ``patches_h5``; write ``features`` + ``coords`` to ``out_h5``.
+
+    ``threads``: torch threads of the forward pass (the job's Snakemake ``threads``)."""
     from repro.wsi.features import create_encoder, extract_features, write_features
     from repro.wsi.patching import read_coords
 
@@ -75,9 +79,9 @@ def features_step(slide_path: str | os.PathLike, patches_h5: str | os.PathLike, 
     t0 = time.perf_counter()
     with open_slide(slide_path, default_mpp=_default_mpp(cfg)) as slide:
         feats = extract_features(slide, coords, attrs, encoder, batch_size=int(fcfg.get("batch_size", 16)),
-                                 prefetch=bool(fcfg.get("prefetch", True)))
+                                 prefetch=bool(fcfg.get("prefetch", True)), threads=threads)
     dt = time.perf_counter() - t0
     write_features(out_h5, feats, coords, attrs, encoder)
-    log.info("%s: %d patches -> %d-d features in %.1f s (%.1f patches/s)", slide_path, len(coords), encoder.dim, dt,
-             len(coords) / max(dt, 1e-9))
+    log.info("%s: %d patches -> %d-d features in %.1f s (%.1f patches/s, %s torch thread(s))", slide_path,
+             len(coords), encoder.dim, dt, len(coords) / max(dt, 1e-9), threads or "default")
     return {"n_patches": int(len(coords)), "dim": encoder.dim, "seconds": dt}

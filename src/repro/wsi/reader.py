@@ -4,11 +4,13 @@
 micrometres per pixel (mpp) and chooses pyramid levels by a target mpp or magnification.
 
 Missing mpp (e.g. the reduced TCGA fixture): the slide's ``mpp`` comes, in order, from OpenSlide's
-``openslide.mpp-x``/``mpp-y``, from the objective power (``10 / power`` um/px, the usual 20x = 0.5
-convention), and otherwise from ``default_mpp`` when the caller configures one (a WARNING is
-logged naming the file and the assumed value). With no fallback configured, :attr:`Slide.mpp` is
-``None`` and any request for a physical size (:meth:`Slide.require_mpp`) raises a ``ValueError``
-naming the file.
+``openslide.mpp-x``/``mpp-y``, from the objective power (``openslide.objective-power``, else the
+vendor's own ``aperio.AppMag`` or ``hamamatsu.SourceLens``) as ``10 / power`` um/px (the usual
+convention: 0.25 at 40x, 0.5 at 20x; the CMU fixture, which records both, has 0.499 at 20x), and
+otherwise from ``default_mpp`` when the caller configures one (each fallback logs a WARNING naming
+the file and the assumed value). With no fallback configured, :attr:`Slide.mpp` is ``None`` and any
+request for a physical size (:meth:`Slide.require_mpp`) raises a ``ValueError`` naming the file,
+the setting ``wsi.<scale>.reader.default_mpp`` and its usual values.
 
 Errors: a missing file is ``FileNotFoundError``; a file OpenSlide cannot open (truncated,
 unsupported format) or a tile that fails to decode is an ``OSError`` naming the file. Pipeline
@@ -23,9 +25,17 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Slide", "open_slide"]
+__all__ = ["Slide", "open_slide", "mpp_from_objective"]
 
 log = logging.getLogger(__name__)
+
+#: properties that record the scan's objective power, in the order they are trusted
+OBJECTIVE_POWER_PROPERTIES = ("openslide.objective-power", "aperio.AppMag", "hamamatsu.SourceLens")
+
+
+def mpp_from_objective(power: float) -> float:
+    """Micrometres per pixel of a scan at objective ``power`` by the usual 10 um / power convention."""
+    return 10.0 / float(power)
 
 
 class Slide:
@@ -45,13 +55,14 @@ class Slide:
             raise OSError(f"slide {self.path}: OpenSlide cannot open it, truncated or corrupt? ({err})") from err
         _check_tiff_extent(self.path)
         props = self._osr.properties
+        self.properties: dict[str, str] = dict(props)
         self.vendor = props.get("openslide.vendor", "unknown")
-        self.objective_power = _float(props.get("openslide.objective-power"))
+        self.objective_power = next((p for p in map(_float, map(props.get, OBJECTIVE_POWER_PROPERTIES)) if p), None)
         mx, my = _float(props.get("openslide.mpp-x")), _float(props.get("openslide.mpp-y"))
         if mx and my:
             self.mpp, self.mpp_source = (mx + my) / 2.0, "openslide.mpp"
         elif self.objective_power:
-            self.mpp, self.mpp_source = 10.0 / self.objective_power, "objective-power"
+            self.mpp, self.mpp_source = mpp_from_objective(self.objective_power), "objective-power"
             log.warning("slide %s has no mpp; assuming %.4g um/px from objective power %gx", self.path, self.mpp,
                         self.objective_power)
         elif default_mpp:
@@ -70,7 +81,8 @@ class Slide:
         """The mpp, or a ``ValueError`` when the slide has none and no fallback is configured."""
         if self.mpp is None:
             raise ValueError(f"slide {self.path} has no mpp and no objective power: a physical size in micrometres "
-                             "cannot be used; set wsi.<scale>.reader.default_mpp to assume one")
+                             "cannot be used; set wsi.<scale>.reader.default_mpp to the scan's resolution (usually "
+                             "0.25 um/px for a 40x scan, 0.5 for 20x, 1.0 for 10x; see the README, 'Slides without mpp')")
         return self.mpp
 
     def level_mpp(self, level: int) -> float:

@@ -16,6 +16,11 @@ Each slide is drawn procedurally in three steps, all vectorised numpy:
    aligned with eosin fibres; lymphocytes: small, round, very dark, dense; necrosis: pale, nuclear
    debris; fat: white with thin membranes from a Voronoi tessellation); colour comes from
    Beer-Lambert optical densities with the Ruifrok-Johnston haematoxylin and eosin vectors.
+   With ``modality: fluorescence`` the same layout and nuclei are rendered as a DAPI-like
+   fluorescence scan instead: black glass (a camera offset of a few counts), nuclei bright in the
+   blue channel, a faint non-specific signal over cellular tissue (none over fat), red and green
+   zero. It plants the case that breaks saturation-based tissue detection (a near-black pixel with
+   B > 0 has saturation 255).
 3. **Writing** (:func:`write_pyramid_tiff`): a tiled pyramidal TIFF with JPEG tiles, resolution
    tags and an Aperio-style ImageDescription (``AppMag``, ``MPP``), which OpenSlide opens as vendor
    ``aperio`` with every level (DESIGN.md, Environment facts).
@@ -77,6 +82,8 @@ class SynthConfig:
     """Size and label model of a synthetic cohort (presets in config.yaml, ``wsi.<scale>.synthetic``)."""
 
     n_slides: int = 150
+    #: "brightfield" (H&E) or "fluorescence" (DAPI-like nuclei in the blue channel on black)
+    modality: str = "brightfield"
     #: level-0 side in pixels; a multiple of ``map_downsample``
     size: int = 2688
     #: micrometres per level-0 pixel (0.5 = an Aperio 20x scan)
@@ -97,6 +104,8 @@ class SynthConfig:
     gene_noise: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.modality not in ("brightfield", "fluorescence"):
+            raise ValueError(f"wsi synthetic config: modality {self.modality!r} is not brightfield or fluorescence")
         if self.size % self.map_downsample:
             raise ValueError(f"wsi synthetic config: size {self.size} is not a multiple of map_downsample {self.map_downsample}")
 
@@ -343,6 +352,8 @@ def render_slide(rng: np.random.Generator, type_map: np.ndarray, subtype: int, c
     _nuclei(rng, T, NECROSIS, s(6.0), 0.55, rand(s(0.7), s(1.6)), lambda a: a * 0.8, ang, rand(0.6, 1.0), ink=ink)
 
     np.minimum(ink, 2.2, out=ink)
+    if cfg.modality == "fluorescence":
+        return _fluorescence(rng, ink, T, tex)
     ink += np.where(T == BACKGROUND, 0.0, 0.035).astype(np.float32)
     # Beer-Lambert: I = I0 * exp(-(c_H * OD_H + c_E * OD_E)), per channel.
     i0 = 243.0
@@ -350,6 +361,19 @@ def render_slide(rng: np.random.Generator, type_map: np.ndarray, subtype: int, c
     for ch in range(3):
         od = 1.45 * _H_OD[ch] * ink + _E_OD[ch] * eos
         rgb[..., ch] = np.clip(i0 * np.exp(-od) + 0.5, 0, 255).astype(np.uint8)
+    return rgb
+
+
+def _fluorescence(rng: np.random.Generator, ink: np.ndarray, T: np.ndarray, tex: np.ndarray) -> np.ndarray:
+    """DAPI-like RGB: nuclear stain ``ink`` bright in blue over black glass; R = G = 0.
+
+    Blue = camera offset (about 2 counts, noisy) + faint non-specific signal over cellular tissue
+    (about 14 counts, textured; none over glass or fat) + 120 counts per unit of nuclear stain.
+    """
+    cellular = ((T != BACKGROUND) & (T != FAT)).astype(np.float32)
+    blue = 2.0 + rng.normal(0.0, 0.7, T.shape).astype(np.float32) + 14.0 * cellular * (1.0 + 0.3 * tex) + 120.0 * ink
+    rgb = np.zeros(T.shape + (3,), dtype=np.uint8)
+    rgb[..., 2] = np.clip(blue + 0.5, 0, 255).astype(np.uint8)
     return rgb
 
 
@@ -363,13 +387,16 @@ def _halve(img: np.ndarray) -> np.ndarray:
     return ((x[0::2, 0::2] + x[1::2, 0::2] + x[0::2, 1::2] + x[1::2, 1::2] + 2) // 4).astype(np.uint8)
 
 
-def write_pyramid_tiff(path: str | os.PathLike, rgb: np.ndarray, *, mpp: float, objective_power: int,
+def write_pyramid_tiff(path: str | os.PathLike, rgb: np.ndarray, *, mpp: float | None, objective_power: int | None,
                        tile: int = 256, quality: int = 90, min_level_size: int = 512, name: str = "") -> int:
     """Write ``rgb`` as a tiled pyramidal TIFF with JPEG tiles and an Aperio-style description.
 
     Level 0 is page 0 (``subfiletype=0``); every lower level (each half the size of the previous
     one, until the smaller side is at most ``min_level_size``) is its own tiled page with
     ``subfiletype=1``. Resolution tags are in pixels per centimetre. Written atomically.
+
+    ``mpp=None`` writes neither ``MPP`` nor resolution tags, ``objective_power=None`` no ``AppMag``:
+    the slides without a physical scale that real scanners sometimes produce.
 
     Returns
     -------
@@ -387,14 +414,19 @@ def write_pyramid_tiff(path: str | os.PathLike, rgb: np.ndarray, *, mpp: float, 
             lh, lw = img.shape[:2]
             ds = w / lw
             if k == 0:
+                fields = ([f"AppMag = {objective_power}"] if objective_power else []) + \
+                    ([f"MPP = {mpp:.4f}"] if mpp else []) + [f"Filename = {name}"]
                 desc = (f"Aperio Image Library v12.0.0 (repro.wsi.synth)\n{w}x{h} [0,0 {w}x{h}] ({tile}x{tile}) "
-                        f"JPEG/RGB Q={quality}|AppMag = {objective_power}|MPP = {mpp:.4f}|Filename = {name}")
+                        f"JPEG/RGB Q={quality}|" + "|".join(fields))
             else:
                 desc = f"Aperio Image Library v12.0.0 (repro.wsi.synth)\n{w}x{h} -> {lw}x{lh} JPEG/RGB Q={quality}"
-            res = 1e4 / (mpp * ds)  # pixels per centimetre
+            scale = {}
+            if mpp:
+                res = 1e4 / (mpp * ds)  # pixels per centimetre
+                scale = {"resolution": (res, res), "resolutionunit": "CENTIMETER"}
             tif.write(img, tile=(tile, tile), compression="jpeg", compressionargs={"level": quality},
-                      photometric="rgb", resolution=(res, res), resolutionunit="CENTIMETER",
-                      description=desc, metadata=None, subfiletype=0 if k == 0 else 1, software=False)
+                      photometric="rgb", description=desc, metadata=None, subfiletype=0 if k == 0 else 1,
+                      software=False, **scale)
     return len(levels)
 
 

@@ -7,4 +7,4 @@ smk = snakemake  # noqa: F821
 encoder = smk.wildcards.encoder
 # One seed per encoder (not per slide): a randomly initialised encoder must be the same on every slide.
 features_step(smk.input.slide, smk.input.coords, smk.output.features, encoder, job.cfg, device=smk.params.device,
-              seed=job.seed_for("wsi_encoder", encoder=encoder))
+              seed=job.seed_for("wsi_encoder", encoder=encoder), threads=job.threads)
