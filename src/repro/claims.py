@@ -25,7 +25,10 @@ What a metric holds (:func:`as_evidence`):
   cluster is one observation), and the clusters count as the units;
 - a rate ``{"unit": "replicate", "successes": k, "trials": n}``: a Wilson interval;
 - an interval ``{"unit": ..., "estimate": e, "low": l, "high": h, "level": 0.95, "n": n, "method": ...}``
-  computed by the paper's own code (a fit's profile interval), used as it is.
+  computed by the paper's own code (a fit's profile interval), used as it is;
+- an estimate whose interval the paper's code could not form, with the reason
+  (``{"unit": ..., "estimate": e, "n": n, "undecided": why}``, written by :func:`undecided`): INCONCLUSIVE
+  with that reason.
 
 The verdict (:func:`verdict`) compares the interval of the compared quantity with the claimed side:
 PASS when it lies wholly there, FAIL when it lies wholly on the other side, INCONCLUSIVE when it
@@ -50,7 +53,7 @@ from repro.seeding import job_seed
 from repro.stats.intervals import Interval, bootstrap_interval, min_units, wilson_interval
 
 __all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "as_evidence", "sample", "rate",
-           "interval", "require_paired", "verdict",
+           "interval", "undecided", "require_paired", "verdict",
            "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
 
 PASS, FAIL, INCONCLUSIVE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "NOT RUN"
@@ -152,6 +155,15 @@ def interval(estimate: float, low: float, high: float, n: int, unit: str, level:
         raise ValueError(f"an interval needs low <= estimate <= high; got {low}, {estimate}, {high}")
     return {"unit": unit, "estimate": float(estimate), "low": float(low), "high": float(high),
             "level": float(level), "n": int(n), "method": method}
+
+
+def undecided(estimate: float, n: int, unit: str, why: str) -> dict[str, Any]:
+    """The metrics.json form of an estimate without an interval, and why (too few units, say).
+
+    The checker reports it INCONCLUSIVE with ``why``: the quantity was measured, the evidence cannot
+    decide. (A quantity that could not be measured at all is ``None``: NOT RUN.)
+    """
+    return {"unit": unit, "estimate": float(estimate), "n": int(n), "undecided": str(why)}
 
 
 def require_paired(seeds: Mapping[str, Mapping[Any, Any]], what: str, *, same_units: bool = True) -> None:
@@ -257,6 +269,8 @@ def as_evidence(node: Any, where: str) -> float | Sample | Interval:
         return Sample(unit=str(node.get("unit", "")), ids=ids, values=values, x=x, cluster=cluster)
     if isinstance(node, Mapping) and {"successes", "trials"} <= set(node):
         return wilson_interval(int(node["successes"]), int(node["trials"]))  # level replaced in _interval
+    if isinstance(node, Mapping) and "undecided" in node:
+        raise Undecidable(f"{where}: {node['undecided']} (estimate {float(node['estimate']):.4g}, n={node.get('n')})")
     if isinstance(node, Mapping) and {"estimate", "low", "high", "level"} <= set(node):
         return Interval(float(node["estimate"]), float(node["low"]), float(node["high"]), float(node["level"]),
                         int(node.get("n", 0)), str(node.get("method", "given")))
@@ -372,9 +386,11 @@ def _cluster_means(ev: Sample, claim: Claim) -> Sample:
 
 def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
                seed: int) -> tuple[str, Interval | None, str]:
-    lhs = as_evidence(lookup_metric(metrics, metric), metric)
-    rhs = float(rhs_path) if not isinstance(rhs_path, str) else as_evidence(lookup_metric(metrics, rhs_path), rhs_path)
+    lhs_node = lookup_metric(metrics, metric)
+    rhs_node = None if not isinstance(rhs_path, str) else lookup_metric(metrics, rhs_path)
     try:
+        lhs = as_evidence(lhs_node, metric)
+        rhs = float(rhs_path) if rhs_node is None else as_evidence(rhs_node, rhs_path)
         interval, threshold = _interval(claim, lhs, rhs, level, seed)
     except Undecidable as why:
         return INCONCLUSIVE, None, str(why)

@@ -3,6 +3,7 @@ paper's quantities, and one grid cell's strict config."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -67,7 +68,7 @@ def test_summarise_bounds_a_crossing_outside_the_grid():
     assert math.isnan(metrics["crossing"]["empirical_P_lower_bound"])
     # no crossing in any resample: the bootstrap gives no interval, and says why
     ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
-    assert ratio["interval"] is None and ratio["n_undefined"] == ratio["n_boot"]
+    assert ratio["interval"] is None and ratio["n_undefined"] == ratio["n_boot"]  # no estimate: NOT RUN
 
 
 def _planted(n_seeds, grokking_seeds):
@@ -87,17 +88,26 @@ def test_seed_bootstrap_counts_undefined_resamples_against_both_ends():
     metrics, _ = summarise(_planted(6, 5), n_boot=1000)
     ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
     # P(Binomial(6, 1/6) >= 3) = 0.062: more than the 2.5% each end can absorb
-    assert 0.035 < ratio["n_undefined"] / 1000 < 0.09 and ratio["interval"] is None
+    assert 0.035 < ratio["n_undefined"] / 1000 < 0.09 and "low" not in ratio["interval"]
     assert ratio["no_interval_because"].startswith("undefined in")
+    assert ratio["interval"]["undecided"] == ratio["no_interval_because"]
     assert ratio["estimate"] == pytest.approx(math.log10(math.sqrt(2)), abs=1e-9)
 
 
-def test_seed_bootstrap_gives_no_interval_from_too_few_seeds():
+def test_seed_bootstrap_gives_no_interval_from_too_few_seeds(tmp_path):
     # three identical seeds: every resample agrees, yet 3 units cannot carry a 95% interval
     metrics, _ = summarise(_planted(3, 3), n_boot=200)
     ratio = metrics["threshold_vs_crossing"]["log10_ratio_empirical"]
-    assert ratio["n_undefined"] == 0 and ratio["interval"] is None
+    assert ratio["n_undefined"] == 0 and "low" not in ratio["interval"]
     assert "3 seed replicates cannot give a 95% interval (at least 6" in ratio["no_interval_because"]
+    # the checker reports the claim INCONCLUSIVE with that reason, not NOT RUN
+    from repro.claims import INCONCLUSIVE, evaluate, load_claims
+
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps(metrics, default=float))
+    claims = load_claims(REPO / "workflow/claims/grokcap.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    (result,) = [r for r in evaluate(claims, path) if r.claim.id == "threshold_near_crossing"]
+    assert result.status == INCONCLUSIVE and "3 seed replicates cannot give" in result.reason
 
 
 def test_a_misspelt_run_setting_is_refused_with_its_path():

@@ -191,7 +191,8 @@ def seed_bootstrap(mod: pd.DataFrame, rnd: pd.DataFrame, *, grok_delay_ratio: fl
                "the estimate lies outside the percentile interval")
         out[name] = {"estimate": est, "n_undefined": undefined, "no_interval_because": why,
                      "interval": claims.interval(est, lo, hi, len(seeds), "seed", level=level,
-                                                 method="percentile bootstrap over seed replicates") if ok else None}
+                                                 method="percentile bootstrap over seed replicates") if ok else
+                     claims.undecided(est, len(seeds), "seed", why) if np.isfinite(est) else None}
     return out
 
 
