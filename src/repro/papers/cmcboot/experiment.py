@@ -332,8 +332,8 @@ def _boot_interval(estimate: float, boot: np.ndarray, n: int, level: float = 0.9
     from repro.claims import interval
     from repro.stats.intervals import expanded_percentiles
 
-    low, high = expanded_percentiles(boot, n, level)
-    out = interval(estimate, min(low, estimate), max(high, estimate), n, "replicate", level,
+    low, high = expanded_percentiles(boot, n, level, around=estimate)
+    out = interval(estimate, low, high, n, "replicate", level,
                    method="bootstrap over replicates, paired across methods")
     out["bootstrap_bias"] = float(boot.mean() - estimate)
     return out

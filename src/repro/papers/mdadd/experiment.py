@@ -67,9 +67,14 @@ def tidy_recalls(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["method", "n_pairs", "distill_seed", "init", "run", "metric", "value"])
 
 
+def cluster_id(distill_seed: int) -> str:
+    """The cluster of a unit: its distillation seed ``k`` -> ``s{k}`` (units of one seed share its set)."""
+    return f"s{int(distill_seed)}"
+
+
 def unit_id(distill_seed: int, run: int) -> str:
     """The id of a unit: distillation seed ``k`` and unseen initialisation ``i`` -> ``s{k}i{i}``."""
-    return f"s{int(distill_seed)}i{int(run)}"
+    return f"{cluster_id(distill_seed)}i{int(run)}"
 
 
 def table1(tidy: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
@@ -160,7 +165,7 @@ def unseen_sample(tidy: pd.DataFrame, method: str, n_pairs: int, metric: str) ->
     if sel.empty:
         return None
     return sample(sel["value"], [unit_id(k, i) for k, i in zip(sel["distill_seed"], sel["run"])], UNIT,
-                  cluster=[f"s{int(k)}" for k in sel["distill_seed"]])
+                  cluster=[cluster_id(k) for k in sel["distill_seed"]])
 
 
 def init_gap_units(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -186,7 +191,7 @@ def _gap_sample(units: pd.DataFrame, method: str) -> dict | None:
     if g.empty:
         return None
     return sample(g["gap"], [unit_id(k, i) for k, i in zip(g["distill_seed"], g["run"])], UNIT,
-                  cluster=[f"s{int(k)}" for k in g["distill_seed"]])
+                  cluster=[cluster_id(k) for k in g["distill_seed"]])
 
 
 def summary_metrics(tidy: pd.DataFrame, cost: pd.DataFrame, *, method: str, ablation: str,

@@ -269,10 +269,10 @@ def _decay_evidence(var_df: pd.DataFrame, decays: list[float], by_seed: dict[int
         boots.append(np.log10(v[0]) - np.log10(v[1]))
         estimates.append(float(np.log10(ends[0]["mean_variance"].mean()) - np.log10(ends[1]["mean_variance"].mean())))
     units = int(grad[grad["n_qubits"] == ns[0]].groupby("method")["n_inits"].sum().min())
-    low, high = expanded_percentiles(np.min(boots, axis=0), units)
     est = min(estimates)
+    low, high = expanded_percentiles(np.min(boots, axis=0), units, around=est)
     return {"over_seed_means": est, "per_seed": fallback["per_unit"],
-            **interval(est, min(low, est), max(high, est), units, "init",
+            **interval(est, low, high, units, "init",
                        method="bootstrap over initialisations (seed x init), min over gradient methods")}
 
 
