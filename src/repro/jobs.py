@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from threadpoolctl import threadpool_limits
+
 from repro.logs import setup_job_logging
 from repro.provenance import write_metrics
 from repro.seeding import job_seed, wildcards_dict
@@ -68,9 +70,15 @@ class Job:
         return job_seed(self.global_seed, *parts, **unit)
 
     def limit_threads(self) -> None:
-        """Keep numerical libraries within the job's ``threads`` (a cluster node is shared)."""
+        """Keep numerical libraries within the job's ``threads`` (a cluster node is shared).
+
+        The environment variables reach child processes and libraries loaded later; BLAS and
+        OpenMP pools already loaded (numpy's OpenBLAS is, by the time a job starts) read them
+        only at load, so those are limited through ``threadpoolctl``.
+        """
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ[var] = str(self.threads)
+        threadpool_limits(limits=self.threads)
         if "torch" in sys.modules:  # torch reads OMP_NUM_THREADS only when first imported
             sys.modules["torch"].set_num_threads(self.threads)
 
