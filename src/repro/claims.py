@@ -22,7 +22,10 @@ What a metric holds (:func:`as_evidence`):
   units, resampling paired samples (same ids) together (:mod:`repro.stats.intervals`). Units that
   share a source of randomness (the student initialisations of one distilled set) carry a
   ``"cluster": [...]`` label each; the checker then resamples whole clusters (the mean of each
-  cluster is one observation), and the clusters count as the units;
+  cluster is one observation), and the clusters count as the units. The folds of a repeated k-fold
+  cross-validation overlap in their training sets: such a sample carries
+  ``"cv": {"test_over_train": n_test / n_train}``, and the interval of its mean (or paired mean
+  difference) is widened by Nadeau and Bengio's correction (:func:`repro.stats.intervals.cv_corrected`);
 - a rate ``{"unit": "replicate", "successes": k, "trials": n}``: a Wilson interval;
 - an interval ``{"unit": ..., "estimate": e, "low": l, "high": h, "level": 0.95, "n": n, "method": ...}``
   computed by the paper's own code (a fit's profile interval), used as it is;
@@ -50,7 +53,7 @@ import numpy as np
 import yaml
 
 from repro.seeding import job_seed
-from repro.stats.intervals import Interval, bootstrap_interval, min_units, wilson_interval
+from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
 
 __all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "as_evidence", "sample", "rate",
            "interval", "undecided", "require_paired", "verdict",
@@ -99,6 +102,7 @@ class Sample:
     values: np.ndarray
     x: np.ndarray | None = None
     cluster: tuple[str, ...] | None = None
+    cv: float | None = None  # n_test / n_train of the cross-validation folds the units are
 
 
 @dataclass(frozen=True)
@@ -115,11 +119,13 @@ class ClaimResult:
         return None if self.interval is None else self.interval.estimate
 
 
-def sample(values, ids, unit: str, x=None, cluster=None) -> dict[str, Any]:
+def sample(values, ids, unit: str, x=None, cluster=None, cv: float | None = None) -> dict[str, Any]:
     """The metrics.json form of per-unit values (what a paper's aggregate step writes).
 
     ``cluster`` labels units that are not independent of each other (one label per value): the
-    checker then bootstraps clusters, not units.
+    checker then bootstraps clusters, not units. ``cv``: the units are the folds of a (repeated)
+    cross-validation, with ``n_test / n_train`` this ratio; the checker widens their interval for
+    the overlap of the training sets.
     """
     values, ids = list(values), [str(i) for i in ids]
     cluster = None if cluster is None else [str(c) for c in cluster]
@@ -130,6 +136,10 @@ def sample(values, ids, unit: str, x=None, cluster=None) -> dict[str, Any]:
         out["x"] = [float(v) for v in x]
     if cluster is not None:
         out["cluster"] = cluster
+    if cv is not None:
+        if not cv > 0:
+            raise ValueError(f"cv is n_test / n_train of the folds, a positive number; got {cv}")
+        out["cv"] = {"test_over_train": float(cv)}
     return out
 
 
@@ -266,7 +276,8 @@ def as_evidence(node: Any, where: str) -> float | Sample | Interval:
         cluster = tuple(str(c) for c in node["cluster"]) if "cluster" in node else None
         if len(ids) != len(values) or any(v is not None and len(v) != len(values) for v in (x, cluster)):
             raise ValueError(f"{where}: a sample needs one id (and x, cluster) per value")
-        return Sample(unit=str(node.get("unit", "")), ids=ids, values=values, x=x, cluster=cluster)
+        cv = float(node["cv"]["test_over_train"]) if "cv" in node else None
+        return Sample(unit=str(node.get("unit", "")), ids=ids, values=values, x=x, cluster=cluster, cv=cv)
     if isinstance(node, Mapping) and {"successes", "trials"} <= set(node):
         return wilson_interval(int(node["successes"]), int(node["trials"]))  # level replaced in _interval
     if isinstance(node, Mapping) and "undecided" in node:
@@ -330,7 +341,20 @@ def _interval_of(claim: Claim, lhs: float | Sample | Interval, rhs: float | Samp
         return lhs, rhs
     if claim.paired and isinstance(rhs, Sample):
         lhs, rhs = _aligned(lhs, rhs)
-    lhs, rhs = _cluster_means(lhs, claim), _cluster_means(rhs, claim) if isinstance(rhs, Sample) else rhs
+    cv = [ev.cv for ev in (lhs, rhs) if isinstance(ev, Sample) and ev.cv is not None]
+    if cv:  # folds of a cross-validation: the bootstrap over folds, widened for their overlap
+        if claim.statistic != "mean" or (isinstance(rhs, Sample) and not claim.paired) or \
+                any(isinstance(ev, Sample) and ev.cluster is not None for ev in (lhs, rhs)):
+            raise Undecidable(f"{claim.metric}: the overlap of cross-validation folds is corrected for the mean of "
+                              f"one sample or of paired differences only")
+        interval, threshold = _bootstrap(claim, lhs, rhs, level, seed)
+        return cv_corrected(interval, max(cv)), threshold
+    return _bootstrap(claim, _cluster_means(lhs, claim), _cluster_means(rhs, claim) if isinstance(rhs, Sample) else rhs,
+                      level, seed)
+
+
+def _bootstrap(claim: Claim, lhs: Sample, rhs: float | Sample, level: float, seed: int) -> tuple[Interval, float]:
+    """The bootstrap interval of the compared quantity over units (clusters already averaged)."""
     if lhs.values.size < 2:
         raise Undecidable(f"one unit only: no interval ({claim.metric})")
     n_units = min(lhs.values.size, rhs.values.size) if isinstance(rhs, Sample) else lhs.values.size
@@ -363,8 +387,8 @@ def _aligned(lhs: Sample, rhs: Sample) -> tuple[Sample, Sample]:
     if lhs.cluster is not None and cluster is not None and cluster != lhs.cluster:
         raise Undecidable("paired samples group their units into different clusters")
     cluster = lhs.cluster or cluster
-    rhs = Sample(rhs.unit, lhs.ids, rhs.values[order], None if rhs.x is None else rhs.x[order], cluster)
-    return Sample(lhs.unit, lhs.ids, lhs.values, lhs.x, cluster), rhs
+    rhs = Sample(rhs.unit, lhs.ids, rhs.values[order], None if rhs.x is None else rhs.x[order], cluster, rhs.cv)
+    return Sample(lhs.unit, lhs.ids, lhs.values, lhs.x, cluster, lhs.cv), rhs
 
 
 def _cluster_means(ev: Sample, claim: Claim) -> Sample:
@@ -381,7 +405,7 @@ def _cluster_means(ev: Sample, claim: Claim) -> Sample:
     labels = sorted(set(ev.cluster))
     keys = np.asarray(ev.cluster)
     means = np.array([ev.values[keys == c].mean() for c in labels])
-    return Sample(ev.unit, tuple(labels), means, None, tuple(labels))
+    return Sample(ev.unit, tuple(labels), means, None, tuple(labels), ev.cv)
 
 
 def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,

@@ -253,3 +253,31 @@ def test_clustered_units_are_resampled_by_cluster(tmp_path):
     assert few.status == INCONCLUSIVE and "2 clusters of units" in few.reason
     with pytest.raises(ValueError, match="cluster"):
         sample([0.1, 0.2], ["a", "b"], "seed", cluster=["k"])
+
+
+def test_cross_validation_folds_are_widened_for_their_overlap(tmp_path):
+    """The same paired fold values give a wider interval when the sample says they are the folds of a
+    cross-validation (n_test / n_train = 1/4): sqrt(1 + 25 / 4) = 2.69 times the bootstrap's
+    half-widths, named in the method; a slope over such folds is refused, not silently uncorrected."""
+    doc = {**CLAIMS, "claims": [CLAIMS["claims"][2]]}
+    claims = load_claims(_write(tmp_path, doc), SCHEMA)
+    rng = np.random.default_rng(5)
+    ids = [f"r{r}_fold{f}" for r in range(5) for f in range(5)]
+    base = rng.normal(0.6, 0.05, 25)
+    ours = base + 0.02 + rng.normal(0, 0.02, 25)
+
+    def run(cv):
+        write_json(tmp_path / "metrics.json", {"m": {"ours": sample(ours, ids, "fold_seed", cv=cv),
+                                                     "base": sample(base, ids, "fold_seed", cv=cv)}})
+        return evaluate(claims, tmp_path / "metrics.json")[0]
+
+    plain, corrected = run(None), run(0.25)
+    assert "Nadeau-Bengio" in corrected.interval.method and corrected.interval.estimate == plain.interval.estimate
+    ratio = (corrected.interval.high - corrected.interval.low) / (plain.interval.high - plain.interval.low)
+    assert ratio == pytest.approx(np.sqrt(1 + 25 * 0.25))
+    slope = load_claims(_write(tmp_path, {**CLAIMS, "claims": [CLAIMS["claims"][6]]}), SCHEMA)
+    write_json(tmp_path / "metrics.json", {"var": sample(base, ids, "seed", x=np.arange(25), cv=0.25)})
+    refused = evaluate(slope, tmp_path / "metrics.json")[0]
+    assert refused.status == INCONCLUSIVE and "cross-validation folds" in refused.reason
+    with pytest.raises(ValueError, match="cv is n_test / n_train"):
+        sample([0.1, 0.2], ["a", "b"], "seed", cv=0)

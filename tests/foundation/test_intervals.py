@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from repro.claims import FAIL, INCONCLUSIVE, PASS, verdict
-from repro.stats.intervals import bootstrap_interval, expanded_alpha, wilson_interval
+from repro.stats.intervals import bootstrap_interval, cv_corrected, expanded_alpha, wilson_interval
 
 N_UNITS, REPEATS = 25, 300
 
@@ -110,3 +110,32 @@ def test_expanded_percentiles_is_the_interval_bootstrap_interval_reports():
     plain = np.quantile(boot, [0.025, 0.975])
     low, high = expanded_percentiles(boot, 9)
     assert low < plain[0] and high > plain[1]
+
+
+def test_cv_corrected_interval_covers_the_generalisation_error_that_a_bootstrap_over_folds_misses():
+    """Repeated 5 x 5-fold CV of a learner with a closed-form error: the training mean, scored by
+    squared error on N(0, 1) test points, has expected test error 1 + 1 / n_train. The 25 folds of one
+    dataset share most of their training points, so a bootstrap over folds treats one dataset's
+    luck as signal: over 200 datasets its 95% interval covers the true error about 58% of the
+    time. Nadeau and Bengio's correction restores the coverage (measured 0.945)."""
+    rng = np.random.default_rng(0)
+    n, k, r, datasets = 100, 5, 5, 200
+    truth = 1 + 1 / (n * (k - 1) / k)
+    covered = {"folds": 0, "corrected": 0}
+    for d in range(datasets):
+        x = rng.normal(size=n)
+        errors = []
+        for _ in range(r):
+            perm = rng.permutation(n)
+            for test in np.array_split(perm, k):
+                train = np.setdiff1d(perm, test)
+                errors.append(np.mean((x[test] - x[train].mean()) ** 2))
+        naive = bootstrap_interval(errors, n_boot=2000, seed=d)
+        corrected = cv_corrected(naive, 1 / (k - 1))
+        covered["folds"] += naive.low <= truth <= naive.high
+        covered["corrected"] += corrected.low <= truth <= corrected.high
+        assert corrected.estimate == naive.estimate and corrected.low <= naive.low and corrected.high >= naive.high
+    assert covered["corrected"] / datasets >= 0.91  # 0.95 less two standard errors of 200 datasets (0.015)
+    assert covered["folds"] / datasets <= 0.80
+    with pytest.raises(ValueError, match="n_test / n_train"):
+        cv_corrected(naive, 0.0)

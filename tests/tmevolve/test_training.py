@@ -129,6 +129,8 @@ def test_oracles_on_the_spatial_cohort_composition_near_chance_arrangement_far_a
     out = oracle_summaries(spatial, folds, "survival", seeds)
     assert set(out) == {"oracle_true", "oracle_composition", "oracle_arrangement", "random"}
     assert out["oracle_composition"]["per_unit"]["ids"] == out["random"]["per_unit"]["ids"]
+    # 5 folds: each tests a fifth and trains on four fifths, which the checker's CV correction needs
+    assert out["random"]["per_unit"]["cv"]["test_over_train"] == pytest.approx(0.25, abs=0.02)
     # 150 slides, 5 folds of 30: per-fold sd ~0.06, the mean over 5 folds ~0.03
     assert out["oracle_composition"]["mean"] < 0.6
     assert out["oracle_arrangement"]["mean"] > out["oracle_composition"]["mean"] + 0.1

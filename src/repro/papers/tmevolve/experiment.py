@@ -303,7 +303,13 @@ def _paired_diff(a: dict, b: dict) -> dict:
     vb = dict(zip(ub["ids"], ub["values"]))
     ids = [i for i in ua["ids"] if i in vb]
     va = dict(zip(ua["ids"], ua["values"]))
-    return sample([va[i] - vb[i] for i in ids], ids, ua.get("unit", "fold"))
+    return sample([va[i] - vb[i] for i in ids], ids, ua.get("unit", "fold"), cv=_cv_ratio(ua, ub))
+
+
+def _cv_ratio(*samples: dict) -> float | None:
+    """The n_test / n_train the samples' folds carry (the larger, the more conservative), or None."""
+    ratios = [s["cv"]["test_over_train"] for s in samples if s and "cv" in s]
+    return max(ratios) if ratios else None
 
 
 def aggregate_metrics(summaries: dict, cfg: dict) -> dict:
@@ -346,7 +352,8 @@ def aggregate_metrics(summaries: dict, cfg: dict) -> dict:
         if "ari_tiles_per_unit" in tm:   # the reference the evolved regions must beat: max(q = 0, spatial tiles)
             q0, tiles = tm["ari_q0_per_unit"], tm["ari_tiles_per_unit"]
             out["ari"].update(tiles=tm["ari_tiles"], tiles_folds=tiles,
-                              baseline_folds=sample(np.maximum(q0["values"], tiles["values"]), q0["ids"], q0["unit"]))
+                              baseline_folds=sample(np.maximum(q0["values"], tiles["values"]), q0["ids"], q0["unit"],
+                                                            cv=_cv_ratio(q0, tiles)))
     out["fidelity"] = {task: {k: methods["tmevolve"][k] for k in FIDELITY_KEYS if k in methods.get("tmevolve", {})}
                        for task, methods in main.items() if "tmevolve" in methods}
     out["design_choices"] = dict(DESIGN_CHOICES)
@@ -583,5 +590,6 @@ def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: di
             scores["oracle_true"] = test.log_hazard.to_numpy()
         for o, sc in scores.items():
             records[o].append({"metric": t.metric(test, sc), "metric_name": t.metric_name, "id": unit_id(r, f),
-                               "repeat": r, "fold": f, "seed": int(seed), "diagnostics": {}})
+                               "repeat": r, "fold": f, "seed": int(seed),
+                               "diagnostics": {"n_train": len(tr), "n_test": len(te)}})
     return {o: summarize_folds(rec) for o, rec in records.items() if rec}
