@@ -79,11 +79,15 @@ class PatchEncoder:
         x = torch.from_numpy(np.ascontiguousarray(batch)).to(self.device).permute(0, 3, 1, 2)  # NHWC storage = channels_last
         return (x.float() - self._mean) / self._std
 
-    def __call__(self, batch: np.ndarray) -> np.ndarray:
+    def encode(self, x) -> np.ndarray:
+        """Features (B, dim) of a batch already through :meth:`to_tensor`."""
         import torch
 
         with torch.inference_mode():
-            return self.model(self.to_tensor(batch)).float().cpu().numpy()
+            return self.model(x).float().cpu().numpy()
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        return self.encode(self.to_tensor(batch))
 
 
 class _EffNetFeatures:
@@ -223,8 +227,9 @@ def extract_features(slide: Slide, coords: np.ndarray, attrs: dict[str, Any], en
                      threads: int | None = None) -> np.ndarray:
     """Features (N, dim) float32 of the patches at ``coords`` (attrs of the patch file).
 
-    ``prefetch`` reads up to ``queue_depth`` batches ahead in a reader thread while the encoder
-    runs; ``threads`` sets the torch threads of the forward pass (``None``: torch's current
+    ``prefetch`` reads (and normalises, :meth:`PatchEncoder.to_tensor`) up to ``queue_depth``
+    batches ahead in a reader thread while the encoder runs, so the forward pass is all the main
+    thread does; ``threads`` sets the torch threads of the forward pass (``None``: torch's current
     setting). The output does not depend on ``prefetch`` or ``queue_depth``.
     """
     from repro.logs import progress
@@ -234,13 +239,13 @@ def extract_features(slide: Slide, coords: np.ndarray, attrs: dict[str, Any], en
     if n == 0:
         return out
     n_batches = (n + batch_size - 1) // batch_size
-    it = _batches(slide, coords, attrs, batch_size)
+    it = map(encoder.to_tensor, _batches(slide, coords, attrs, batch_size))
     if prefetch:
         it = _prefetched(it, queue_depth)
     pos = 0
     with torch_threads(threads):
         for batch in progress(it, desc=f"features {slide.path.stem}", total=n_batches, unit="batch"):
-            out[pos : pos + len(batch)] = encoder(batch)
+            out[pos : pos + len(batch)] = encoder.encode(batch)
             pos += len(batch)
     if pos != n:
         raise RuntimeError(f"slide {slide.path}: {pos} patches read of {n}")
