@@ -26,7 +26,7 @@ TRACKED_PACKAGES = (
     "torchvision", "timm", "h5py", "openslide-python", "openslide-bin", "snakemake",
 )
 
-VOLATILE_KEYS = ("wall_time_s", "created")
+VOLATILE_KEYS = ("wall_time_s", "cpu_time_s", "created")
 
 
 def config_hash(config: Any) -> str:
@@ -61,8 +61,9 @@ def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str
     return versions
 
 
-def provenance(*, config: Any, seed: int | None, wall_time_s: float | None, scale: str | None = None) -> dict[str, Any]:
-    """The provenance block for one job."""
+def provenance(*, config: Any, seed: int | None, wall_time_s: float | None, scale: str | None = None,
+               cpu_time_s: float | None = None) -> dict[str, Any]:
+    """The provenance block for one job (``cpu_time_s``: the job process's own CPU, children included)."""
     import datetime as _dt
 
     return {
@@ -73,17 +74,19 @@ def provenance(*, config: Any, seed: int | None, wall_time_s: float | None, scal
         "packages": package_versions(),
         "platform": f"{platform.system()} {platform.machine()}",
         "wall_time_s": None if wall_time_s is None else round(float(wall_time_s), 3),
+        "cpu_time_s": None if cpu_time_s is None else round(float(cpu_time_s), 3),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
 
 def write_metrics(path: str | Path, metrics: dict[str, Any], *, config: Any, seed: int | None,
-                  wall_time_s: float | None, scale: str | None = None) -> None:
+                  wall_time_s: float | None, scale: str | None = None, cpu_time_s: float | None = None) -> None:
     """Write ``metrics`` with a ``provenance`` block, atomically."""
     if "provenance" in metrics:
         raise ValueError(f"metrics for {path} already hold a 'provenance' key")
     out = dict(metrics)
-    out["provenance"] = provenance(config=config, seed=seed, wall_time_s=wall_time_s, scale=scale)
+    out["provenance"] = provenance(config=config, seed=seed, wall_time_s=wall_time_s, scale=scale,
+                                   cpu_time_s=cpu_time_s)
     write_json(path, out)
 
 
