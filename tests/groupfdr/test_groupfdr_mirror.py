@@ -29,9 +29,10 @@ def test_block_size_one_equals_gaussian_mirror():
     for q in (0.05, 0.1, 0.2):
         assert np.array_equal(select_by_threshold(M_gm, q), select_by_threshold(res["M"], q))
     # the estimators: coordinate GM and group GM with singleton groups, same seed -> same numbers
-    a = GaussianMirror(random_state=3).fit(data.X, data.y)
-    b = GroupGaussianMirror(np.arange(20), random_state=3).fit(data.X, data.y)
-    assert np.array_equal(a.statistics_, b.statistics_)
+    for regression in ("ols", "lasso"):
+        a = GaussianMirror(regression=regression, random_state=3).fit(data.X, data.y)
+        b = GroupGaussianMirror(np.arange(20), regression=regression, random_state=3).fit(data.X, data.y)
+        assert np.array_equal(a.statistics_, b.statistics_)
 
 
 def test_matrix_perturbation_decouples_the_copies_exactly():
@@ -64,7 +65,7 @@ def test_permuting_groups_permutes_statistics(fit):
     p, d = int(data.groups.max()) + 1, 3
     perm = np.random.default_rng(8).permutation(p)  # new group k is old group perm[k]
     cols = np.concatenate([np.arange(g * d, (g + 1) * d) for g in perm])
-    kw = {"fit": fit, "lasso_alpha": 0.05, "lasso_tol": 1e-12} if fit == "lasso" else {"fit": fit}
+    kw = {"fit": fit, "penalty": 0.05, "lasso_tol": 1e-12} if fit == "lasso" else {"fit": fit}
     a = group_mirror_statistics(data.X, data.y, data.groups, Z, **kw)["M"]
     b = group_mirror_statistics(data.X[:, cols], data.y, data.groups, Z[:, cols], **kw)["M"]
     # OLS: rounding only; lasso: coordinate descent visits columns in another order, tol 1e-12
@@ -72,7 +73,8 @@ def test_permuting_groups_permutes_statistics(fit):
 
 
 def test_null_statistics_are_symmetric_and_selection_small():
-    """Global null: one statistic per draw (group 0) over R draws; a two-sided sign test at level 0.01
+    """OLS path (exactly symmetric by construction; the lasso path's symmetry is measured in
+    test_groupfdr_symmetry). Global null: one statistic per draw (group 0) over R draws; a two-sided sign test at level 0.01
     must not reject. With offset 0 the selected count is the run of positive signs at the top of the
     |M| ranking (about Geometric(1/2), mean about 1); with the knockoff+ offset it is empty unless the
     top 1/q signs are all positive (probability about 2^-10 at q = 0.1)."""
@@ -80,7 +82,7 @@ def test_null_statistics_are_symmetric_and_selection_small():
     first, n_sel, n_sel_plus = [], [], []
     for r in range(R):
         data = _data(100 + r, n=120, p=15, n_true=0)
-        est = GroupGaussianMirror(data.groups, random_state=10_000 + r).fit(data.X, data.y)
+        est = GroupGaussianMirror(data.groups, regression="ols", random_state=10_000 + r).fit(data.X, data.y)
         first.append(est.statistics_[0])
         n_sel.append(len(est.select(0.1)))
         n_sel_plus.append(len(select_by_threshold(est.statistics_, 0.1, offset=1)))
@@ -96,15 +98,17 @@ def test_fdr_below_q_plus_monte_carlo_margin_at_smoke_scale():
     q(1 - q), so the mean over R replicates exceeds q + z sqrt(q(1-q)/R) with probability <= 1% for
     z = 2.326 (normal approximation), per checked quantity.
     Checked: BH and the knockoff+ form of group GM (FDR), and the paper's threshold (offset 0), which
-    controls the modified FDR E[V / (R_sel + 1/q)] (Barber & Candes 2015, Thm 1 with offset 0)."""
+    controls the modified FDR E[V / (R_sel + 1/q)] (Barber & Candes 2015, Thm 1 with offset 0). The mirrors
+    run their OLS path here (the exact-symmetry case; seconds); the lasso path is test_groupfdr_symmetry's."""
     R, q, z = 120, 0.1, stats.norm.isf(0.01)
     out = {"bh": [], "group_gm_plus": [], "mfdr_group_gm": []}
     for r in range(R):
         data = _data(1000 + r, n=200, p=20, n_true=4)
         rng = np.random.default_rng(r)
         for m in ("bh", "group_gm_plus"):
-            out[m].append(fdp_power(run_selector(m, data, [q], rng)["selected"][q], data.true_groups)[0])
-        sel = run_selector("group_gm", data, [q], rng)["selected"][q]
+            opts = {"regression": "ols"} if m == "group_gm_plus" else {}
+            out[m].append(fdp_power(run_selector(m, data, [q], rng, **opts)["selected"][q], data.true_groups)[0])
+        sel = run_selector("group_gm", data, [q], rng, regression="ols")["selected"][q]
         V = len(set(sel.tolist()) - set(data.true_groups.tolist()))
         out["mfdr_group_gm"].append(V / (len(sel) + 1 / q))
     for key, vals in out.items():

@@ -7,6 +7,17 @@ none) and, for each q, the selected group labels. A coordinate method (GM, model
 selects columns; a group counts as selected when any of its columns is (the "ignores groups"
 baseline). The ``{method}`` wildcard is a key of :data:`SELECTORS`.
 
+Mirror selectors (one registration each, :func:`_register_mirror`)
+------------------------------------------------------------------
+- ``group_gm``: the paper's group mirror; lasso fits with the GM package's penalty and
+  standardisation, Eq. 2.5's threshold (smallest t with #{M <= -t} / max(#{M >= t}, 1) <= q).
+- ``group_gm_plus``: the same statistics with the knockoff+ offset (1 + #{M <= -t}).
+- ``group_gm_stepdown``: the same statistics with the GM R package's rule (step-down over the
+  positive statistics, FDP_i = #{M < -M_(i)} / (i + 1)): the original implementation's rule beside ours.
+- ``group_gm_ols``, ``group_gm_whitened``: OLS fits (our variants; need n > P + d).
+- ``gm``, ``gm_stepdown``, ``gm_ols``: the coordinate-wise mirror with the same three choices.
+  A regression or penalty can be overridden per method in ``method_options``.
+
 Baselines
 ---------
 - ``gm``: coordinate-wise Gaussian mirror (Xing, Zhao, Liu 2023), :class:`GaussianMirror`.
@@ -55,34 +66,42 @@ def _columns_to_groups(groups: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return np.unique(np.asarray(groups)[np.asarray(columns, dtype=int)])
 
 
-def _group_gm(data, qs, rng, regression="auto", norm="l2", offset=0) -> dict:
-    est = GroupGaussianMirror(data.groups, regression=regression, norm=norm, offset=offset, random_state=_seed(rng))
-    est.fit(data.X, data.y)
-    return {"stats": est.statistics_, "selected": {q: est.select(q) for q in qs}}
-
-
-@SELECTORS.register("group_gm")
-def group_gm(data, *, qs, rng, regression: str = "auto", **_) -> dict:
-    """The paper's group Gaussian mirror: l2 block statistic, threshold of Eq. 2.5 (no +1)."""
-    return _group_gm(data, qs, rng, regression=regression)
-
-
-@SELECTORS.register("group_gm_whitened")
-def group_gm_whitened(data, *, qs, rng, regression: str = "ols", **_) -> dict:
-    """Our variant: both b+ +- b- whitened by the same ((U'U)^-1 + (V'V)^-1)^(-1/2) (OLS only)."""
-    return _group_gm(data, qs, rng, regression=regression, norm="whitened")
-
-
-@SELECTORS.register("group_gm_plus")
-def group_gm_plus(data, *, qs, rng, regression: str = "auto", **_) -> dict:
-    """Our variant: the knockoff+ threshold (offset 1) on the group GM statistics."""
-    return _group_gm(data, qs, rng, regression=regression, offset=1)
-
-
-@SELECTORS.register("gm")
-def gm(data, *, qs, rng, regression: str = "auto", **_) -> dict:
-    est = GaussianMirror(regression=regression, random_state=_seed(rng)).fit(data.X, data.y)
+def _group_gm(data, qs, rng, *, grouped: bool = True, regression="lasso", penalty="reference", norm="l2",
+              rule="min_t") -> dict:
+    cls_kw = {"regression": regression, "penalty": penalty, "rule": rule, "random_state": _seed(rng)}
+    if grouped:
+        est = GroupGaussianMirror(data.groups, norm=norm, **cls_kw).fit(data.X, data.y)
+        return {"stats": est.statistics_, "selected": {q: est.select(q) for q in qs}}
+    est = GaussianMirror(**cls_kw).fit(data.X, data.y)
     return {"stats": None, "selected": {q: _columns_to_groups(data.groups, est.select(q)) for q in qs}}
+
+
+def _register_mirror(name: str, doc: str, *, grouped: bool, **fixed):
+    def selector(data, *, qs, rng, regression: str = "lasso", penalty="reference", **_) -> dict:
+        opts = {"regression": regression, "penalty": penalty, **fixed}
+        return _group_gm(data, qs, rng, grouped=grouped, **opts)
+
+    selector.__doc__ = doc
+    SELECTORS.register(name)(selector)
+
+
+# The group Gaussian mirror, its variants, and the coordinate-wise mirror. Every variant draws its
+# perturbations from the same generator as group_gm, so on a replicate they differ only where named.
+_register_mirror("group_gm", "The paper's group Gaussian mirror: lasso fits, l2 block statistic, Eq. 2.5 (no +1).",
+                 grouped=True)
+_register_mirror("group_gm_plus", "Our variant: the knockoff+ threshold (offset 1) on the group GM statistics.",
+                 grouped=True, rule="min_t_plus")
+_register_mirror("group_gm_stepdown", "The GM R package's rule (step-down, +1 in the denominator) on the group "
+                 "GM statistics.", grouped=True, rule="gm_package")
+_register_mirror("group_gm_ols", "Our variant: OLS mirror fits (n > P + d), standardised design.", grouped=True,
+                 regression="ols")
+_register_mirror("group_gm_whitened", "Our variant: OLS fits, both b+ +- b- whitened by ((U'U)^-1 + (V'V)^-1)^(-1/2).",
+                 grouped=True, regression="ols", norm="whitened")
+_register_mirror("gm", "Coordinate-wise Gaussian mirror (Xing, Zhao, Liu 2023): lasso fits, Eq. 2.5.", grouped=False)
+_register_mirror("gm_stepdown", "Coordinate-wise Gaussian mirror with the GM R package's step-down rule.",
+                 grouped=False, rule="gm_package")
+_register_mirror("gm_ols", "Coordinate-wise Gaussian mirror with OLS fits (our variant).", grouped=False,
+                 regression="ols")
 
 
 _S_CACHE: dict[tuple, np.ndarray] = {}

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["SIM_KEYS", "RUNTIME_METHODS", "chunk_targets", "replicates_of_chunk", "run_config",
-           "aggregate_config", "runtime_config", "figure_config"]
+           "aggregate_config", "runtime_config", "figure_config", "symmetry_targets", "symmetry_config"]
 
 #: Keys of a setting that are arguments of :func:`repro.papers.groupfdr.synth.simulate_grouped`.
-SIM_KEYS = ("n", "p", "d", "rho_within", "rho_between", "n_true", "amplitude", "response", "link", "sampling")
+SIM_KEYS = ("n", "p", "d", "rho_within", "rho_between", "n_true", "amplitude", "response", "link", "sampling",
+            "noise")
 #: Keys of a setting that only the aggregate reads (claims' families, Fig. 1 placement).
 SUMMARY_KEYS = ("family", "correlated", "sweeps")
 #: The methods timed by the runtime benchmark.
@@ -69,3 +70,17 @@ def runtime_config(cfg: dict) -> dict[str, Any]:
 def figure_config(cfg: dict) -> dict[str, Any]:
     """What Fig. 1 and Fig. 2 read from the preset: the level they draw."""
     return {"figure_q": cfg["figure_q"]}
+
+
+def symmetry_targets(cfg: dict, prefix: str = "results/groupfdr/symmetry") -> list[str]:
+    """One file per design of the null-sign-symmetry grid (Table 3's inputs)."""
+    return [f"{prefix}/{design}.json" for design in cfg["symmetry"]["designs"]]
+
+
+def symmetry_config(cfg: dict, design: str) -> dict[str, Any]:
+    """What one symmetry job reads: the replicates, levels, methods and its design's simulator call."""
+    sym = cfg["symmetry"]
+    return {"replicates": sym["replicates"], "qs": sym["qs"], "methods": sym["methods"],
+            "designs": {design: _simulation(sym["designs"][design])},
+            "method_options": {m: sym.get("method_options", {})[m] for m in sym["methods"]
+                               if m in sym.get("method_options", {})}}
