@@ -73,6 +73,26 @@ def test_permuting_groups_permutes_statistics(fit):
     np.testing.assert_allclose(b, a[perm], rtol=1e-6, atol=1e-9 if fit == "ols" else 1e-6)
 
 
+def _global_null_sign_checks(R: int) -> dict:
+    """Global null, R draws of the OLS group mirror (n = 120, 15 blocks of 3). Returns whether each
+    check passes: ``first`` a two-sided sign test at level 0.01 on one statistic per draw (group 0;
+    independent across draws, so the binomial law is exact); ``share`` the mean per-draw share of
+    positive statistics (all groups; the draw is the unit) within 3 standard errors of 1/2; ``plus``
+    the knockoff+ selection rate. Also the mean share, for messages."""
+    first, share, n_sel_plus = [], [], []
+    for r in range(R):
+        data = _data(100 + r, n=120, p=15, n_true=0)
+        est = GroupGaussianMirror(data.groups, regression="ols", random_state=10_000 + r).fit(data.X, data.y)
+        first.append(est.statistics_[0])
+        share.append(np.mean(est.statistics_ > 0))
+        n_sel_plus.append(len(select_by_threshold(est.statistics_, 0.1, offset=1)))
+    first, share = np.array(first), np.array(share)
+    return {"first": stats.binomtest(int((first > 0).sum()), R, 0.5).pvalue > 0.01,
+            "share": abs(share.mean() - 0.5) <= 3 * share.std(ddof=1) / np.sqrt(R),
+            "plus": np.mean(np.array(n_sel_plus) > 0) <= 0.02,  # 300 draws, p ~ 1e-3: 6+ hits has p < 1e-6
+            "mean_share": float(share.mean())}
+
+
 def test_null_statistics_are_symmetric_and_selection_small():
     """OLS path (exactly symmetric by construction; the lasso path's symmetry is measured in
     test_groupfdr_symmetry). Global null, R draws: one statistic per draw (group 0) passes a two-sided
@@ -82,19 +102,26 @@ def test_null_statistics_are_symmetric_and_selection_small():
     here), so the selection count under Eq. 2.5 is not the Geometric(1/2) run of independent signs: an
     earlier form of this test bounded its mean by 1 + 3 s.e. and held only narrowly (1.35 +- 0.13 on
     the raw design, 1.50 +- 0.13 standardised, the same draws). With the knockoff+ offset a selection needs
-    the top 1/q = 10 ranked signs all positive: rare whatever the dependence at this size."""
-    R = 300
-    first, share, n_sel_plus = [], [], []
-    for r in range(R):
-        data = _data(100 + r, n=120, p=15, n_true=0)
-        est = GroupGaussianMirror(data.groups, regression="ols", random_state=10_000 + r).fit(data.X, data.y)
-        first.append(est.statistics_[0])
-        share.append(np.mean(est.statistics_ > 0))
-        n_sel_plus.append(len(select_by_threshold(est.statistics_, 0.1, offset=1)))
-    first, share = np.array(first), np.array(share)
-    assert stats.binomtest(int((first > 0).sum()), R, 0.5).pvalue > 0.01
-    assert abs(share.mean() - 0.5) <= 3 * share.std(ddof=1) / np.sqrt(R)
-    assert np.mean(np.array(n_sel_plus) > 0) <= 0.02  # binomial: 300 draws, p ~ 1e-3, 6+ hits has p < 1e-6
+    the top 1/q = 10 ranked signs all positive: rare whatever the dependence at this size.
+    test_global_null_check_fails_for_a_miscalibrated_mirror shows the same checks reject a wrong mirror."""
+    res = _global_null_sign_checks(300)
+    assert res["first"] and res["share"] and res["plus"], res
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_global_null_check_fails_for_a_miscalibrated_mirror(monkeypatch, factor):
+    """The checks above can fail: with the perturbation scale C_J off by a factor (half or twice the
+    decoupling value) the two copies' coefficients are correlated (negatively for too small a C, the
+    copies nearly collinear; positively for too large), null M leans negative or positive, and both
+    sign checks reject on fewer draws. (A global sign flip of M stays null-symmetric: that is caught by
+    the planted-truth tests, where signals must land on the positive side.)"""
+    import repro.methods.mirror as mirror
+
+    right = mirror.block_perturbation
+    monkeypatch.setattr(mirror, "block_perturbation", lambda Rx, Rz: factor * right(Rx, Rz))
+    res = _global_null_sign_checks(100)
+    assert not res["first"] and not res["share"], res
+    assert (res["mean_share"] > 0.5) == (factor > 1), res
 
 
 def test_fdr_below_q_plus_monte_carlo_margin_at_smoke_scale():
