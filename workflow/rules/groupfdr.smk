@@ -40,6 +40,9 @@ rule groupfdr_macrodata:
 
 
 rule groupfdr_run:
+    input:
+        # a selector that differs from another only in its rule reuses that one's statistics
+        statistics=lambda wc: groupfdr_grid.statistics_input(preset("groupfdr"), wc.setting, wc.method, wc.chunk),
     output:
         run="results/groupfdr/runs/{setting}/{method}/chunk{chunk}.json",
     log:

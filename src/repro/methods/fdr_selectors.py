@@ -43,10 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from repro.methods.mirror import GaussianMirror, GroupGaussianMirror, NeuralGroupMirror, select_by_threshold
+from repro.methods.mirror import (SELECTION_RULES, GaussianMirror, GroupGaussianMirror, NeuralGroupMirror,
+                                  select_by_threshold)
 from repro.registry import Registry
 
-__all__ = ["SELECTORS", "group_f_pvalues", "run_selector"]
+__all__ = ["SELECTORS", "MIRRORS", "group_f_pvalues", "mirror_statistics", "run_selector", "same_statistics",
+           "select_from_statistics"]
 
 log = logging.getLogger(__name__)
 
@@ -66,20 +68,53 @@ def _columns_to_groups(groups: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return np.unique(np.asarray(groups)[np.asarray(columns, dtype=int)])
 
 
-def _group_gm(data, qs, rng, *, grouped: bool = True, regression="lasso", penalty="reference", norm="l2",
-              rule="min_t") -> dict:
-    cls_kw = {"regression": regression, "penalty": penalty, "rule": rule, "random_state": _seed(rng)}
-    if grouped:
-        est = GroupGaussianMirror(data.groups, norm=norm, **cls_kw).fit(data.X, data.y)
-        return {"stats": est.statistics_, "selected": {q: est.select(q) for q in qs}}
-    est = GaussianMirror(**cls_kw).fit(data.X, data.y)
-    return {"stats": None, "selected": {q: _columns_to_groups(data.groups, est.select(q)) for q in qs}}
+#: Each mirror selector's statistic (``grouped``, ``regression``, ``norm``) and selection rule; filled by
+#: :func:`_register_mirror`. Two selectors with the same statistic differ only in their rule.
+MIRRORS: dict[str, dict[str, Any]] = {}
+_STATISTIC_KEYS = ("grouped", "regression", "norm")
 
 
-def _register_mirror(name: str, doc: str, *, grouped: bool, **fixed):
-    def selector(data, *, qs, rng, regression: str = "lasso", penalty="reference", **_) -> dict:
-        opts = {"regression": regression, "penalty": penalty, **fixed}
-        return _group_gm(data, qs, rng, grouped=grouped, **opts)
+def mirror_statistics(name: str, data, rng: np.random.Generator, *, regression: str | None = None,
+                      penalty="reference", **_) -> np.ndarray:
+    """The mirror statistics of selector ``name`` on ``data``: one per sorted group label (group
+    mirrors) or one per column (coordinate mirrors). The one place the mirror fits run; the selection
+    rules (:func:`select_from_statistics`) only threshold what this returns, so two selectors with the
+    same statistic can share one call (``repro.papers.groupfdr.experiment.run_chunk``)."""
+    spec = MIRRORS[name]
+    regression = spec["regression"] if regression is None else regression
+    kw = {"regression": regression, "penalty": penalty, "random_state": _seed(rng)}
+    if spec["grouped"]:
+        return GroupGaussianMirror(data.groups, norm=spec["norm"], **kw).fit(data.X, data.y).statistics_
+    return GaussianMirror(**kw).fit(data.X, data.y).statistics_
+
+
+def select_from_statistics(name: str, data, stats: np.ndarray, qs) -> dict:
+    """Selector ``name``'s rule applied to its statistics: ``{q: selected group labels}``. Coordinate
+    mirrors select columns; a group counts as selected when any of its columns is."""
+    spec = MIRRORS[name]
+    rule = SELECTION_RULES.get(spec["rule"])
+    if spec["grouped"]:
+        labels = np.unique(data.groups)
+        if len(stats) != len(labels):
+            raise ValueError(f"{name}: {len(stats)} statistics for {len(labels)} groups")
+        return {q: labels[rule(stats, q)] for q in qs}
+    if len(stats) != data.X.shape[1]:
+        raise ValueError(f"{name}: {len(stats)} statistics for {data.X.shape[1]} columns")
+    return {q: _columns_to_groups(data.groups, rule(stats, q)) for q in qs}
+
+
+def same_statistics(a: str, b: str) -> bool:
+    """Whether mirror selectors ``a`` and ``b`` compute the same statistics (same options given)."""
+    return all(MIRRORS[a][k] == MIRRORS[b][k] for k in _STATISTIC_KEYS)
+
+
+def _register_mirror(name: str, doc: str, *, grouped: bool, regression: str = "lasso", norm: str = "l2",
+                     rule: str = "min_t"):
+    MIRRORS[name] = {"grouped": grouped, "regression": regression, "norm": norm, "rule": rule}
+
+    def selector(data, *, qs, rng, **cfg) -> dict:
+        stats = mirror_statistics(name, data, rng, **cfg)
+        return {"stats": stats if grouped else None, "selected": select_from_statistics(name, data, stats, qs)}
 
     selector.__doc__ = doc
     SELECTORS.register(name)(selector)
