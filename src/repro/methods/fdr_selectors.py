@@ -17,6 +17,9 @@ Mirror selectors (one registration each, :func:`_register_mirror`)
 - ``group_gm_ols``, ``group_gm_whitened``: OLS fits (our variants; need n > P + d).
 - ``gm``, ``gm_stepdown``, ``gm_ols``: the coordinate-wise mirror with the same three choices.
   A regression or penalty can be overridden per method in ``method_options``.
+- One function fits (:func:`mirror_statistics`), the rules only threshold (:func:`select_from_statistics`):
+  selectors whose :data:`MIRRORS` entries differ only in ``rule`` have the same statistics on the same
+  generator, so groupfdr computes them once per replicate and every rule variant reuses them.
 
 Baselines
 ---------
