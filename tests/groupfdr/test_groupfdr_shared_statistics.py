@@ -97,3 +97,21 @@ def test_the_dag_feeds_a_rule_variant_its_sources_chunk():
     alone = {**CFG, "settings": {"s": {**SETTING, "methods": ["group_gm_plus"]}}}
     assert statistics_input(alone, "s", "group_gm_plus", 0) == []  # no source run: it fits its own
     assert "results/groupfdr/runs/s/group_gm/chunk0.json" in chunk_targets(CFG)
+
+
+def test_real_data_table_fits_the_shared_statistics_once_per_draw(monkeypatch):
+    from repro.papers.groupfdr.synth import simulate_grouped
+
+    data = simulate_grouped(150, 8, 3, rho_within=0.5, rho_between=0.2, n_true=2, amplitude=5.0,
+                            rng=np.random.default_rng(4))
+    methods = ["group_gm", "group_gm_plus", "group_gm_stepdown"]
+    separate = [experiment.real_data_table(data, [m], [0.1, 0.2], n_draws=2, seed=5) for m in methods]
+    calls = []
+    real = experiment.mirror_statistics
+    monkeypatch.setattr(experiment, "mirror_statistics", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    shared = experiment.real_data_table(data, methods, [0.1, 0.2], n_draws=2, seed=5)
+    assert calls == ["group_gm", "group_gm"]  # one fit per draw for the three rules
+    for m, alone in zip(methods, separate):
+        got = shared[shared.method == m].reset_index(drop=True)
+        assert got[["q", "group", "selection_frequency", "statistic"]].equals(
+            alone[["q", "group", "selection_frequency", "statistic"]])

@@ -231,21 +231,32 @@ def real_data_table(design, methods: list[str], qs: list[float], *, n_draws: int
                     method_options: dict | None = None):
     """Run each method ``n_draws`` times (fresh mirror / knockoff draws) on a real lagged design.
 
+    Mirror selectors that differ only in the rule (``group_gm``, ``group_gm_plus``) share one fit per draw.
     Returns a tidy DataFrame: one row per (method, q, group) with the selection frequency over the
     draws and the statistic of the first draw (NaN for coordinate methods).
     """
     import pandas as pd
 
     labels = np.unique(design.groups)
-    rows = []
+    rows, fitted = [], {}  # mirror statistics per (statistic, options, draw): the rule variants share them
     for method in methods:
         deterministic = method == "bh"
         counts = {q: np.zeros(len(labels)) for q in qs}
         first_stats = None
         draws = 1 if deterministic else n_draws
+        opts = (method_options or {}).get(method, {})
         for k in range(draws):
             rng = np.random.default_rng(job_seed(seed, draw=k))  # draw k: the same for every method
-            out = run_selector(method, design, qs, rng, **(method_options or {}).get(method, {}))
+            if method in MIRRORS:
+                spec = MIRRORS[method]
+                key = (spec["grouped"], spec["regression"], spec["norm"], repr(sorted(opts.items())), k)
+                if key not in fitted:
+                    fitted[key] = mirror_statistics(method, design, rng, **opts)
+                M = fitted[key]
+                out = {"stats": M if spec["grouped"] else None,
+                       "selected": select_from_statistics(method, design, M, qs)}
+            else:
+                out = run_selector(method, design, qs, rng, **opts)
             if first_stats is None:
                 first_stats = out["stats"]
             for q in qs:
