@@ -48,6 +48,15 @@ def test_figure_only_keys_leave_the_upstream_parts_unchanged(scale):
     assert figure_config(edited) != figure_config(cfg)
 
 
+def test_a_symmetry_job_sees_only_its_design():
+    from repro.papers.groupfdr.grid import symmetry_config, symmetry_targets
+
+    cfg = CONFIG["small"]
+    assert len(symmetry_targets(cfg)) == len(cfg["symmetry"]["designs"]) == 10
+    part = symmetry_config(cfg, "high_r05_t3")
+    assert list(part["designs"]) == ["high_r05_t3"] and part["designs"]["high_r05_t3"]["noise"] == "t3"
+
+
 def test_a_run_sees_only_its_setting_and_method():
     cfg = CONFIG["small"]
     part = run_config(cfg, "nonlinear", "group_ngm")
@@ -74,7 +83,9 @@ def test_the_data_of_a_replicate_depend_only_on_its_data_seed():
 
 @pytest.mark.parametrize("path", [("method_options", "group_ngm", "n_explian"), ("settings", "rho05", "rho_whithin"),
                                   ("settings", "rho05", "sweeps", "corelation"), ("realdata", "lag"),
-                                  ("block1", "m")])
+                                  ("block1", "m"), ("symmetry", "replicats"),
+                                  ("symmetry", "designs", "low_r05", "rho_whithin"),
+                                  ("symmetry", "designs", "high_r08", "nois")])
 def test_a_misspelt_key_is_rejected_with_its_path(path):
     preset = copy.deepcopy(CONFIG["small"])
     node = preset

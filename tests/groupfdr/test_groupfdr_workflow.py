@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 TARGETS = ["reports/groupfdr_fig1.pdf", "reports/groupfdr_fig2.pdf", "reports/groupfdr_table1.md",
-           "reports/groupfdr_table2.md", "results/groupfdr/metrics.json", "results/groupfdr/runtime.json"]
+           "reports/groupfdr_table2.md", "reports/groupfdr_table3.md", "results/groupfdr/metrics.json",
+           "results/groupfdr/runtime.json"]
 
 
 @pytest.mark.slow
@@ -27,6 +28,15 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
     # Fig. 2's CSV holds the one replicate it plots: true groups among the largest statistics
     fig2 = pd.read_csv(tmp_path / "reports/groupfdr_fig2.csv")
     assert fig2.is_true.sum() == 4 and fig2.sort_values("M").is_true.iloc[-1]
+    # the symmetry grid: one row per (design, mirror), sign counts that add up to the nulls
+    table3 = pd.read_csv(tmp_path / "reports/groupfdr_table3.csv")
+    assert len(table3) == 2 * 2
+    sym = pd.read_csv(tmp_path / "results/groupfdr/symmetry_summary.csv")
+    assert ((sym.null_pos + sym.null_neg + sym.null_zero) > 0).all() and sym.rule.nunique() == 3
+    # the claims' evidence: per-replicate samples, ids = replicates, the same for every method
+    fdp = metrics["fdr_control"]["group_gm"]["linear"]["fdp"]
+    assert fdp["rho05_q10"]["unit"] == "replicate" and len(fdp["rho05_q10"]["values"]) == 6
+    assert metrics["power"]["group_gm"]["highdim"]["ids"] == metrics["power"]["gm"]["highdim"]["ids"]
     # the real table: every macrodata series appears as a group for every method and q
     table2 = pd.read_csv(tmp_path / "reports/groupfdr_table2.csv")
     assert table2.groupby(["method", "q"]).group.nunique().eq(12).all()

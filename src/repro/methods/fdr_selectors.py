@@ -7,6 +7,20 @@ none) and, for each q, the selected group labels. A coordinate method (GM, model
 selects columns; a group counts as selected when any of its columns is (the "ignores groups"
 baseline). The ``{method}`` wildcard is a key of :data:`SELECTORS`.
 
+Mirror selectors (one registration each, :func:`_register_mirror`)
+------------------------------------------------------------------
+- ``group_gm``: the paper's group mirror; lasso fits with the GM package's penalty and
+  standardisation, Eq. 2.5's threshold (smallest t with #{M <= -t} / max(#{M >= t}, 1) <= q).
+- ``group_gm_plus``: the same statistics with the knockoff+ offset (1 + #{M <= -t}).
+- ``group_gm_stepdown``: the same statistics with the GM R package's rule (step-down over the
+  positive statistics, FDP_i = #{M < -M_(i)} / (i + 1)): the original implementation's rule beside ours.
+- ``group_gm_ols``, ``group_gm_whitened``: OLS fits (our variants; need n > P + d).
+- ``gm``, ``gm_stepdown``, ``gm_ols``: the coordinate-wise mirror with the same three choices.
+  A regression or penalty can be overridden per method in ``method_options``.
+- One function fits (:func:`mirror_statistics`), the rules only threshold (:func:`select_from_statistics`):
+  selectors whose :data:`MIRRORS` entries differ only in ``rule`` have the same statistics on the same
+  generator, so groupfdr computes them once per replicate and every rule variant reuses them.
+
 Baselines
 ---------
 - ``gm``: coordinate-wise Gaussian mirror (Xing, Zhao, Liu 2023), :class:`GaussianMirror`.
@@ -32,10 +46,12 @@ from typing import Any
 
 import numpy as np
 
-from repro.methods.mirror import GaussianMirror, GroupGaussianMirror, NeuralGroupMirror, select_by_threshold
+from repro.methods.mirror import (SELECTION_RULES, GaussianMirror, GroupGaussianMirror, NeuralGroupMirror,
+                                  select_by_threshold)
 from repro.registry import Registry
 
-__all__ = ["SELECTORS", "group_f_pvalues", "run_selector"]
+__all__ = ["SELECTORS", "MIRRORS", "group_f_pvalues", "mirror_statistics", "run_selector", "same_statistics",
+           "select_from_statistics"]
 
 log = logging.getLogger(__name__)
 
@@ -55,34 +71,75 @@ def _columns_to_groups(groups: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return np.unique(np.asarray(groups)[np.asarray(columns, dtype=int)])
 
 
-def _group_gm(data, qs, rng, regression="auto", norm="l2", offset=0) -> dict:
-    est = GroupGaussianMirror(data.groups, regression=regression, norm=norm, offset=offset, random_state=_seed(rng))
-    est.fit(data.X, data.y)
-    return {"stats": est.statistics_, "selected": {q: est.select(q) for q in qs}}
+#: Each mirror selector's statistic (``grouped``, ``regression``, ``norm``) and selection rule; filled by
+#: :func:`_register_mirror`. Two selectors with the same statistic differ only in their rule.
+MIRRORS: dict[str, dict[str, Any]] = {}
+_STATISTIC_KEYS = ("grouped", "regression", "norm")
 
 
-@SELECTORS.register("group_gm")
-def group_gm(data, *, qs, rng, regression: str = "auto", **_) -> dict:
-    """The paper's group Gaussian mirror: l2 block statistic, threshold of Eq. 2.5 (no +1)."""
-    return _group_gm(data, qs, rng, regression=regression)
+def mirror_statistics(name: str, data, rng: np.random.Generator, *, regression: str | None = None,
+                      penalty="reference", **_) -> np.ndarray:
+    """The mirror statistics of selector ``name`` on ``data``: one per sorted group label (group
+    mirrors) or one per column (coordinate mirrors). The one place the mirror fits run; the selection
+    rules (:func:`select_from_statistics`) only threshold what this returns, so two selectors with the
+    same statistic can share one call (``repro.papers.groupfdr.experiment.run_chunk``)."""
+    spec = MIRRORS[name]
+    regression = spec["regression"] if regression is None else regression
+    kw = {"regression": regression, "penalty": penalty, "random_state": _seed(rng)}
+    if spec["grouped"]:
+        return GroupGaussianMirror(data.groups, norm=spec["norm"], **kw).fit(data.X, data.y).statistics_
+    return GaussianMirror(**kw).fit(data.X, data.y).statistics_
 
 
-@SELECTORS.register("group_gm_whitened")
-def group_gm_whitened(data, *, qs, rng, regression: str = "ols", **_) -> dict:
-    """Our variant: both b+ +- b- whitened by the same ((U'U)^-1 + (V'V)^-1)^(-1/2) (OLS only)."""
-    return _group_gm(data, qs, rng, regression=regression, norm="whitened")
+def select_from_statistics(name: str, data, stats: np.ndarray, qs) -> dict:
+    """Selector ``name``'s rule applied to its statistics: ``{q: selected group labels}``. Coordinate
+    mirrors select columns; a group counts as selected when any of its columns is."""
+    spec = MIRRORS[name]
+    rule = SELECTION_RULES.get(spec["rule"])
+    if spec["grouped"]:
+        labels = np.unique(data.groups)
+        if len(stats) != len(labels):
+            raise ValueError(f"{name}: {len(stats)} statistics for {len(labels)} groups")
+        return {q: labels[rule(stats, q)] for q in qs}
+    if len(stats) != data.X.shape[1]:
+        raise ValueError(f"{name}: {len(stats)} statistics for {data.X.shape[1]} columns")
+    return {q: _columns_to_groups(data.groups, rule(stats, q)) for q in qs}
 
 
-@SELECTORS.register("group_gm_plus")
-def group_gm_plus(data, *, qs, rng, regression: str = "auto", **_) -> dict:
-    """Our variant: the knockoff+ threshold (offset 1) on the group GM statistics."""
-    return _group_gm(data, qs, rng, regression=regression, offset=1)
+def same_statistics(a: str, b: str) -> bool:
+    """Whether mirror selectors ``a`` and ``b`` compute the same statistics (same options given)."""
+    return all(MIRRORS[a][k] == MIRRORS[b][k] for k in _STATISTIC_KEYS)
 
 
-@SELECTORS.register("gm")
-def gm(data, *, qs, rng, regression: str = "auto", **_) -> dict:
-    est = GaussianMirror(regression=regression, random_state=_seed(rng)).fit(data.X, data.y)
-    return {"stats": None, "selected": {q: _columns_to_groups(data.groups, est.select(q)) for q in qs}}
+def _register_mirror(name: str, doc: str, *, grouped: bool, regression: str = "lasso", norm: str = "l2",
+                     rule: str = "min_t"):
+    MIRRORS[name] = {"grouped": grouped, "regression": regression, "norm": norm, "rule": rule}
+
+    def selector(data, *, qs, rng, **cfg) -> dict:
+        stats = mirror_statistics(name, data, rng, **cfg)
+        return {"stats": stats if grouped else None, "selected": select_from_statistics(name, data, stats, qs)}
+
+    selector.__doc__ = doc
+    SELECTORS.register(name)(selector)
+
+
+# The group Gaussian mirror, its variants, and the coordinate-wise mirror. Every variant draws its
+# perturbations from the same generator as group_gm, so on a replicate they differ only where named.
+_register_mirror("group_gm", "The paper's group Gaussian mirror: lasso fits, l2 block statistic, Eq. 2.5 (no +1).",
+                 grouped=True)
+_register_mirror("group_gm_plus", "Our variant: the knockoff+ threshold (offset 1) on the group GM statistics.",
+                 grouped=True, rule="min_t_plus")
+_register_mirror("group_gm_stepdown", "The GM R package's rule (step-down, +1 in the denominator) on the group "
+                 "GM statistics.", grouped=True, rule="gm_package")
+_register_mirror("group_gm_ols", "Our variant: OLS mirror fits (n > P + d), standardised design.", grouped=True,
+                 regression="ols")
+_register_mirror("group_gm_whitened", "Our variant: OLS fits, both b+ +- b- whitened by ((U'U)^-1 + (V'V)^-1)^(-1/2).",
+                 grouped=True, regression="ols", norm="whitened")
+_register_mirror("gm", "Coordinate-wise Gaussian mirror (Xing, Zhao, Liu 2023): lasso fits, Eq. 2.5.", grouped=False)
+_register_mirror("gm_stepdown", "Coordinate-wise Gaussian mirror with the GM R package's step-down rule.",
+                 grouped=False, rule="gm_package")
+_register_mirror("gm_ols", "Coordinate-wise Gaussian mirror with OLS fits (our variant).", grouped=False,
+                 regression="ols")
 
 
 _S_CACHE: dict[tuple, np.ndarray] = {}

@@ -15,7 +15,7 @@ Papers
 What is computed
 ----------------
 For a block J (an n x d sub-design, e.g. the d lags of one series), with R_x and R_z the residuals of
-X_J and Z_J on X_-J (OLS, or nodewise lasso in high dimension) and S_x = R_x'R_x, S_z = R_z'R_z,
+X_J and Z_J on X_-J (OLS; on the lasso-screened columns for the lasso path) and S_x = R_x'R_x, S_z = R_z'R_z,
 
     C_J = S_z^{-1/2} Q S_x^{1/2},   K = S_z^{-1/2} R_z'R_x S_x^{-1/2} = W diag(s) V',
     Q = W D V',  D = diag(sign(w_i'v_i)),
@@ -28,13 +28,68 @@ uncorrelated, hence independent under Gaussian noise, and for a null block both 
 the block statistic M_J = ||b+ + b-||_2 - ||b+ - b-||_2 is symmetric about 0 (flip b- -> -b-).
 For d = 1, K is a scalar k, Q = D = sign(k) * sign(k) = 1 and C_J = c_j of Xing et al. exactly.
 
+Preprocessing, fits and penalty (issue 18; the reference is the authors' R package BioAlgs/GM, R/gm.R)
+-------------------------------------------------------------------------------------------------------
+- Standardisation: X's columns are centred and scaled to sd 1 (n - 1 denominator, R's ``scale``) and
+  y is centred, on both paths (:func:`standardize`); the package does the same (``x = scale(x)``;
+  glmnet's intercept centres y). The block statistic's l2 norm is therefore in per-sd units.
+- The lasso path is the default (the Gaussian mirror is lasso-based); OLS (``fit="ols"``, needs
+  n > P + d) is our variant, kept because it is exactly null-symmetric and is the block-size-1 check.
+- Lasso path, as the package: (1) one lasso of y on X at the chosen penalty; its nonzero set S (at most
+  0.9 n columns, the largest |coef|) screens the design; (2) for each block J, the residuals of X_J and
+  Z_J on X_{S \\ J}, projected on the leading floor(0.95 |S \\ J|) left singular vectors (10 when that
+  leaves less than 5% of a column), give C_J by the polar formula above; (3) a lasso of y on
+  (X_J + Z_J C_J, X_J - Z_J C_J, X_-J) with an intercept and internally standardised columns (glmnet's
+  ``standardize = TRUE``), at the same penalty; M_J from its two copies' coefficients.
+- Penalty (``penalty="reference"``, the default): the 10-fold CV minimum over the package's grid,
+  100 values from lambda_max = max_j |x_j'y| / n^(3/2) down to lambda_max / 100, i.e. the usual lasso
+  lambda_max (max |x_j'y| / n) divided by sqrt(n). Why a penalty this small, from the method's
+  derivation: M_j is null-symmetric when the coefficients of the two copies are (nearly) independent
+  with mean 0. In the lasso fit, the residual keeps the shrinkage bias X_S (beta_S - b_S) of the true
+  features, of order lambda; a null x_j correlated with them (given the rest) picks that bias up through
+  the part x_j shared by both copies, not through +-c_j z_j, so b+ and b- move together and
+  |b+ + b-| > |b+ - b-| more often: null M_j leans positive, with a bias that grows with lambda. The
+  5-fold LassoCV minimum over sklearn's grid (``penalty="cv"``, the choice before issue 18) is tuned
+  for prediction and sat 1.7-3.4x above the package's lambda; the sign diagnostic (null M above vs
+  below 0 per replicate, ``repro.papers.groupfdr.symmetry``; README, Table 3) is what the choice is
+  judged by, never the FDR number.
+- Deviations from the package, named: c_J from the realised residual norms of Z_J (exact decoupling on
+  the screened projection) where the package uses their expectation n - |S| (sigma_z^2 =
+  pp / (1 - |S|/n)), and a matrix C_J for blocks; one lasso per block with every other column
+  unmirrored (the package mirrors one feature per fit, the same); sklearn's coordinate descent with a
+  warm start from step (1) in place of glmnet; CV folds not re-standardised within each fold; the
+  0.9 n cap keeps the largest |coef| (the package's code zeroes the first columns by index, an evident
+  slip); no bootstrap variance of the FDR (``var.est``).
+  Coordinate descent stops at sklearn's ``tol`` (1e-4 by default, ``lasso_tol``) where glmnet stops at
+  ``thresh = 1e-7``; glmnet's internal sd (1/n) makes its effective penalty sqrt((n - 1)/n) times ours.
+- Null sign symmetry, measured (2026-12-03, helper diagnostic, group mirror with d = 2-3 lags, lasso path,
+  ``penalty="reference"``; share of positive among nonzero null M, mean of the per-draw share with a
+  normal interval, the draw the unit; Wilson interval for one fixed null block per draw):
+  under the GLOBAL null the signs are balanced: n = 150, P = 40: independent groups 0.510 [0.490, 0.530],
+  correlated (rho 0.5 / 0.25) 0.497 [0.480, 0.514]; n = 60, P = 90: independent 0.524 [0.497, 0.552],
+  correlated 0.518 [0.493, 0.542] (150 draws each; one block per draw: 0.47-0.49, Wilson +-0.09-0.12).
+  WITH 4 true blocks (amplitude 6, 120 draws; pooled share with its Wilson interval beside the per-draw
+  mean, the Wilson one too narrow by about sqrt(1.35) as the nulls of a draw are dependent): independent
+  groups, n = 150: 0.495 [0.460, 0.530], pooled 0.509 [0.473, 0.544]: balanced. Correlated groups (rho
+  0.5 / 0.25) lean POSITIVE: n = 150, P = 40: 0.571 [0.517, 0.626], pooled 0.575 [0.531, 0.618] (2.33 vs
+  1.72 per draw, 12 of 16 null blocks exactly 0); n = 60, P = 90: per-draw 0.509 [0.456, 0.561] but pooled
+  0.560 [0.521, 0.598] (2.93 vs 2.31), and 4.05 vs 2.65 per draw in 40 further draws. sklearn's 5-fold
+  penalty (1.2x larger here) gives the same lean (pooled 0.585, 0.551), and a solver tolerance of 1e-8
+  instead of 1e-4 leaves the counts unchanged (4.0 vs 2.6; 1.35 vs 1.75 in the low design). The penalty
+  is the package's definition (checked against R/gm.R: the grid, 10-fold CV, lambda.min); the 10-fold
+  CV minimum is the grid's TOP, lambda_max / sqrt(n), in every draw checked (6 of 6, n = 150, with and
+  without signals: the CV error still falls at the largest penalty the grid allows), so the package's
+  penalty is in effect max_j |x_j'y| / n^(3/2). The lean, present only with signals and correlated
+  designs, is the shrinkage-bias mechanism above at the reference's own penalty: inherent in the lasso
+  mirror as the reference runs it, not a deviation of ours that we could find. Left as is; the FDR
+  claims carry its consequence, and Table 3 (small scale, 100 replicates per design) is the grid-wide
+  measurement.
+
 Choices the paper leaves open
 -----------------------------
 - The matrix perturbation: the polar-type choice above (exact decoupling, d = 1 gives GM's c_j).
-- The block norm: Euclidean (``norm="l2"``), as in the spec; ``norm="whitened"`` scales both
+- The block norm: Euclidean (``norm="l2"``), as in the spec; ``norm="whitened"`` (OLS only) scales both
   b+ +- b- by the same (U'U)^-1 + (V'V)^-1 inverse square root (still exactly null-symmetric).
-- High dimension: residuals by nodewise lasso at the universal level sqrt(2 log P / n) (columns are
-  standardised), the y-fit by a lasso whose alpha comes from one 5-fold LassoCV on (X, y) per replicate.
 - Neural variant: all blocks are mirrored at once in one network (one fit per replicate, not one per
   block); (x+, x-) of a block are exchangeable in law, so the null symmetry survives. The kernel
   dependence is the biased HSIC (Gretton et al. 2005) of the OLS residuals of X_J +- c Z_J diag(sd) on
@@ -44,18 +99,21 @@ Choices the paper leaves open
   kernel, Silverman bandwidth) over the explained rows; M_J = ||D+ + D-||_F - ||D+ - D-||_F. For a
   linear model the SHAP derivative is the coefficient, so this is GM's statistic times sqrt(m).
 
-- Threshold: the paper's Eq. 2.5 (no +1) is the default of ``group_gm``. With independent,
-  symmetric null signs it controls the modified FDR E[V / (R + 1/q)] exactly (the knockoff argument of
-  Barber & Candes 2015 with offset 0) and the FDR only as the number of selections grows; with few
-  true groups (tens) it overshoots q. ``offset=1`` (registered as ``group_gm_plus``) is the
-  knockoff+ form. ``group_gm_whitened`` uses ``norm="whitened"``. Both variants are ours, reported
-  beside the paper's statistic, never instead of it.
+Selection rules (:data:`SELECTION_RULES`; the selectors name them)
+------------------------------------------------------------------
+- ``min_t`` (default, the paper's Eq. 2.5 and the spec): tau_q = min{t > 0 : #{M <= -t} /
+  max(#{M >= t}, 1) <= q}, select M >= tau_q. With independent, symmetric null signs it controls the
+  modified FDR E[V / (R + 1/q)] exactly (the knockoff argument of Barber & Candes 2015 with offset 0)
+  and the FDR only as the number of selections grows.
+- ``min_t_plus``: the knockoff+ offset, (1 + #{M <= -t}) / max(#{M >= t}, 1) (``group_gm_plus``).
+- ``gm_package``: the R package's rule, step-down over the positive statistics with FDP_i =
+  #{M < -M_(i)} / (i + 1) (:func:`step_down_selection`; ``group_gm_stepdown``, ``gm_stepdown``). The
+  package hard-codes q = 0.1; we take q as given.
 
 Deviations
 ----------
 - NGM scores a copy by connection weights; we use smoothed Permutation-SHAP derivatives (the
   NeurIPS paper's importance). ``importance="weights"`` gives NGM's connection-weight score.
-- The reference R package hard-codes q = 0.1 and adds 1 to the FDP denominator; we do neither.
 """
 
 from __future__ import annotations
@@ -68,10 +126,17 @@ from scipy import linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from repro.registry import Registry
+
 __all__ = [
     "MirrorConfig",
     "data_adaptive_threshold",
     "select_by_threshold",
+    "step_down_selection",
+    "SELECTION_RULES",
+    "standardize",
+    "reference_lambda_grid",
+    "choose_penalty",
     "fdp_curve",
     "gm_statistics",
     "block_perturbation",
@@ -138,6 +203,37 @@ def select_by_threshold(stats: np.ndarray, q: float, *, offset: int = 0) -> np.n
     return np.nonzero(np.asarray(stats) >= tau)[0]
 
 
+def step_down_selection(stats: np.ndarray, q: float) -> np.ndarray:
+    """The GM R package's rule: walk down the positive statistics from the largest, with
+    FDP_i = #{M < -M_(i)} / (i + 1) at the i-th largest M_(i) > 0, and keep the top k before the first i
+    whose FDP_i exceeds q (all positives if none does). Indices, sorted.
+
+    Differs from :func:`select_by_threshold` (Eq. 2.5) in three ways: +1 in the denominator, a strict
+    ``<`` for the negatives, and step-down (stop at the first exceedance) instead of the smallest t
+    whose estimate is below q. The package hard-codes q = 0.1 and, when the first FDP_i already exceeds
+    q, still selects the top statistic (R's ``1:0``); we take q as given and select nothing then.
+    """
+    stats = np.asarray(stats, dtype=float).ravel()
+    if not 0 < q < 1:
+        raise ValueError(f"q must lie in (0, 1), got {q}")
+    pos = np.nonzero(stats > 0)[0]
+    order = pos[np.argsort(-stats[pos], kind="stable")]
+    neg = np.sort(stats[stats < 0])
+    k = 0
+    for i, j in enumerate(order, start=1):
+        if np.searchsorted(neg, -stats[j], side="left") / (i + 1) > q:
+            break
+        k = i
+    return np.sort(order[:k])
+
+
+#: How a vector of mirror statistics becomes a selection at level q (see the module docstring).
+SELECTION_RULES = Registry("mirror selection rule")
+SELECTION_RULES.register("min_t")(lambda stats, q: select_by_threshold(stats, q, offset=0))
+SELECTION_RULES.register("min_t_plus")(lambda stats, q: select_by_threshold(stats, q, offset=1))
+SELECTION_RULES.register("gm_package")(step_down_selection)
+
+
 def fdp_curve(stats: np.ndarray, ts: np.ndarray, *, offset: int = 0) -> np.ndarray:
     """FDP^(t) = (offset + #{M <= -t}) / max(#{M >= t}, 1) at each t of ``ts``."""
     stats = np.asarray(stats, dtype=float)
@@ -150,8 +246,11 @@ def fdp_curve(stats: np.ndarray, ts: np.ndarray, *, offset: int = 0) -> np.ndarr
 # ----------------------------------------------------------------------------- coordinate-wise GM
 
 
-def gm_statistics(X: np.ndarray, y: np.ndarray, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def gm_statistics(X: np.ndarray, y: np.ndarray, Z: np.ndarray, *,
+                  standardise: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Gaussian mirror statistics by OLS, one feature at a time, the direct way (reference path).
+
+    ``standardise``: on the standardised design and centred response, as :func:`group_mirror_statistics`.
 
     For each j: c_j = sqrt(x_j'(I - P_-j)x_j / z_j'(I - P_-j)z_j) (Xing et al., Eq. 2.4), then the
     least-squares fit of y on (x_j + c_j z_j, x_j - c_j z_j, X_-j) and
@@ -163,6 +262,8 @@ def gm_statistics(X: np.ndarray, y: np.ndarray, Z: np.ndarray) -> tuple[np.ndarr
     M, c, b_plus, b_minus : arrays of shape (p,)
     """
     X, y, Z = _check_xyz(X, y, Z)
+    if standardise:
+        X, y = standardize(X), y - y.mean()
     n, p = X.shape
     if n <= p + 1:
         raise ValueError(f"OLS Gaussian mirror needs n > p + 1; got n={n}, p={p} (use fit='lasso')")
@@ -218,19 +319,19 @@ def group_index(groups: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
 
 
 def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z: np.ndarray, *,
-                            fit: str = "ols", norm: str = "l2", lasso_alpha: float | None = None,
-                            nodewise_alpha: float | None = None, lasso_tol: float = 1e-4,
-                            random_state: int = 0) -> dict:
-    """Block mirror statistics M_J for every group (OLS or lasso fits).
+                            fit: str = "lasso", norm: str = "l2", penalty="reference", lasso_tol: float = 1e-4,
+                            standardise: bool = True, random_state: int = 0) -> dict:
+    """Block mirror statistics M_J for every group (lasso or OLS fits).
 
     Parameters
     ----------
     X : (n, P) design; y : (n,) response; groups : (P,) group label of each column;
     Z : (n, P) standard Gaussian perturbation, column k used for column k of X.
-    fit : "ols" or "lasso".
+    fit : "lasso" (the Gaussian mirror's fit, the default) or "ols" (our variant; n > P + max block size).
     norm : "l2" or "whitened" (OLS only).
-    lasso_alpha, nodewise_alpha, lasso_tol : lasso settings (None: LassoCV / universal level); tol of
-        sklearn's coordinate descent.
+    penalty : lasso penalty, see :func:`choose_penalty`; lasso_tol : tol of sklearn's coordinate descent.
+    standardise : centre and scale X's columns (:func:`standardize`) and centre y first, as the GM
+        package does; the statistics are then those of the standardised design.
 
     Returns
     -------
@@ -241,10 +342,14 @@ def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z:
     labels, blocks = group_index(groups)
     if len(groups) != X.shape[1]:
         raise ValueError(f"groups has {len(groups)} labels for {X.shape[1]} columns")
+    if standardise:
+        X, y = standardize(X), y - y.mean()
     if fit == "ols":
         return _group_mirror_ols(X, y, Z, labels, blocks, norm)
     if fit == "lasso":
-        return _group_mirror_lasso(X, y, Z, labels, blocks, lasso_alpha, nodewise_alpha, lasso_tol, random_state)
+        if norm != "l2":
+            raise ValueError(f"norm={norm!r} needs fit='ols' (the lasso path uses the l2 block norm)")
+        return _group_mirror_lasso(X, y, Z, labels, blocks, penalty, lasso_tol, random_state)
     raise ValueError(f"fit must be 'ols' or 'lasso', got {fit!r}")
 
 
@@ -284,24 +389,120 @@ def _group_mirror_ols(X, y, Z, labels, blocks, norm):
     return out
 
 
-def _group_mirror_lasso(X, y, Z, labels, blocks, alpha, nodewise_alpha, tol, random_state):
-    from sklearn.linear_model import Lasso, LassoCV
+def standardize(X: np.ndarray) -> np.ndarray:
+    """Centre each column and scale it to unit standard deviation (n - 1 denominator, as R's ``scale``).
+
+    A constant column is an error: it carries no information and its mirror would divide by zero.
+    """
+    X = np.asarray(X, dtype=float)
+    sd = X.std(axis=0, ddof=1)
+    if np.any(sd == 0):
+        raise ValueError(f"constant column(s) {np.nonzero(sd == 0)[0][:5].tolist()} cannot be standardised")
+    return (X - X.mean(axis=0)) / sd
+
+
+def reference_lambda_grid(X: np.ndarray, y: np.ndarray, n_lambda: int = 100) -> np.ndarray:
+    """The GM package's penalty grid: lambda_max = max_j |x_j'y| / n^(3/2) down to lambda_max / 100.
+
+    ``X`` standardised. lambda_max is the usual lasso lambda_max (max |x_j'y| / n) divided by sqrt(n): the
+    grid only holds penalties small enough that the fit stays close to least squares on the selected
+    features (see "Penalty" in the module docstring).
+    """
+    n = len(y)
+    lam_max = float(np.max(np.abs(X.T @ (y - y.mean())))) / n**1.5
+    return lam_max * (1e-2) ** (np.arange(n_lambda) / n_lambda)
+
+
+def choose_penalty(X: np.ndarray, y: np.ndarray, penalty="reference", *, random_state: int = 0) -> float:
+    """The lasso penalty of the mirror fits (sklearn's scale: (1/2n)||y - Xb||^2 + alpha ||b||_1).
+
+    ``"reference"``: 10-fold CV minimum over :func:`reference_lambda_grid` (the GM package);
+    ``"cv"``: 5-fold ``LassoCV`` minimum over sklearn's own grid of 30 (this module's choice before
+    issue 18, which unbalanced the null signs); a number: that penalty.
+    """
+    from sklearn.linear_model import LassoCV
+    from sklearn.model_selection import KFold
+
+    if isinstance(penalty, (int, float)) and not isinstance(penalty, bool):
+        if penalty <= 0:
+            raise ValueError(f"a lasso penalty must be > 0, got {penalty}")
+        return float(penalty)
+    if penalty == "reference":
+        cv = KFold(10, shuffle=True, random_state=random_state)
+        fit = LassoCV(alphas=reference_lambda_grid(X, y), cv=cv, max_iter=10_000).fit(X, y)
+        return float(fit.alpha_)
+    if penalty == "cv":
+        return float(LassoCV(cv=5, random_state=random_state, alphas=30, max_iter=5000).fit(X, y).alpha_)
+    raise ValueError(f"penalty must be 'reference', 'cv' or a positive number, got {penalty!r}")
+
+
+def _screened_set(coef: np.ndarray, n: int) -> np.ndarray:
+    """Columns with a nonzero initial-fit coefficient, at most 0.9 n of them (the largest |coef|)."""
+    nz = np.nonzero(coef)[0]
+    cap = int(0.9 * n)
+    if nz.size > cap:
+        nz = np.sort(nz[np.argsort(-np.abs(coef[nz]), kind="stable")[:cap]])
+    return nz
+
+
+def _residual_on(A: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Residual of the columns of V on span(A), the span truncated as in the GM package: the leading
+    floor(0.95 k) left singular vectors of the k columns of A, or only 10 of them when that leaves less
+    than 5% of some column of V's sum of squares (V nearly in the span).
+
+    The left singular vectors come from the eigendecomposition of the k x k Gram matrix A'A
+    (u_i = A w_i / s_i), not from an SVD of the n x k matrix A: the same vectors (up to sign, which the
+    projection ignores) at a fraction of the cost (the SVD was 86% of a group-mirror fit at small
+    scale). Directions with s_i <= 1e-7 s_1 count as outside the span (the SVD cut-off was 1e-10; the
+    Gram matrix squares the condition number)."""
+    if A.shape[1] == 0:
+        return V.copy()
+    ev, W = np.linalg.eigh(A.T @ A)
+    ev, W = ev[::-1], W[:, ::-1]
+    rank = int(np.sum(ev > ev[0] * 1e-14))
+
+    def residual(keep: int) -> np.ndarray:
+        U = A @ (W[:, :keep] / np.sqrt(ev[:keep]))
+        return V - U @ (U.T @ V)
+
+    R = residual(min(int(0.95 * A.shape[1]), rank))
+    if np.any((R**2).sum(0) < 0.05 * (V**2).sum(0)):
+        R = residual(min(10, rank))
+    return R
+
+
+def _glmnet_like_lasso(design: np.ndarray, y: np.ndarray, alpha: float, tol: float,
+                       init: np.ndarray | None = None) -> np.ndarray:
+    """Lasso with an intercept on internally standardised columns, coefficients on the columns' own
+    scale (glmnet's ``standardize = TRUE``: the penalty of column k is alpha * sd_k * |b_k|).
+    ``init`` (coefficients on the columns' own scale) warm-starts coordinate descent; the optimum
+    is the same (a convex problem), reached in fewer sweeps."""
+    from sklearn.linear_model import Lasso
+
+    mu, sd = design.mean(0), design.std(0)
+    est = Lasso(alpha=alpha, max_iter=100_000, tol=tol, warm_start=init is not None)
+    if init is not None:
+        est.coef_ = init * sd
+    return est.fit((design - mu) / sd, y - y.mean()).coef_ / sd
+
+
+def _group_mirror_lasso(X, y, Z, labels, blocks, penalty, tol, random_state):
+    from sklearn.linear_model import Lasso
 
     n, P = X.shape
-    if alpha is None:
-        alpha = LassoCV(cv=5, random_state=random_state, alphas=30, max_iter=5000).fit(X, y).alpha_
-    if nodewise_alpha is None:
-        nodewise_alpha = float(np.sqrt(2 * np.log(P) / n))  # universal level, unit-variance columns
-    out = {"labels": labels, "M": np.empty(len(blocks)), "C": [], "b_plus": [], "b_minus": [], "alpha": alpha}
+    alpha = choose_penalty(X, y, penalty, random_state=random_state)
+    init = Lasso(alpha=alpha, max_iter=100_000, tol=tol).fit(X, y - y.mean()).coef_
+    screened = _screened_set(init, n)
+    out = {"labels": labels, "M": np.empty(len(blocks)), "C": [], "b_plus": [], "b_minus": [], "alpha": alpha,
+           "n_screened": int(screened.size)}
     for g, J in enumerate(blocks):
-        rest = np.delete(X, J, axis=1)
-        node = Lasso(alpha=nodewise_alpha, max_iter=100_000, tol=tol)
-        targets = np.hstack([X[:, J], Z[:, J]])
-        resid = targets - node.fit(rest, targets).predict(rest)  # nodewise lasso residuals on X_-J
+        rest_idx = np.setdiff1d(np.arange(P), J)
+        others = np.setdiff1d(screened, J)
         d = len(J)
+        resid = _residual_on(X[:, others], np.hstack([X[:, J], Z[:, J]]))
         C = block_perturbation(resid[:, :d], resid[:, d:])
-        design = np.hstack([X[:, J] + Z[:, J] @ C, X[:, J] - Z[:, J] @ C, rest])
-        coef = Lasso(alpha=alpha, max_iter=100_000, tol=tol).fit(design, y).coef_
+        design = np.hstack([X[:, J] + Z[:, J] @ C, X[:, J] - Z[:, J] @ C, X[:, rest_idx]])
+        coef = _glmnet_like_lasso(design, y, alpha, tol, init=np.concatenate([np.zeros(2 * d), init[rest_idx]]))
         bp, bm = coef[:d], coef[d:2 * d]
         out["M"][g] = block_statistic(bp, bm)
         out["C"].append(C)
@@ -323,71 +524,68 @@ class GroupGaussianMirror(BaseEstimator):
         mirror of Xing et al.).
     q : float
         FDR level of :meth:`select` by default.
-    regression : {"auto", "ols", "lasso"}
-        "auto" uses OLS when n > P + max block size, else the lasso version.
+    regression : {"lasso", "ols"}
+        "lasso" (default): the Gaussian mirror's lasso fits; "ols": our variant (n > P + max block size).
+    penalty : "reference", "cv" or a number
+        Lasso penalty (:func:`choose_penalty`).
     norm : {"l2", "whitened"}
-    offset : int
-        0: the paper's threshold (Eq. 2.5); 1: the knockoff+ form (our variant ``group_gm_plus``).
+    rule : key of :data:`SELECTION_RULES`
+        "min_t" (Eq. 2.5, default), "min_t_plus" (knockoff+ offset), "gm_package" (the R package's step-down).
     random_state : int or None
-        Seed of the Gaussian perturbations Z.
+        Seed of the Gaussian perturbations Z (and of the penalty's CV folds).
 
     Attributes
     ----------
-    groups_ : sorted group labels; statistics_ : M per group; threshold_ : tau_q;
-    selected_ : selected group labels at ``q``; C_ : perturbation per group; fit_ : the fit used.
+    groups_ : sorted group labels; statistics_ : M per group; selected_ : selected group labels at ``q``;
+    C_ : perturbation per group; fit_ : the fit used; alpha_ : the lasso penalty (None for OLS).
 
     References
     ----------
     Xing, Zhao, Liu (2023), Eq. 2.2-2.5; the block form is described in the module docstring.
     """
 
-    def __init__(self, groups=None, *, q: float = 0.1, regression: str = "auto", norm: str = "l2",
-                 lasso_alpha: float | None = None, offset: int = 0, random_state=None):
+    def __init__(self, groups=None, *, q: float = 0.1, regression: str = "lasso", penalty="reference",
+                 norm: str = "l2", rule: str = "min_t", random_state=None):
         self.groups = groups
         self.q = q
-        self.offset = offset
         self.regression = regression
+        self.penalty = penalty
         self.norm = norm
-        self.lasso_alpha = lasso_alpha
+        self.rule = rule
         self.random_state = random_state
 
     def fit(self, X, y, groups=None):
         X = np.asarray(X, dtype=float)
         g = groups if groups is not None else self.groups
         groups = np.arange(X.shape[1]) if g is None else np.asarray(g)
+        if self.regression not in ("lasso", "ols"):
+            raise ValueError(f"regression must be 'lasso' or 'ols', got {self.regression!r}")
+        SELECTION_RULES.get(self.rule)  # an unknown rule fails before the fit
         rng = np.random.default_rng(self.random_state)
         Z = rng.standard_normal(X.shape)
-        mode = self.fit_mode(X, groups)
-        res = group_mirror_statistics(X, y, groups, Z, fit=mode, norm=self.norm, lasso_alpha=self.lasso_alpha,
+        res = group_mirror_statistics(X, y, groups, Z, fit=self.regression, norm=self.norm, penalty=self.penalty,
                                       random_state=int(rng.integers(2**31)))
-        self.fit_ = mode
+        self.fit_ = self.regression
+        self.alpha_ = res.get("alpha")
         self.groups_ = res["labels"]
         self.statistics_ = res["M"]
         self.C_ = res["C"]
         self.b_plus_, self.b_minus_ = res["b_plus"], res["b_minus"]
-        self.threshold_ = data_adaptive_threshold(self.statistics_, self.q, offset=self.offset)
-        self.selected_ = self.groups_[self.statistics_ >= self.threshold_]
+        self.selected_ = self.select(self.q)
         return self
-
-    def fit_mode(self, X, groups) -> str:
-        if self.regression != "auto":
-            return self.regression
-        dmax = np.unique(groups, return_counts=True)[1].max()
-        return "ols" if X.shape[0] > X.shape[1] + dmax + 10 else "lasso"
 
     def select(self, q: float | None = None) -> np.ndarray:
         """Selected group labels at level ``q`` (default: the ``q`` given at construction)."""
         check_is_fitted(self, "statistics_")
-        tau = data_adaptive_threshold(self.statistics_, self.q if q is None else q, offset=self.offset)
-        return self.groups_[self.statistics_ >= tau]
+        return self.groups_[SELECTION_RULES.get(self.rule)(self.statistics_, self.q if q is None else q)]
 
 
 class GaussianMirror(GroupGaussianMirror):
     """Coordinate-wise Gaussian mirror (Xing, Zhao, Liu 2023): every column its own group."""
 
-    def __init__(self, *, q: float = 0.1, regression: str = "auto", lasso_alpha: float | None = None,
+    def __init__(self, *, q: float = 0.1, regression: str = "lasso", penalty="reference", rule: str = "min_t",
                  random_state=None):
-        super().__init__(None, q=q, regression=regression, norm="l2", lasso_alpha=lasso_alpha,
+        super().__init__(None, q=q, regression=regression, penalty=penalty, norm="l2", rule=rule,
                          random_state=random_state)
 
     def fit(self, X, y):

@@ -24,7 +24,8 @@ import numpy as np
 from scipy import stats
 
 from repro.claims import sample
-from repro.methods.fdr_selectors import run_selector
+from repro.methods.fdr_selectors import (MIRRORS, mirror_statistics, run_selector, same_statistics,
+                                         select_from_statistics)
 from repro.papers.groupfdr.grid import SIM_KEYS, replicates_of_chunk
 from repro.papers.groupfdr.synth import simulate_grouped
 from repro.seeding import job_seed
@@ -50,13 +51,18 @@ def fdp_power(selected: np.ndarray, true_groups: np.ndarray) -> tuple[float, flo
 
 
 def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seeds: list[int],
-              method_seeds: list[int]) -> dict:
+              method_seeds: list[int], source: dict | None = None) -> dict:
     """Run ``method`` on the replicates of ``chunk`` of ``setting``; one record per replicate and q.
 
     ``cfg`` is the groupfdr preset, or the part of it that :func:`~repro.papers.groupfdr.grid.run_config`
     cuts for this job. ``data_seeds`` holds the data seed of each replicate of the chunk, in order (the same for every
     method: paired comparisons); ``method_seeds`` the seed of each replicate's method randomness (mirror
     draws, knockoffs), also shared by every method of the setting.
+
+    A mirror method's output also holds its per-replicate statistics (``statistics``). ``source``, the
+    output of this function for another mirror method with the same statistics (same fits, another
+    selection rule: :data:`~repro.papers.groupfdr.grid.STATISTICS_SOURCE`), is reused instead of refitting:
+    only the rule runs, and each record's ``runtime_s`` is the source's fit time (what the statistics cost).
     """
     spec = cfg["settings"][setting]
     sim = {k: spec[k] for k in SIM_KEYS if k in spec}
@@ -66,13 +72,28 @@ def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seeds: l
         if len(seeds) != len(replicates):
             raise ValueError(f"chunk {chunk} of {setting} holds replicates {list(replicates)}, "
                              f"but {len(seeds)} {name} seeds were given")
-    records, example = [], None
+    reuse = _source_statistics(cfg, setting, method, chunk, source, replicates, data_seeds, method_seeds)
+    records, example, statistics = [], None, []
     for r, data_seed, method_seed in zip(replicates, data_seeds, method_seeds):
         data = simulate_grouped(**sim, rng=np.random.default_rng(data_seed))
         rng = np.random.default_rng(method_seed)
-        t0 = time.perf_counter()
-        out = run_selector(method, data, cfg["qs"], rng, **method_cfg)
-        runtime = time.perf_counter() - t0
+        if reuse is not None:
+            M, runtime = np.asarray(reuse[r]["M"], dtype=float), float(reuse[r]["runtime_s"])
+            out = {"stats": M if MIRRORS[method]["grouped"] else None,
+                   "selected": select_from_statistics(method, data, M, cfg["qs"])}
+        elif method in MIRRORS:
+            t0 = time.perf_counter()
+            M = mirror_statistics(method, data, rng, **method_cfg)
+            runtime = time.perf_counter() - t0
+            out = {"stats": M if MIRRORS[method]["grouped"] else None,
+                   "selected": select_from_statistics(method, data, M, cfg["qs"])}
+        else:
+            t0 = time.perf_counter()
+            out = run_selector(method, data, cfg["qs"], rng, **method_cfg)
+            runtime = time.perf_counter() - t0
+        if method in MIRRORS:
+            statistics.append({"replicate": r, "data_seed": int(data_seed), "method_seed": int(method_seed),
+                               "M": M, "runtime_s": runtime})
         for q in cfg["qs"]:
             fdp, power = fdp_power(out["selected"][q], data.true_groups)
             records.append({"replicate": r, "q": q, "fdp": fdp, "power": power,
@@ -81,8 +102,37 @@ def run_chunk(cfg: dict, setting: str, method: str, chunk: int, *, data_seeds: l
             labels = np.unique(data.groups)
             example = {"replicate": r, "stats": out["stats"],
                        "is_true": np.isin(labels, data.true_groups)}
-        log.info("%s %s replicate %d: %.2f s", setting, method, r, runtime)
-    return {"setting": setting, "method": method, "chunk": int(chunk), "records": records, "example": example}
+        log.info("%s %s replicate %d: %.2f s%s", setting, method, r, runtime,
+                 f" (statistics of {source['method']})" if reuse is not None else "")
+    result = {"setting": setting, "method": method, "chunk": int(chunk), "records": records, "example": example}
+    if method in MIRRORS:
+        result["statistics"] = statistics
+        if reuse is not None:
+            result["statistics_from"] = source["method"]
+    return result
+
+
+def _source_statistics(cfg, setting, method, chunk, source, replicates, data_seeds, method_seeds):
+    """The per-replicate statistics of ``source`` (None when there is none), after checking that they
+    are this method's statistics on this chunk's data: same setting, chunk, seeds and fit options."""
+    if source is None:
+        return None
+    other = source.get("method")
+    where = f"{setting}/{method} chunk {chunk}: the statistics of {other!r}"
+    if method not in MIRRORS or other not in MIRRORS or not same_statistics(method, other):
+        raise ValueError(f"{where} are not this method's statistics (only mirror selectors that differ "
+                         "in the selection rule alone share them)")
+    options = cfg.get("method_options", {})
+    if options.get(method, {}) != options.get(other, {}):
+        raise ValueError(f"{where}: method_options differ ({options.get(method, {})} vs {options.get(other, {})})")
+    if source.get("setting") != setting or int(source.get("chunk", -1)) != int(chunk):
+        raise ValueError(f"{where} come from {source.get('setting')}/chunk {source.get('chunk')}")
+    by_rep = {int(s["replicate"]): s for s in source.get("statistics", [])}
+    for r, ds, ms in zip(replicates, data_seeds, method_seeds):
+        s = by_rep.get(r)
+        if s is None or int(s["data_seed"]) != int(ds) or int(s["method_seed"]) != int(ms):
+            raise ValueError(f"{where}: replicate {r} is missing or has other seeds (rerun {other})")
+    return by_rep
 
 
 def mc_margin(q: float, n_reps: int, z: float) -> float:
@@ -181,21 +231,32 @@ def real_data_table(design, methods: list[str], qs: list[float], *, n_draws: int
                     method_options: dict | None = None):
     """Run each method ``n_draws`` times (fresh mirror / knockoff draws) on a real lagged design.
 
+    Mirror selectors that differ only in the rule (``group_gm``, ``group_gm_plus``) share one fit per draw.
     Returns a tidy DataFrame: one row per (method, q, group) with the selection frequency over the
     draws and the statistic of the first draw (NaN for coordinate methods).
     """
     import pandas as pd
 
     labels = np.unique(design.groups)
-    rows = []
+    rows, fitted = [], {}  # mirror statistics per (statistic, options, draw): the rule variants share them
     for method in methods:
         deterministic = method == "bh"
         counts = {q: np.zeros(len(labels)) for q in qs}
         first_stats = None
         draws = 1 if deterministic else n_draws
+        opts = (method_options or {}).get(method, {})
         for k in range(draws):
             rng = np.random.default_rng(job_seed(seed, draw=k))  # draw k: the same for every method
-            out = run_selector(method, design, qs, rng, **(method_options or {}).get(method, {}))
+            if method in MIRRORS:
+                spec = MIRRORS[method]
+                key = (spec["grouped"], spec["regression"], spec["norm"], repr(sorted(opts.items())), k)
+                if key not in fitted:
+                    fitted[key] = mirror_statistics(method, design, rng, **opts)
+                M = fitted[key]
+                out = {"stats": M if spec["grouped"] else None,
+                       "selected": select_from_statistics(method, design, M, qs)}
+            else:
+                out = run_selector(method, design, qs, rng, **opts)
             if first_stats is None:
                 first_stats = out["stats"]
             for q in qs:

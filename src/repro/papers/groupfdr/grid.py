@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SIM_KEYS", "RUNTIME_METHODS", "chunk_targets", "replicates_of_chunk", "run_config",
-           "aggregate_config", "runtime_config", "figure_config"]
+__all__ = ["SIM_KEYS", "STATISTICS_SOURCE", "RUNTIME_METHODS", "chunk_targets", "statistics_input",
+           "statistics_source_of", "replicates_of_chunk", "run_config",
+           "aggregate_config", "runtime_config", "figure_config", "symmetry_targets", "symmetry_config"]
 
 #: Keys of a setting that are arguments of :func:`repro.papers.groupfdr.synth.simulate_grouped`.
-SIM_KEYS = ("n", "p", "d", "rho_within", "rho_between", "n_true", "amplitude", "response", "link", "sampling")
+SIM_KEYS = ("n", "p", "d", "rho_within", "rho_between", "n_true", "amplitude", "response", "link", "sampling",
+            "noise")
 #: Keys of a setting that only the aggregate reads (claims' families, Fig. 1 placement).
 SUMMARY_KEYS = ("family", "correlated", "sweeps")
+#: Mirror selectors that differ from another only in the selection rule -> that other selector: their
+#: run reads its chunk file's per-replicate statistics instead of refitting them (one fit per setting and
+#: replicate; ``repro.methods.fdr_selectors.same_statistics`` holds for every pair, a test checks it).
+STATISTICS_SOURCE = {"group_gm_plus": "group_gm", "group_gm_stepdown": "group_gm", "gm_stepdown": "gm"}
 #: The methods timed by the runtime benchmark.
 RUNTIME_METHODS = ("group_gm", "group_knockoff")
 
@@ -26,6 +32,15 @@ def chunk_targets(cfg: dict, prefix: str = "results/groupfdr/runs") -> list[str]
     """Every chunk file of the grid setting x method x chunk (the aggregate's inputs)."""
     return [f"{prefix}/{s}/{m}/chunk{c}.json" for s, spec in cfg["settings"].items()
             for m in spec["methods"] for c in range(cfg["chunks"])]
+
+
+def statistics_input(cfg: dict, setting: str, method: str, chunk, prefix: str = "results/groupfdr/runs") -> list[str]:
+    """The chunk file whose statistics ``method`` reuses (:data:`STATISTICS_SOURCE`), or none when its
+    source is not run in ``setting`` (then it fits its own)."""
+    source = STATISTICS_SOURCE.get(method)
+    if source is None or source not in cfg["settings"][setting]["methods"]:
+        return []
+    return [f"{prefix}/{setting}/{source}/chunk{chunk}.json"]
 
 
 def replicates_of_chunk(cfg: dict, chunk: int) -> range:
@@ -48,7 +63,12 @@ def run_config(cfg: dict, setting: str, method: str) -> dict[str, Any]:
     the options of ``method``."""
     return {"replicates": cfg["replicates"], "chunks": cfg["chunks"], "qs": cfg["qs"],
             "settings": {setting: _simulation(cfg["settings"][setting])},
-            "method_options": _method_options(cfg, [method])}
+            "method_options": _method_options(cfg, [method, *statistics_source_of(cfg, setting, method)])}
+
+
+def statistics_source_of(cfg: dict, setting: str, method: str) -> list[str]:
+    """``[source]`` when ``method`` reuses the statistics of ``source`` in ``setting``, else ``[]``."""
+    return [STATISTICS_SOURCE[method]] if statistics_input(cfg, setting, method, 0) else []
 
 
 def aggregate_config(cfg: dict) -> dict[str, Any]:
@@ -69,3 +89,17 @@ def runtime_config(cfg: dict) -> dict[str, Any]:
 def figure_config(cfg: dict) -> dict[str, Any]:
     """What Fig. 1 and Fig. 2 read from the preset: the level they draw."""
     return {"figure_q": cfg["figure_q"]}
+
+
+def symmetry_targets(cfg: dict, prefix: str = "results/groupfdr/symmetry") -> list[str]:
+    """One file per design of the null-sign-symmetry grid (Table 3's inputs)."""
+    return [f"{prefix}/{design}.json" for design in cfg["symmetry"]["designs"]]
+
+
+def symmetry_config(cfg: dict, design: str) -> dict[str, Any]:
+    """What one symmetry job reads: the replicates, levels, methods and its design's simulator call."""
+    sym = cfg["symmetry"]
+    return {"replicates": sym["replicates"], "qs": sym["qs"], "methods": sym["methods"],
+            "designs": {design: _simulation(sym["designs"][design])},
+            "method_options": {m: sym.get("method_options", {})[m] for m in sym["methods"]
+                               if m in sym.get("method_options", {})}}
