@@ -163,7 +163,7 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
         opt.zero_grad()
         loss.backward()
         opt.step()
-        curve.append(float(loss))
+        curve.append(float(loss.detach()))
     return net, inputs, curve
 
 
