@@ -12,7 +12,7 @@ from tests.conftest import REPO
 SCHEMA = REPO / "workflow/schemas/modellens.schema.yaml"
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["modellens"]
 
-TARGETS = ["reports/modellens_fig1.pdf", "reports/modellens_fig2.pdf", "reports/modellens_table1.md",
+TARGETS = ["reports/modellens_fig1.pdf", "reports/modellens_fig2.pdf", "reports/modellens_fig3.pdf", "reports/modellens_table1.md",
            "results/modellens/metrics.json"]
 
 

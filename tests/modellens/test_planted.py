@@ -11,7 +11,9 @@ from repro.papers.modellens.synth import LeaderboardConfig, simulate_leaderboard
 
 CFG = {"leaderboard": {"n_models": 120, "n_datasets": 30}, "n_probe": 20,
        "methods": ["random", "popularity", "meta_knn", "text_knn", "mf", "modellens"],
-       "method_options": {"modellens": {"steps": 150}}, "ks": [5, 10], "budget_fracs": [0.1, 0.5]}
+       "method_options": {"modellens": {"steps": 150}}, "ks": [5, 10], "budget_fracs": [0.1, 0.5],
+       "routing": {"ks": [2, 4, 8], "n_train": 40, "n_test": 60, "query_noise": 0.5, "k_neighbours": 10}}
+AGG = {"main_k": 10, "claim_budget_frac": 0.1, "routing_k": 4}
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +45,20 @@ def test_mf_has_no_cold_start(runs):
 
 
 def test_aggregate_pairs_every_method_by_seed(runs):
-    metrics, tidy, regret = aggregate(runs, {"main_k": 10, "claim_budget_frac": 0.1})
+    metrics, tidy, regret, routing = aggregate(runs, AGG)
     ml = metrics["ndcg"]["unseen_unseen"]["modellens"]["per_unit"]
     meta = metrics["ndcg"]["unseen_unseen"]["meta_knn"]["per_unit"]
     assert ml["unit"] == "seed" and ml["ids"] == meta["ids"] == ["0", "1"]
     assert metrics["regret"]["run_all"]["cost_frac"] == 1.0 and set(regret.method) >= {"modellens", "random"}
+    assert metrics["routing"]["accuracy"]["random"]["per_unit"]["ids"] == ["0", "1"]
+
+
+def test_oracle_pool_routes_best(runs):
+    # the truly best K models make the best pool for small K; every pool's accuracy is a probability
+    for r in runs.values():
+        accs = r["routing"]
+        assert all(0.0 <= a <= 1.0 for m in accs for a in accs[m])
+        assert accs["oracle"][0] >= accs["random"][0]
 
 
 def test_cards_carry_the_individual_capability():

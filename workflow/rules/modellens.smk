@@ -1,9 +1,8 @@
 # modellens: "ModelLens: Finding the Best for Your Task from Myriads of Models" (arXiv 2605.07075).
 # DAG: text embeddings of every seed's synthetic leaderboard (MiniLM, loaded once) -> one run per
 #      {seed}: every recommender + oracle + run-every-candidate, evaluated by split -> aggregate
-#      (metrics.json, tidy tables) -> fig1 (NDCG@K by split), fig2 (regret vs cost), table1.
+#      (metrics.json, tidy tables) -> fig1 (NDCG@K by split), fig2 (regret vs cost), fig3 (routing), table1.
 # The seed is the unit of every claim; every method of a seed sees the same leaderboard and seed.
-# Routing (the spec's fig3) is not built yet.
 from repro.papers.modellens import grid as modellens_grid
 
 
@@ -12,6 +11,7 @@ register_targets(
     [
         "reports/modellens_fig1.pdf",
         "reports/modellens_fig2.pdf",
+        "reports/modellens_fig3.pdf",
         "reports/modellens_table1.csv",
         "reports/modellens_table1.md",
         "results/modellens/metrics.json",
@@ -68,6 +68,7 @@ rule modellens_aggregate:
         metrics="results/modellens/metrics.json",
         tidy="results/modellens/summary.csv",
         regret="results/modellens/regret.csv",
+        routing="results/modellens/routing.csv",
     log:
         "logs/modellens/aggregate.log",
     benchmark:
@@ -109,6 +110,7 @@ rule modellens_fig1:
 rule modellens_fig2:
     input:
         regret="results/modellens/regret.csv",
+        routing="results/modellens/routing.csv",
     output:
         pdf=report("reports/modellens_fig2.pdf", caption="../report/modellens_fig2.rst", category="modellens"),
         csv="reports/modellens_fig2.csv",
@@ -124,6 +126,26 @@ rule modellens_fig2:
         "../../envs/stats.yaml"
     script:
         "../scripts/modellens/fig2.py"
+
+
+rule modellens_fig3:
+    input:
+        routing="results/modellens/routing.csv",
+    output:
+        pdf=report("reports/modellens_fig3.pdf", caption="../report/modellens_fig3.rst", category="modellens"),
+        csv="reports/modellens_fig3.csv",
+    log:
+        "logs/modellens/fig3.log",
+    benchmark:
+        "benchmarks/modellens/fig3.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/modellens/fig3.py"
 
 
 rule modellens_table1:

@@ -28,7 +28,7 @@ from repro.metrics.ranking import hit_at_k, ndcg_at_k, pessimistic_order, weight
 from repro.papers.modellens.synth import METRICS, SKILLS, Leaderboard, LeaderboardConfig, simulate_leaderboard
 
 __all__ = ["SPLITS", "hashed_text_embedding", "texts_of", "build_problem", "split_candidates", "evaluate_scores",
-           "probe_quality", "regret_curve", "run_seed", "aggregate", "table1"]
+           "probe_quality", "regret_curve", "routing_accuracy", "run_seed", "aggregate", "table1"]
 
 log = logging.getLogger(__name__)
 SPLITS = ("seen_seen", "unseen_seen", "seen_unseen", "unseen_unseen")
@@ -131,6 +131,42 @@ def regret_curve(lb: Leaderboard, scores: np.ndarray, probe: np.ndarray, pairs, 
     return out / max(len(pairs), 1)
 
 
+def routing_accuracy(lb: Leaderboard, all_scores: dict[str, np.ndarray], pairs, rcfg: dict,
+                     rng: np.random.Generator) -> tuple[dict[str, list[float]], float]:
+    """Routing on synthetic QA queries of the unseen datasets, over each method's top-K pool.
+
+    Per dataset: ``n_train + n_test`` queries with their own requirement vectors (the router's
+    features); every candidate's correctness is observed on the training queries; the router sends
+    a test query to the pool model with the highest correctness among its ``k_neighbours`` nearest
+    training queries (first in the pool's order on ties). Accuracy is the expected correctness of
+    the routed model. Returns mean accuracy per method and K, and the full pool's.
+    """
+    ks, n_tr, n_te = rcfg["ks"], rcfg["n_train"], rcfg["n_test"]
+    first = {}
+    for g, cands in pairs:
+        first.setdefault(int(lb.groups.d.iloc[g]), (g, cands))
+    acc = {m: np.zeros(len(ks)) for m in all_scores}
+    full = 0.0
+    for d, (g, cands) in sorted(first.items()):
+        req = lb.requirement[d] + rng.normal(0.0, rcfg["query_noise"], (n_tr + n_te, lb.requirement.shape[1]))
+        p = lb.query_accuracy(d, req)[cands]                                  # (C, Q)
+        y = rng.random((cands.size, n_tr)) < p[:, :n_tr]
+        dist = ((req[n_tr:, None, :] - req[None, :n_tr, :]) ** 2).sum(-1)     # (T, n_train)
+        near = np.argsort(dist, axis=1, kind="stable")[:, : rcfg["k_neighbours"]]
+        est = y[:, near].mean(-1)                                            # (C, T)
+        p_te = p[:, n_tr:]
+
+        def routed(pool: np.ndarray) -> float:
+            return float(p_te[pool[np.argmax(est[pool], axis=0)], np.arange(n_te)].mean())
+
+        full += routed(np.arange(cands.size))
+        for m, scores in all_scores.items():
+            order = pessimistic_order(lb.quality[cands, d], scores[cands, g])
+            acc[m] += [routed(order[: min(k, cands.size)]) for k in ks]
+    n = max(len(first), 1)
+    return {m: (a / n).tolist() for m, a in acc.items()}, full / n
+
+
 def run_seed(cfg: dict, data_seed: int, method_seed: int, embed) -> dict:
     """Every method of ``cfg["methods"]`` plus the oracle and run_all on the leaderboard of ``data_seed``.
 
@@ -158,11 +194,15 @@ def run_seed(cfg: dict, data_seed: int, method_seed: int, embed) -> dict:
         if name != "run_all" and budgets:
             result["regret"][name] = regret_curve(lb, scores, probe, pairs, budgets).tolist()
         log.info("seed %d %s unseen_unseen %s", data_seed, name, result["metrics"][name].get("unseen_unseen"))
+    if "routing" in cfg and pairs:
+        route_rng = np.random.default_rng([method_seed, 1])          # same queries for every pool
+        result["routing"], result["routing_full"] = routing_accuracy(lb, all_scores, pairs, cfg["routing"], route_rng)
+        result["routing_ks"] = list(cfg["routing"]["ks"])
     return result
 
 
-def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """metrics.json (per-seed samples), the tidy split table and the regret-vs-cost table."""
+def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """metrics.json (per-seed samples), the tidy split table, the regret-vs-cost and routing tables."""
     seeds = sorted(runs)
     methods = list(next(iter(runs.values()))["metrics"])
     require_paired({m: {s: (runs[s]["data_seed"], runs[s]["method_seed"]) for s in seeds if m in runs[s]["metrics"]}
@@ -202,7 +242,21 @@ def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.
                                     "per_unit": sample([r.regret for _, r in at], [s for s, _ in at], "seed")}
         full = regret[regret.cost_frac >= 1.0 - 1e-9].groupby("seed").regret.mean()
         metrics["regret"]["run_all"] = {"cost_frac": 1.0, "per_unit": sample(full.values, full.index, "seed")}
-    return metrics, tidy, regret
+    metrics["routing"], route_rows = {}, []
+    for s in seeds:
+        if "routing" not in runs[s]:
+            continue
+        for m, accs in runs[s]["routing"].items():
+            route_rows += [{"seed": s, "method": m, "k": k, "accuracy": a} for k, a in zip(runs[s]["routing_ks"], accs)]
+        route_rows += [{"seed": s, "method": "full_pool", "k": k, "accuracy": runs[s]["routing_full"]}
+                       for k in runs[s]["routing_ks"]]
+    routing = pd.DataFrame(route_rows, columns=["seed", "method", "k", "accuracy"])
+    if not routing.empty:
+        at = routing[routing.k == cfg["routing_k"]].sort_values("seed")
+        metrics["routing"] = {"k": cfg["routing_k"], "accuracy": {
+            m: {"mean": float(g.accuracy.mean()), "per_unit": sample(g.accuracy, g.seed, "seed")}
+            for m, g in at.groupby("method")}}
+    return metrics, tidy, regret, routing
 
 
 def table1(tidy: pd.DataFrame, k: int) -> pd.DataFrame:

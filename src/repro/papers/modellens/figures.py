@@ -1,4 +1,4 @@
-"""modellens figures: Fig. 1 (NDCG@K by seen/unseen split) and Fig. 2 (regret vs cost), and colours.
+"""modellens figures: Fig. 1 (NDCG@K by seen/unseen split) and Fig. 2 (regret vs cost), Fig. 3 (routing over top-K pools), and colours.
 
 Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 """
@@ -11,7 +11,7 @@ import pandas as pd
 
 from repro.figures.style import Palette
 
-__all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2"]
+__all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
 COLORS = Palette({"modellens": "#D55E00", "text_knn": "#0072B2", "meta_knn": "#56B4E9", "mf": "#009E73",
                   "popularity": "#CC79A7", "random": "#888888", "oracle": "#000000", "run_all": "#E69F00"})
@@ -64,6 +64,29 @@ def fig2(table: pd.DataFrame):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("candidates run on the probe set (cost)")
     ax.set_ylabel("regret (true quality)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def fig3_table(routing: pd.DataFrame) -> pd.DataFrame:
+    """Mean routing accuracy over seeds per (method, K)."""
+    g = routing.groupby(["method", "k"]).accuracy
+    return pd.DataFrame({"accuracy": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()),
+                         "n_seeds": g.count()}).reset_index().fillna({"se": 0.0})
+
+
+def fig3(table: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    for m in _ordered(set(table.method) - {"full_pool", "run_all"}):
+        part = table[table.method == m].sort_values("k")
+        ax.errorbar(part.k, part.accuracy, yerr=part.se, color=COLORS(m), marker="o", ms=3, capsize=1.5, label=m)
+    full = table[table.method == "full_pool"]
+    if not full.empty:
+        ax.axhline(full.accuracy.mean(), color="black", ls="--", lw=0.8, label="full pool")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("pool size K")
+    ax.set_ylabel("routed accuracy")
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

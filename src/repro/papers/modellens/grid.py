@@ -26,9 +26,9 @@ def embed_config(cfg: dict) -> dict[str, Any]:
 
 def run_config(cfg: dict) -> dict[str, Any]:
     """What one seed's job reads."""
-    keys = ("leaderboard", "methods", "method_options", "n_probe", "ks", "budget_fracs")
+    keys = ("leaderboard", "methods", "method_options", "n_probe", "ks", "budget_fracs", "routing")
     return {k: cfg[k] for k in keys if k in cfg}
 
 
 def aggregate_config(cfg: dict) -> dict[str, Any]:
-    return {"main_k": cfg["main_k"], "claim_budget_frac": cfg["claim_budget_frac"]}
+    return {"main_k": cfg["main_k"], "claim_budget_frac": cfg["claim_budget_frac"], "routing_k": cfg["routing_k"]}

@@ -17,6 +17,9 @@ Generative model (one draw per seed):
   (dataset, metric) pair, as in the reference code.
 - Records: model ``m`` appears in group ``g`` with probability ``min(1, density * pop_m / mean(pop))``
   (log-popularity grows with size and family fame, and is public as ``downloads``).
+- Routing tasks: a query of dataset ``d`` has its own requirement ``r_d + N(0, query_noise^2 I)``;
+  a model answers it correctly with the quality formula at that requirement
+  (:meth:`Leaderboard.query_accuracy`).
 - Splits: ``unseen_model_frac`` of the models and ``unseen_dataset_frac`` of the datasets are held
   out (no training record); ``heldout_record_frac`` of the remaining records are held out for
   in-domain completion.
@@ -82,7 +85,17 @@ class Leaderboard:
     records: pd.DataFrame    # model, group, value, split ("train" | "heldout" | "cold")
     quality: np.ndarray      # (n_models, n_datasets) true quality, higher is better
     latent: np.ndarray       # (n_models, dim) true capability z_m (for diagnostics)
+    requirement: np.ndarray  # (n_datasets, dim) unit-norm requirement r_d
+    difficulty: np.ndarray   # (n_datasets,) b_d
     config: dict
+
+    def query_accuracy(self, d: int, query_req: np.ndarray) -> np.ndarray:
+        """(M, Q) probability that each model answers each query of dataset ``d`` correctly: the
+        quality logit with the query's own requirement vector (rows of ``query_req``) in place of r_d."""
+        c = self.config
+        logit = (c["interaction"] * self.latent @ query_req.T
+                 + c["size_effect"] * np.log2(self.models.size_b.to_numpy())[:, None] - self.difficulty[d])
+        return 1.0 / (1.0 + np.exp(-logit))
 
 
 def _card(rng, family: str, size: float, resid: np.ndarray, skills: list[str], thr: float) -> str:
@@ -165,4 +178,4 @@ def simulate_leaderboard(cfg: LeaderboardConfig, seed: int) -> Leaderboard:
             recs.append((names[m], grow.group, float(v), split))
     records = pd.DataFrame(recs, columns=["model", "group", "value", "split"])
     return Leaderboard(models=models, datasets=datasets, groups=groups, records=records, quality=quality,
-                       latent=z, config=asdict(cfg))
+                       latent=z, requirement=req, difficulty=difficulty, config=asdict(cfg))
