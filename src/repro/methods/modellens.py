@@ -5,26 +5,32 @@ read from luisrui/ModelLens (commit 009e4c1), our own code.
 
 Score of model m in group g (a (dataset, metric) pair)::
 
-    h_m = [E_id(m), mean_t E_tok(hash(t)) over name tokens, P_card(card_m)]
+    h_m = [E_id(m), mean_t E_tok(hash(t)) over name tokens, P_card(card_m), E_fam(f_m), P_size(log size_m)]
     h_g = [E_gid(g), P_desc(desc_g), E_metric(metric_g)]
-    s(m, g) = (MLP([h_m, h_g]) + prior(family_m, log size_m)) / tau        # tau learnable, > 0
+    h = backbone([h_m, h_g])                                   # 2-layer ReLU MLP
+    s(m, g) = (w_rank . h + prior([E_fam(f_m), P_size(log size_m)])) / max(tau, 1e-3)   # tau learnable
+    z(m, g) = w_point . h                                      # pointwise head (regression)
 
 Loss per group with training records (values standardised within the group, higher is better):
-``w_list * ListNet + w_pair * pairwise logistic + w_reg * MSE`` (listwise, pairwise, regression on the
-standardised score). Cold start: in training each model and group ID is replaced by the unknown
+``w_list * ListNet(s) + w_pair * pairwise logistic(s) + w_reg * MSE(z)``, weights 0.5, 1.0, 0.1 as in
+the reference's final config (lambda_list, lambda_pair, point_loss_weight). Cold start: in training each model and group ID is replaced by the unknown
 token with probability ``unk_prob`` (10%); an unseen model or group is scored with the unknown ID,
 i.e. from its name tokens, text and metadata alone.
 
 Choices the paper leaves open
-- Sizes (embedding 32, hidden 128, 2 hidden layers), loss weights (1, 1, 0.5), Adam 3e-3, weight
-  decay 1e-4, full-batch steps: set in config (``model`` block); chosen small for a CPU.
+- Sizes (embedding 32, hidden 128, 2 hidden layers), Adam 3e-3 (reference 1e-3 with minibatches),
+  weight decay 1e-4 (reference), full-batch steps: set in config; chosen small for a CPU.
 - Name tokens: the name split at ``-_/.``; serial numbers (4+ digits) are not tokens.
 - Directions: values turned higher-is-better per metric before standardising (the reference has
   no direction field).
 
 Deviations
 - Text features: all-MiniLM-L6-v2 (384-d, offline package) instead of 1536-d API embeddings.
-- Training runs full batch over all training groups at each step (small synthetic leaderboards).
+- Training runs full batch over all training groups at each step (small synthetic leaderboards);
+  no early stopping (the reference stops after 20 epochs without validation gain).
+- Size enters as a learned projection of log2(size), not the reference's 20 size buckets; no task
+  embedding (our datasets' task is a function of their description); no dropout in the MLP;
+  ListNet as the listwise loss and a logistic pairwise loss (the reference's exact forms not checked).
 """
 
 from __future__ import annotations
@@ -49,9 +55,9 @@ class ModelLensConfig:
     hidden: int = 128           # MLP width (2 hidden layers)
     n_hash: int = 1024          # buckets of hashed name tokens
     unk_prob: float = 0.1       # ID -> unknown token in training (reference: 10%)
-    w_list: float = 1.0
-    w_pair: float = 1.0
-    w_reg: float = 0.5
+    w_list: float = 0.5         # reference lambda_list
+    w_pair: float = 1.0         # reference lambda_pair
+    w_reg: float = 0.1          # reference point_loss_weight
     lr: float = 3e-3
     weight_decay: float = 1e-4
     steps: int = 300
@@ -77,20 +83,31 @@ class ModelLensNet(nn.Module):
         self.card = nn.Linear(text_dim, e)                 # frozen text in, learned projection
         self.desc = nn.Linear(text_dim, e)
         self.metric = nn.Embedding(n_metrics, e)
-        self.mlp = nn.Sequential(nn.Linear(6 * e, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden),
-                                 nn.ReLU(), nn.Linear(cfg.hidden, 1))
-        self.prior = nn.Linear(n_families + 1, 1)          # family one-hot + log size only
-        self.log_tau = nn.Parameter(torch.zeros(()))
+        self.family = nn.Embedding(n_families, e)
+        self.size = nn.Linear(1, e)
+        self.backbone = nn.Sequential(nn.Linear(8 * e, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden),
+                                      nn.ReLU())
+        self.rank_head = nn.Linear(cfg.hidden, 1)
+        self.point_head = nn.Linear(cfg.hidden, 1)
+        self.prior_head = nn.Linear(2 * e, 1)              # family and size only
+        self.tau = nn.Parameter(torch.tensor(1.0))
 
-    def model_vec(self, ids, tok, tok_off, card):
-        return torch.cat([self.model_id(ids), self.token(tok, tok_off), self.card(card)], -1)   # (M, 3e)
+    def model_vec(self, ids, tok, tok_off, card, family, log_size):
+        """(M, 5e): ID, name tokens, card text, family, size."""
+        return torch.cat([self.model_id(ids), self.token(tok, tok_off), self.card(card), self.family(family),
+                          self.size(log_size[:, None])], -1)
+
+    def prior(self, family, log_size):
+        return self.prior_head(torch.cat([self.family(family), self.size(log_size[:, None])], -1)).squeeze(-1)
 
     def group_vec(self, ids, desc, metric):
         return torch.cat([self.group_id(ids), self.desc(desc), self.metric(metric)], -1)         # (G, 3e)
 
-    def score(self, hm, hg, prior_m):
-        """hm (B, 3e), hg (B, 3e), prior_m (B,) -> (B,) scores."""
-        return (self.mlp(torch.cat([hm, hg], -1)).squeeze(-1) + prior_m) / self.log_tau.exp()
+    def forward(self, hm, hg, prior_m):
+        """hm (B, 5e), hg (B, 3e), prior_m (B,) -> ranking scores s (B,) and pointwise z (B,)."""
+        h = self.backbone(torch.cat([hm, hg], -1))
+        s = (self.rank_head(h).squeeze(-1) + prior_m) / self.tau.clamp(min=1e-3)
+        return s, self.point_head(h).squeeze(-1)
 
 
 def _token_tensors(tokens: list[list[str]], n_hash: int):
@@ -113,8 +130,8 @@ def _padded_groups(problem: RecProblem):
     return gid, idx, y, mask
 
 
-def ranking_losses(s: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """ListNet, pairwise logistic and MSE losses of scores ``s`` against targets ``y``, (G, L) padded."""
+def ranking_losses(s: torch.Tensor, z: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """ListNet and pairwise logistic losses of scores ``s`` and the MSE of ``z`` against targets ``y``, (G, L) padded."""
     neg = torch.finfo(s.dtype).min / 4
     log_p = F.log_softmax(s.masked_fill(~mask, neg), -1)
     target = F.softmax(y.masked_fill(~mask, neg), -1)
@@ -122,7 +139,7 @@ def ranking_losses(s: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> tupl
     better = (y[:, :, None] > y[:, None, :]) & mask[:, :, None] & mask[:, None, :]          # (G, L, L)
     pair = F.softplus(s[:, None, :] - s[:, :, None])                                         # s_j - s_i
     pairwise = (pair * better).sum() / better.sum().clamp(min=1)
-    regression = ((s - y) ** 2 * mask).sum() / mask.sum()
+    regression = ((z - y) ** 2 * mask).sum() / mask.sum()
     return listwise, pairwise, regression
 
 
@@ -143,8 +160,8 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
         "card": torch.as_tensor(problem.model_text, dtype=torch.float32),
         "desc": torch.as_tensor(problem.group_text, dtype=torch.float32),
         "metric": torch.as_tensor(problem.group_metric, dtype=torch.long),
-        "meta": torch.cat([F.one_hot(torch.as_tensor(problem.model_family), n_fam).float(),
-                           torch.as_tensor(problem.model_log_size, dtype=torch.float32)[:, None]], -1),
+        "family": torch.as_tensor(problem.model_family, dtype=torch.long),
+        "log_size": torch.as_tensor(problem.model_log_size, dtype=torch.float32),
     }
     net = ModelLensNet(cfg, M, G, int(problem.group_metric.max()) + 1, n_fam, problem.model_text.shape[1])
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -153,12 +170,13 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
     for _ in range(cfg.steps):
         drop_m = torch.rand(M, generator=gen) < cfg.unk_prob          # unknown-token dropout (cold start)
         drop_g = torch.rand(G, generator=gen) < cfg.unk_prob
-        hm = net.model_vec(inputs["mid"].masked_fill(drop_m, 0), inputs["tok"], inputs["tok_off"], inputs["card"])
+        hm = net.model_vec(inputs["mid"].masked_fill(drop_m, 0), inputs["tok"], inputs["tok_off"], inputs["card"],
+                           inputs["family"], inputs["log_size"])
         hg = net.group_vec(inputs["gid"].masked_fill(drop_g, 0), inputs["desc"], inputs["metric"])
-        prior = net.prior(inputs["meta"]).squeeze(-1)
+        prior = net.prior(inputs["family"], inputs["log_size"])
         Gb, L = idx.shape
-        s = net.score(hm[idx].reshape(Gb * L, -1), hg[tg].repeat_interleave(L, 0), prior[idx].reshape(-1)).reshape(Gb, L)
-        lw, pw, rg = ranking_losses(s, y, mask)
+        s, z = net(hm[idx].reshape(Gb * L, -1), hg[tg].repeat_interleave(L, 0), prior[idx].reshape(-1))
+        lw, pw, rg = ranking_losses(s.reshape(Gb, L), z.reshape(Gb, L), y, mask)
         loss = cfg.w_list * lw + cfg.w_pair * pw + cfg.w_reg * rg
         opt.zero_grad()
         loss.backward()
@@ -171,13 +189,14 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
 def predict_modellens(net: ModelLensNet, inputs: dict) -> np.ndarray:
     """(M, G) scores; unseen models and groups carry the unknown ID (index 0)."""
     net.eval()
-    hm = net.model_vec(inputs["mid"], inputs["tok"], inputs["tok_off"], inputs["card"])
+    hm = net.model_vec(inputs["mid"], inputs["tok"], inputs["tok_off"], inputs["card"], inputs["family"],
+                       inputs["log_size"])
     hg = net.group_vec(inputs["gid"], inputs["desc"], inputs["metric"])
-    prior = net.prior(inputs["meta"]).squeeze(-1)
+    prior = net.prior(inputs["family"], inputs["log_size"])
     M, G = hm.shape[0], hg.shape[0]
     out = np.empty((M, G), dtype=np.float64)
     for g in range(G):
-        out[:, g] = net.score(hm, hg[g].expand(M, -1), prior).numpy()
+        out[:, g] = net(hm, hg[g].expand(M, -1), prior)[0].numpy()
     return out
 
 
