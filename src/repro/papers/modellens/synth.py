@@ -8,10 +8,15 @@ Generative model (one draw per seed):
 - A dataset ``d`` needs one or two skills: requirement ``r_d >= 0`` (unit norm) and difficulty
   ``b_d``. Its ``task`` (metadata) names its main skill.
 - True quality ``q[m, d] = sigmoid(interaction * z_m . r_d + size_effect * log2(s_m) - b_d)`` in (0, 1).
-- Text: a model card names family and size and, for each skill with ``|e_mk| > card_threshold``, a
-  sentence "strong at <synonym>" / "weak at <synonym>": **the individual part ``e_m`` is in the card
-  and nowhere else** (metadata carries ``mu_f`` and size only). A dataset description names its skills
-  with synonyms. This is the planted signal only a method that reads text can use for unseen models.
+- Text: a model card names family and size and the skills with ``e_mk > card_threshold`` ("strong
+  at <synonym>, <synonym>"): **the individual part ``e_m`` is in the card and nowhere else** (metadata
+  carries ``mu_f`` and size only). A dataset description names its skills with synonyms. This is the
+  planted signal only a method that reads text can use for unseen models. Cards name strengths
+  only: a frozen sentence embedding of a whole card does not bind "strong" / "weak" to several
+  skills named in one card (measured with all-MiniLM-L6-v2: a ridge readout of ``e_m`` from the
+  embeddings of cards naming both had out-of-sample R^2 <= 0), so cards that named weaknesses too
+  planted a signal no text encoder of the method could see. :func:`cold_start_oracle` scores with
+  what a cold start can know (the ceiling of any cold-start method).
 - Metrics: each dataset reports 1-2 metrics with scale and direction (accuracy, error rate, F1 x 100,
   log loss); a record's value is the metric of ``q + N(0, noise^2)`` (clipped). A group is a
   (dataset, metric) pair, as in the reference code.
@@ -32,7 +37,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["SKILLS", "FAMILIES", "METRICS", "LeaderboardConfig", "Leaderboard", "simulate_leaderboard"]
+__all__ = ["SKILLS", "FAMILIES", "METRICS", "LeaderboardConfig", "Leaderboard", "simulate_leaderboard", "card_posterior",
+           "cold_start_oracle"]
 
 #: Skill name -> synonyms used in cards and descriptions (one drawn per mention).
 SKILLS: dict[str, tuple[str, ...]] = {
@@ -85,6 +91,8 @@ class Leaderboard:
     records: pd.DataFrame    # model, group, value, split ("train" | "heldout" | "cold")
     quality: np.ndarray      # (n_models, n_datasets) true quality, higher is better
     latent: np.ndarray       # (n_models, dim) true capability z_m (for diagnostics)
+    family_mean: np.ndarray  # (n_families, dim) mu_f, rows in FAMILIES order
+    individual: np.ndarray   # (n_models, dim) e_m = z_m - mu_f, the part only the card tells
     requirement: np.ndarray  # (n_datasets, dim) unit-norm requirement r_d
     difficulty: np.ndarray   # (n_datasets,) b_d
     config: dict
@@ -100,15 +108,34 @@ class Leaderboard:
 
 def _card(rng, family: str, size: float, resid: np.ndarray, skills: list[str], thr: float) -> str:
     strong = [rng.choice(SKILLS[s]) for s, e in zip(skills, resid) if e > thr]
-    weak = [rng.choice(SKILLS[s]) for s, e in zip(skills, resid) if e < -thr]
     parts = [f"A {size:g}B parameter language model from the {family} family."]
-    if strong:
-        parts.append("It is strong at " + ", ".join(strong) + ".")
-    if weak:
-        parts.append("It is weak at " + ", ".join(weak) + ".")
-    if not strong and not weak:
-        parts.append("A general purpose model.")
+    parts.append(("It is strong at " + ", ".join(strong) + ".") if strong else "A general purpose model.")
     return " ".join(parts)
+
+
+def card_posterior(lb: "Leaderboard") -> np.ndarray:
+    """(M, dim) E[e_m | card]: the individual part as far as the card tells it (truncated normal means)."""
+    from scipy.stats import norm
+
+    thr = lb.config["card_threshold"]
+    said = lb.individual > thr                       # the card names exactly these skills
+    above = norm.pdf(thr) / norm.sf(thr)
+    below = -norm.pdf(thr) / norm.cdf(thr)
+    return np.where(said, above, below)
+
+
+def cold_start_oracle(lb: "Leaderboard") -> np.ndarray:
+    """(M, G) scores from what a cold start can know, with the generator's own weights: the family
+    mean and size (metadata), the card's E[e_m | card], and the skills a description names (equal
+    weights). Groups of one dataset share its scores. The ceiling of any method scoring from text
+    and metadata; the true quality is the ceiling of everything."""
+    c = lb.config
+    fam = pd.Categorical(lb.models.family, categories=list(FAMILIES)).codes
+    z = lb.family_mean[fam] + card_posterior(lb)
+    r = (lb.requirement > 0).astype(float)
+    r /= np.linalg.norm(r, axis=1, keepdims=True)
+    s = c["interaction"] * z @ r.T + c["size_effect"] * np.log2(lb.models.size_b.to_numpy())[:, None]
+    return s[:, lb.groups.d.to_numpy()]
 
 
 def simulate_leaderboard(cfg: LeaderboardConfig, seed: int) -> Leaderboard:
@@ -178,4 +205,4 @@ def simulate_leaderboard(cfg: LeaderboardConfig, seed: int) -> Leaderboard:
             recs.append((names[m], grow.group, float(v), split))
     records = pd.DataFrame(recs, columns=["model", "group", "value", "split"])
     return Leaderboard(models=models, datasets=datasets, groups=groups, records=records, quality=quality,
-                       latent=z, requirement=req, difficulty=difficulty, config=asdict(cfg))
+                       latent=z, family_mean=mu, individual=resid, requirement=req, difficulty=difficulty, config=asdict(cfg))
