@@ -1,0 +1,300 @@
+"""modellens experiment: one leaderboard per seed, every recommender on it, evaluation by split.
+
+Splits (model side x dataset side): ``seen_seen`` ranks, in a training group, the seen models
+without a training record there (in-domain completion); ``unseen_seen``, ``seen_unseen`` and
+``unseen_unseen`` rank every model of the model side in every group of the dataset side. The
+synthetic truth lets every candidate be ranked (the reference ranks only models with records).
+Gains for NDCG are the true qualities min-max scaled within the candidate set.
+
+Reference points beside the recommenders: ``oracle`` (true quality; the ceiling), ``random`` (the
+floor) and ``run_all`` (run every candidate on a probe set of ``n_probe`` items of the target
+dataset: quality estimated as a binomial share; cost ``n_probe`` per candidate). Fig. 2's
+regret-vs-cost: a strategy runs its top-k candidates on the probe set and keeps the best estimate;
+``run_all`` is every strategy at k = N.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from repro.claims import require_paired, sample
+from repro.methods.modellens import name_tokens
+from repro.methods.recommenders import RECOMMENDERS, RecProblem, standardise
+from repro.metrics.ranking import hit_at_k, ndcg_at_k, pessimistic_order, weighted_tau_bottom, weighted_tau_top
+from repro.papers.modellens.synth import METRICS, SKILLS, Leaderboard, LeaderboardConfig, simulate_leaderboard
+
+__all__ = ["SPLITS", "hashed_text_embedding", "texts_of", "build_problem", "split_candidates", "evaluate_scores",
+           "probe_quality", "regret_curve", "routing_accuracy", "run_seed", "aggregate", "table1"]
+
+log = logging.getLogger(__name__)
+SPLITS = ("seen_seen", "unseen_seen", "seen_unseen", "unseen_unseen")
+REFERENCE = ("oracle", "run_all")
+
+
+def hashed_text_embedding(texts: list[str], dim: int = 384) -> np.ndarray:
+    """A bag-of-words stand-in for MiniLM (tests only): word counts hashed into ``dim`` buckets, L2 norm."""
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for word in text.lower().replace(".", " ").replace(",", " ").split():
+            out[i, zlib.crc32(word.encode()) % dim] += 1.0
+    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def texts_of(lb: Leaderboard) -> list[str]:
+    """Every text to embed: model cards, then dataset descriptions."""
+    return list(lb.models.card) + list(lb.datasets.description)
+
+
+def build_problem(lb: Leaderboard, card_emb: np.ndarray, desc_emb: np.ndarray) -> RecProblem:
+    """The recommenders' view of ``lb``: metadata, text, and the training records only."""
+    model_index = {m: i for i, m in enumerate(lb.models.model)}
+    group_index = {g: i for i, g in enumerate(lb.groups.group)}
+    fam = pd.Categorical(lb.models.family).codes.astype(np.int64)
+    task = np.array([list(SKILLS).index(t) for t in lb.datasets.task])
+    d_of_g = lb.groups.d.to_numpy()
+    train = []
+    recs = lb.records[lb.records.split == "train"]
+    for g, part in recs.groupby("group", sort=True):
+        if len(part) < 2:
+            continue
+        gi = group_index[g]
+        train.append((gi, part.model.map(model_index).to_numpy(),
+                      standardise(part.value.to_numpy(), bool(lb.groups.higher_is_better.iloc[gi]))))
+    group_seen = np.zeros(len(lb.groups), dtype=bool)
+    group_seen[[g for g, _, _ in train]] = True
+    return RecProblem(
+        model_family=fam, model_log_size=np.log2(lb.models.size_b.to_numpy()),
+        model_log_pop=np.log(lb.models.downloads.to_numpy() + 1.0), model_text=card_emb,
+        model_tokens=[name_tokens(n) for n in lb.models.model], model_seen=lb.models.seen.to_numpy(),
+        group_text=desc_emb[d_of_g], group_task=task[d_of_g],
+        group_metric=np.array([list(METRICS).index(m) for m in lb.groups.metric]),
+        group_seen=group_seen, train=train)
+
+
+def split_candidates(lb: Leaderboard, problem: RecProblem) -> dict[str, list[tuple[int, np.ndarray]]]:
+    """Per split, the (group, candidate models) pairs with at least two candidates."""
+    y_train = {g: set(ms) for g, ms, _ in problem.train}
+    model_seen = problem.model_seen
+    out = {s: [] for s in SPLITS}
+    for g in range(problem.n_groups):
+        d_seen = bool(lb.datasets.seen.iloc[lb.groups.d.iloc[g]]) and problem.group_seen[g]
+        for m_side in ("seen", "unseen"):
+            cands = np.flatnonzero(model_seen == (m_side == "seen"))
+            if m_side == "seen" and d_seen:
+                cands = np.array([m for m in cands if m not in y_train.get(g, ())], dtype=np.int64)
+            split = f"{m_side}_{'seen' if d_seen else 'unseen'}"
+            if cands.size >= 2:
+                out[split].append((g, cands))
+    return out
+
+
+def _gains(q: np.ndarray) -> np.ndarray:
+    span = q.max() - q.min()
+    return (q - q.min()) / span if span > 0 else np.zeros_like(q)
+
+
+def evaluate_scores(lb: Leaderboard, scores: np.ndarray, splits: dict, ks) -> dict[str, dict[str, float]]:
+    """Mean over groups of NDCG@k, Hit@1 and both weighted taus, per split."""
+    out = {}
+    for split, pairs in splits.items():
+        rows = []
+        for g, cands in pairs:
+            q = lb.quality[cands, lb.groups.d.iloc[g]]
+            s = scores[cands, g]
+            row = {f"ndcg@{k}": ndcg_at_k(_gains(q), s, k) for k in ks}
+            row.update(hit1=hit_at_k(q, s, 1), tau_bottom=weighted_tau_bottom(q, s), tau_top=weighted_tau_top(q, s))
+            rows.append(row)
+        out[split] = pd.DataFrame(rows).mean().to_dict() if rows else {}
+    return out
+
+
+def probe_quality(lb: Leaderboard, n_probe: int, rng: np.random.Generator) -> np.ndarray:
+    """(M, G) quality estimated by running each model on ``n_probe`` items of the group's dataset."""
+    q = lb.quality[:, lb.groups.d.to_numpy()]
+    return rng.binomial(n_probe, q) / n_probe
+
+
+def regret_curve(lb: Leaderboard, scores: np.ndarray, probe: np.ndarray, pairs, budgets) -> np.ndarray:
+    """Mean regret (best true quality - quality of the pick) after probing the top-k, for each k."""
+    out = np.zeros(len(budgets))
+    for g, cands in pairs:
+        q = lb.quality[cands, lb.groups.d.iloc[g]]
+        order = pessimistic_order(q, scores[cands, g])
+        for i, k in enumerate(budgets):
+            top = order[: min(k, cands.size)]
+            pick = top[np.argmax(probe[cands[top], g])]
+            out[i] += q.max() - q[pick]
+    return out / max(len(pairs), 1)
+
+
+def routing_accuracy(lb: Leaderboard, all_scores: dict[str, np.ndarray], pairs, rcfg: dict,
+                     rng: np.random.Generator) -> tuple[dict[str, list[float]], float]:
+    """Routing on synthetic QA queries of the unseen datasets, over each method's top-K pool.
+
+    Per dataset: ``n_train + n_test`` queries with their own requirement vectors (the router's
+    features); every candidate's correctness is observed on the training queries; the router sends
+    a test query to the pool model with the highest correctness among its ``k_neighbours`` nearest
+    training queries (first in the pool's order on ties). Accuracy is the expected correctness of
+    the routed model. Returns mean accuracy per method and K, and the full pool's.
+    """
+    ks, n_tr, n_te = rcfg["ks"], rcfg["n_train"], rcfg["n_test"]
+    first = {}
+    for g, cands in pairs:
+        first.setdefault(int(lb.groups.d.iloc[g]), (g, cands))
+    acc = {m: np.zeros(len(ks)) for m in all_scores}
+    full = 0.0
+    for d, (g, cands) in sorted(first.items()):
+        req = lb.requirement[d] + rng.normal(0.0, rcfg["query_noise"], (n_tr + n_te, lb.requirement.shape[1]))
+        p = lb.query_accuracy(d, req)[cands]                                  # (C, Q)
+        y = rng.random((cands.size, n_tr)) < p[:, :n_tr]
+        dist = ((req[n_tr:, None, :] - req[None, :n_tr, :]) ** 2).sum(-1)     # (T, n_train)
+        near = np.argsort(dist, axis=1, kind="stable")[:, : rcfg["k_neighbours"]]
+        est = y[:, near].mean(-1)                                            # (C, T)
+        p_te = p[:, n_tr:]
+
+        def routed(pool: np.ndarray) -> float:
+            return float(p_te[pool[np.argmax(est[pool], axis=0)], np.arange(n_te)].mean())
+
+        full += routed(np.arange(cands.size))
+        for m, scores in all_scores.items():
+            order = pessimistic_order(lb.quality[cands, d], scores[cands, g])
+            acc[m] += [routed(order[: min(k, cands.size)]) for k in ks]
+    n = max(len(first), 1)
+    return {m: (a / n).tolist() for m, a in acc.items()}, full / n
+
+
+def run_seed(cfg: dict, data_seed: int, method_seed: int, embed) -> dict:
+    """Every method of ``cfg["methods"]`` plus the oracle and run_all on the leaderboard of ``data_seed``.
+
+    ``embed(texts) -> (N, E)`` embeds texts (MiniLM in the workflow). Every method gets ``method_seed``.
+    """
+    lb = simulate_leaderboard(LeaderboardConfig(**cfg["leaderboard"]), data_seed)
+    emb = embed(texts_of(lb))
+    n_m = len(lb.models)
+    problem = build_problem(lb, emb[:n_m], emb[n_m:])
+    splits = split_candidates(lb, problem)
+    probe = probe_quality(lb, cfg["n_probe"], np.random.default_rng(method_seed))
+    all_scores = {"oracle": lb.quality[:, lb.groups.d.to_numpy()], "run_all": probe}
+    for name in cfg["methods"]:
+        all_scores[name] = RECOMMENDERS.create(name, **cfg.get("method_options", {}).get(name, {})).fit_predict(
+            problem, method_seed)
+    pairs = splits["unseen_unseen"]
+    n_cands = int(np.median([c.size for _, c in pairs])) if pairs else 0
+    budgets = sorted({max(1, int(round(f * n_cands))) for f in cfg["budget_fracs"]} | {n_cands}) if n_cands else []
+    result = {"data_seed": data_seed, "method_seed": method_seed,
+              "n_records": {s: int((lb.records.split == s).sum()) for s in ("train", "heldout", "cold")},
+              "n_groups": {s: len(p) for s, p in splits.items()}, "n_candidates_unseen_unseen": n_cands,
+              "budgets": budgets, "metrics": {}, "regret": {}}
+    for name, scores in all_scores.items():
+        result["metrics"][name] = evaluate_scores(lb, scores, splits, cfg["ks"])
+        if name != "run_all" and budgets:
+            result["regret"][name] = regret_curve(lb, scores, probe, pairs, budgets).tolist()
+        log.info("seed %d %s unseen_unseen %s", data_seed, name, result["metrics"][name].get("unseen_unseen"))
+    if "routing" in cfg and pairs:
+        route_rng = np.random.default_rng([method_seed, 1])          # same queries for every pool
+        result["routing"], result["routing_full"] = routing_accuracy(lb, all_scores, pairs, cfg["routing"], route_rng)
+        result["routing_ks"] = list(cfg["routing"]["ks"])
+    return result
+
+
+def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """metrics.json (per-seed samples), the tidy split table, the regret-vs-cost and routing tables."""
+    seeds = sorted(runs)
+    methods = list(next(iter(runs.values()))["metrics"])
+    require_paired({m: {s: (runs[s]["data_seed"], runs[s]["method_seed"]) for s in seeds if m in runs[s]["metrics"]}
+                    for m in methods}, "modellens runs")
+    k = cfg["main_k"]
+    rows = []
+    for s in seeds:
+        for m, per_split in runs[s]["metrics"].items():
+            for split, vals in per_split.items():
+                rows.append({"seed": s, "method": m, "split": split, **vals})
+    tidy = pd.DataFrame(rows)
+    metrics: dict = {"main_k": k, "seeds": seeds, "ndcg": {}, "tau_bottom": {}, "tau_top": {}, "regret": {}}
+    for split in SPLITS:
+        for m in methods:
+            part = tidy[(tidy.split == split) & (tidy.method == m)].sort_values("seed")
+            if part.empty:
+                continue
+            for key, col in (("ndcg", f"ndcg@{k}"), ("tau_bottom", "tau_bottom"), ("tau_top", "tau_top")):
+                metrics[key].setdefault(split, {})[m] = {
+                    "mean": float(part[col].mean()), "per_unit": sample(part[col], part.seed, "seed")}
+    # regret at the cheapest budget at or above budget_frac of the candidates vs run_all (k = N)
+    reg_rows = []
+    for s in seeds:
+        budgets, n = runs[s]["budgets"], runs[s]["n_candidates_unseen_unseen"]
+        for m, curve in runs[s]["regret"].items():
+            for b, r in zip(budgets, curve):
+                reg_rows.append({"seed": s, "method": m, "cost": b, "cost_frac": b / n, "regret": r})
+    regret = pd.DataFrame(reg_rows)
+    if not regret.empty:
+        frac = cfg["claim_budget_frac"]
+        for m in methods:
+            if m == "run_all":
+                continue
+            at = [(s, g[g.cost_frac >= frac - 1e-9].sort_values("cost").iloc[0]) for s, g in
+                  regret[regret.method == m].groupby("seed")]
+            metrics["regret"][m] = {"cost_frac": float(np.mean([r.cost_frac for _, r in at])),
+                                    "per_unit": sample([r.regret for _, r in at], [s for s, _ in at], "seed")}
+        full = regret[regret.cost_frac >= 1.0 - 1e-9].groupby("seed").regret.mean()
+        metrics["regret"]["run_all"] = {"cost_frac": 1.0, "per_unit": sample(full.values, full.index, "seed")}
+    metrics["routing"], route_rows = {}, []
+    for s in seeds:
+        if "routing" not in runs[s]:
+            continue
+        for m, accs in runs[s]["routing"].items():
+            route_rows += [{"seed": s, "method": m, "k": k, "accuracy": a} for k, a in zip(runs[s]["routing_ks"], accs)]
+        route_rows += [{"seed": s, "method": "full_pool", "k": k, "accuracy": runs[s]["routing_full"]}
+                       for k in runs[s]["routing_ks"]]
+    routing = pd.DataFrame(route_rows, columns=["seed", "method", "k", "accuracy"])
+    if not routing.empty:
+        at = routing[routing.k == cfg["routing_k"]].sort_values("seed")
+        metrics["routing"] = {"k": cfg["routing_k"], "accuracy": {
+            m: {"mean": float(g.accuracy.mean()), "per_unit": sample(g.accuracy, g.seed, "seed")}
+            for m, g in at.groupby("method")}}
+    return metrics, tidy, regret, routing
+
+
+def table1(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Mean +- s.e. over seeds of NDCG@k and both taus, methods x splits."""
+    out = []
+    for (m, split), g in tidy.groupby(["method", "split"], sort=True):
+        row = {"method": m, "split": split, "n_seeds": len(g)}
+        for col in (f"ndcg@{k}", "tau_bottom", "tau_top", "hit1"):
+            row[col] = f"{g[col].mean():.3f} +- {g[col].std(ddof=1) / np.sqrt(len(g)) if len(g) > 1 else 0:.3f}"
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def embed_leaderboards(cfg: dict, data_seeds: list[int], encoder: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct texts of every seed's leaderboard and their embeddings (one encoder load).
+
+    ``encoder``: ``minilm`` (all-MiniLM-L6-v2 from its offline package) or ``hashing`` (bag of words).
+    """
+    texts = sorted({t for s in data_seeds for t in texts_of(simulate_leaderboard(LeaderboardConfig(**cfg), s))})
+    if encoder == "minilm":
+        from repro.nn.encoders_offline import encode_texts, load_minilm
+        emb = encode_texts(load_minilm(), texts)
+    elif encoder == "hashing":
+        emb = hashed_text_embedding(texts)
+    else:
+        raise ValueError(f"text_encoder must be minilm or hashing; got {encoder!r}")
+    return np.array(texts), emb
+
+
+def lookup_embedding(texts: np.ndarray, emb: np.ndarray):
+    """``embed(list of texts)`` backed by a precomputed table; a text not in it is an error."""
+    index = {t: i for i, t in enumerate(texts.tolist())}
+
+    def embed(batch: list[str]) -> np.ndarray:
+        missing = [t for t in batch if t not in index]
+        if missing:
+            raise ValueError(f"{len(missing)} texts have no embedding (first: {missing[0]!r}); "
+                             "the embedding table is stale: rebuild results/modellens/text_embeddings.npz")
+        return emb[[index[t] for t in batch]]
+
+    return embed

@@ -1,0 +1,92 @@
+"""modellens figures: Fig. 1 (NDCG@K by seen/unseen split) and Fig. 2 (regret vs cost), Fig. 3 (routing over top-K pools), and colours.
+
+Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from repro.figures.style import Palette
+
+__all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
+
+COLORS = Palette({"modellens": "#D55E00", "text_knn": "#0072B2", "meta_knn": "#56B4E9", "mf": "#009E73",
+                  "popularity": "#CC79A7", "random": "#888888", "oracle": "#000000", "run_all": "#E69F00"})
+ORDER = ("oracle", "run_all", "modellens", "text_knn", "meta_knn", "mf", "popularity", "random")
+SPLIT_LABELS = {"seen_seen": "seen model\nseen data", "unseen_seen": "unseen model\nseen data",
+                "seen_unseen": "seen model\nunseen data", "unseen_unseen": "unseen model\nunseen data"}
+
+
+def _ordered(methods) -> list[str]:
+    return [m for m in ORDER if m in set(methods)] + sorted(set(methods) - set(ORDER))
+
+
+def fig1_table(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Mean and s.e. over seeds of NDCG@k per (split, method)."""
+    col = f"ndcg@{k}"
+    g = tidy.groupby(["split", "method"])[col]
+    out = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()}).reset_index()
+    return out.fillna({"se": 0.0})
+
+
+def fig1(table: pd.DataFrame, k: int):
+    splits = [s for s in SPLIT_LABELS if s in set(table.split)]
+    methods = _ordered(table.method)
+    fig, ax = plt.subplots(figsize=(7.0, 3.0))
+    width = 0.8 / len(methods)
+    for i, m in enumerate(methods):
+        part = table[table.method == m].set_index("split").reindex(splits)
+        ax.bar(np.arange(len(splits)) + (i - (len(methods) - 1) / 2) * width, part["mean"], width,
+               yerr=part["se"], color=COLORS(m), label=m, capsize=1.5)
+    ax.set_xticks(np.arange(len(splits)), [SPLIT_LABELS[s] for s in splits])
+    ax.set_ylabel(f"NDCG@{k}")
+    ax.set_ylim(0, 1.02)
+    ax.legend(ncol=4, fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def fig2_table(regret: pd.DataFrame) -> pd.DataFrame:
+    """Mean regret over seeds per (method, cost)."""
+    g = regret.groupby(["method", "cost"]).regret
+    return pd.DataFrame({"regret": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()),
+                         "n_seeds": g.count()}).reset_index().fillna({"se": 0.0})
+
+
+def fig2(table: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    for m in _ordered(table.method):
+        part = table[table.method == m].sort_values("cost")
+        ax.errorbar(part.cost, part.regret, yerr=part.se, color=COLORS(m), marker="o", ms=3, capsize=1.5, label=m)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("candidates run on the probe set (cost)")
+    ax.set_ylabel("regret (true quality)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def fig3_table(routing: pd.DataFrame) -> pd.DataFrame:
+    """Mean routing accuracy over seeds per (method, K)."""
+    g = routing.groupby(["method", "k"]).accuracy
+    return pd.DataFrame({"accuracy": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()),
+                         "n_seeds": g.count()}).reset_index().fillna({"se": 0.0})
+
+
+def fig3(table: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    for m in _ordered(set(table.method) - {"full_pool", "run_all"}):
+        part = table[table.method == m].sort_values("k")
+        ax.errorbar(part.k, part.accuracy, yerr=part.se, color=COLORS(m), marker="o", ms=3, capsize=1.5, label=m)
+    full = table[table.method == "full_pool"]
+    if not full.empty:
+        ax.axhline(full.accuracy.mean(), color="black", ls="--", lw=0.8, label="full pool")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("pool size K")
+    ax.set_ylabel("routed accuracy")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
