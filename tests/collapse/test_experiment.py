@@ -9,32 +9,33 @@ from repro import claims
 from repro.papers.collapse import grid
 from repro.papers.collapse.experiment import CollapseConfig, run_recursion, summarise
 
-FAST = dict(weights=[0.4, 0.3, 0.25, 0.05], n=50, generations=60, fisher_draws=200, llc_steps=300,
+FAST = dict(weights=[0.4, 0.3, 0.25, 0.05], n=100, generations=60, fisher_draws=200, llc_steps=300,
             llc_burn_in=100, diagnose_every=5)
 
 
-def test_smallest_planted_component_goes_extinct_first_without_fresh_data():
-    """Self-consumption drifts the weights like Wright-Fisher: at n = 50 the 0.05 component is lost
-    after ~2 n p ln(1/p) ≈ 15 generations on average, the 0.25 and heavier ones after hundreds.
-    Over 60 generations each replicate loses the small one with probability > 0.9; 8 replicates
-    that lose it in fewer than 5 would happen with probability < 0.01."""
-    runs = [run_recursion(FAST, inject=0.0, replicate=r, seed=100 + r, diagnosed=False) for r in range(8)]
-    lost = [r["first_extinct"][3] is not None for r in runs]
-    assert sum(lost) >= 5
-    for r in runs:
-        dead = [(e, k) for k, e in enumerate(r["first_extinct"]) if e is not None]
-        if dead:
-            assert min(dead)[1] == 3  # the planted small component is the first to die
-        # extinction is absorbing without fresh data: once below the floor, always below
-        w3 = np.array([g["weights"][3] for g in r["generations"]])
-        if r["first_extinct"][3] is not None:
-            assert (w3[r["first_extinct"][3]:] < 1e-3).all()
+def test_smallest_planted_component_is_the_one_lost_without_fresh_data():
+    """Self-consumption drifts the weights like Wright-Fisher: at n = 100 a component of weight p is
+    lost after about 2 n p ln(1/p) / (1 - p) generations, ~32 for the planted 0.05 component and
+    ~90 or more for the others. Over 60 generations the small one is lost in most replicates and
+    far more often than any heavy one (16 replicates: expected ~13 against ~3 at most)."""
+    runs = [run_recursion(FAST, inject=0.0, replicate=r, seed=100 + r, diagnosed=False) for r in range(16)]
+    lost = np.array([[e is not None for e in r["first_extinct"]] for r in runs])  # (replicate, component)
+    assert lost[:, 3].sum() >= 10 and lost[:, 3].sum() > lost[:, :3].sum(0).max() + 4
+    first = [min((e, k) for k, e in enumerate(r["first_extinct"]) if e is not None)[1] for r in runs if lost[runs.index(r)].any()]
+    assert first.count(3) >= 0.75 * len(first)
+    # without fresh data extinction is nearly absorbing: a component below the floor (n w < 0.1
+    # expected points) gets a point again only rarely, or when its mean is captured by a neighbour's
+    # tail and it splits that cluster (EM's responsibilities are soft); this happens, but rarely
+    revived = sum(bool((np.array([g["weights"][3] for g in r["generations"]])[r["first_extinct"][3]:] >= 1e-3).any())
+                  for r in runs if r["first_extinct"][3] is not None)
+    assert revived <= 0.25 * lost[:, 3].sum()
 
 
 def test_fresh_data_keeps_components_alive():
     """With half the points fresh each generation the small component gets ~2.5 real points a
-    generation and its weight is pulled back towards 0.05; at the horizon it is alive in most
-    replicates, while without fresh data it is dead in most (the same replicate seeds)."""
+    generation and its weight is pulled back towards 0.05 (a generation without any of its points,
+    probability ~e^-5, leaves a hole the next fresh draw refills); at the horizon it is alive in
+    most replicates, while without fresh data it is dead in most (the same replicate seeds)."""
     alive = {inject: [run_recursion(FAST, inject=inject, replicate=r, seed=100 + r, diagnosed=False)["survived"]
                       for r in range(8)] for inject in (0.0, 0.5)}
     assert sum(alive[0.5]) >= 6 and sum(alive[0.5]) > sum(alive[0.0]) + 2
