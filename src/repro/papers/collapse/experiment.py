@@ -109,13 +109,22 @@ def diagnose(fit, x: np.ndarray, cfg: CollapseConfig, *, seed: int) -> dict[str,
     eig = np.linalg.eigvalsh(info)
     nullity = int(np.sum(eig < cfg.fisher_rtol * eig.max()))
     curvature = [float(np.trace(mean_block(info, k, K, d)) / d) for k in range(K)]
-    est = sgld_llc(lambda v: loss_and_grad(v, ref, K, d, fit.sigma, x), w, len(x), gamma=cfg.llc_gamma,
-                   step=cfg.llc_step, n_steps=cfg.llc_steps, burn_in=cfg.llc_burn_in, n_chains=cfg.llc_chains,
-                   seed=int(rng.integers(2 ** 31)))
     dead = int(np.sum(fit.weights < cfg.extinction_floor))
-    return {"fisher_eigenvalues": eig.tolist(), "nullity": nullity, "curvature": curvature,
-            "llc": est.llc, "llc_se": est.llc_se, "llc_quadratic": quadratic_llc(eig, len(x), gamma=cfg.llc_gamma),
-            "rlct_stratum": (chart_size(K, d) - d * dead) / 2}
+    out = {"fisher_eigenvalues": eig.tolist(), "nullity": nullity, "curvature": curvature,
+           "llc_quadratic": quadratic_llc(eig, len(x), gamma=cfg.llc_gamma),
+           "rlct_stratum": (chart_size(K, d) - d * dead) / 2}
+    try:
+        est = sgld_llc(lambda v: loss_and_grad(v, ref, K, d, fit.sigma, x), w, len(x), gamma=cfg.llc_gamma,
+                       step=cfg.llc_step, n_steps=cfg.llc_steps, burn_in=cfg.llc_burn_in, n_chains=cfg.llc_chains,
+                       seed=int(rng.integers(2 ** 31)))
+    except ValueError as err:
+        # The LLC is defined at a local minimum. EM can stop at a saddle: a component near weight 0
+        # whose mean sits in another's data gains likelihood by growing (the "revival" of the
+        # tests), and the chain escapes along its weight until the chart's simplex ends. Recorded,
+        # not hidden: this generation has no λ̂.
+        log.warning("LLC undefined at this fit: %s", err)
+        return {**out, "llc": math.nan, "llc_se": math.nan, "llc_failure": str(err)}
+    return {**out, "llc": est.llc, "llc_se": est.llc_se}
 
 
 def run_recursion(cfg: dict[str, Any] | CollapseConfig, *, inject: float, replicate: int, seed: int,
@@ -241,12 +250,18 @@ def summarise(records: list[dict[str, Any]], *, survival_level: float = 0.8) -> 
 def _geometry(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """LLC and nullity against extinctions, curvature against weight, over one λ's diagnosed replicates."""
     llc_slope, null_slope, curv_slope, llc_gap0, llc_gapG, drop, change, monotone = ({} for _ in range(8))
+    n_failed = 0
     for r in runs:
         gens = [g for g in r["generations"] if "llc" in g]
+        n_failed += sum(not np.isfinite(g["llc"]) for g in gens)
+        m = np.array([g["n_extinct"] for g in gens], float)
+        null_slope[r["replicate"]] = _slope(m, np.array([g["nullity"] for g in gens], float))
+        gens = [g for g in gens if np.isfinite(g["llc"])]  # generations whose fit was a local minimum
+        if not gens:
+            continue
         m = np.array([g["n_extinct"] for g in gens], float)
         llc = np.array([g["llc"] for g in gens])
         llc_slope[r["replicate"]] = _slope(m, llc)
-        null_slope[r["replicate"]] = _slope(m, np.array([g["nullity"] for g in gens], float))
         llc_gap0[r["replicate"]] = gens[0]["llc"] - gens[0]["rlct_stratum"]
         change[r["replicate"]] = gens[-1]["llc"] - gens[0]["llc"]
         levels = pd.Series(llc).groupby(m).mean()  # mean λ̂ per number of extinct components
@@ -267,6 +282,7 @@ def _geometry(runs: list[dict[str, Any]]) -> dict[str, Any]:
     n_ext = sum(np.isfinite(v) for v in llc_slope.values())
     return {
         "n_replicates": len(runs), "n_with_extinction": int(n_ext),
+        "n_generations_without_llc": int(n_failed),  # fits at a saddle (see diagnose)
         "llc_slope_per_extinction": _per_replicate_sample(llc_slope, "replicate", "had an extinction"),
         "nullity_slope_per_extinction": _per_replicate_sample(null_slope, "replicate", "had an extinction"),
         "curvature_loglog_slope": _per_replicate_sample(curv_slope, "replicate",
