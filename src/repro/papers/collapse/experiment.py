@@ -118,12 +118,11 @@ def diagnose(fit, x: np.ndarray, cfg: CollapseConfig, *, seed: int) -> dict[str,
                        step=cfg.llc_step, n_steps=cfg.llc_steps, burn_in=cfg.llc_burn_in, n_chains=cfg.llc_chains,
                        seed=int(rng.integers(2 ** 31)))
     except ValueError as err:
-        # The chain left the chart's simplex (Σ s_k² >= 1: the reference weight reached 0). Seen
-        # once at small scale (replicate 1, synthetic only); the empirical Hessian at that
-        # replicate's diagnosed fits has no negative eigenvalue, so it is not a saddle of EM; the
-        # likely path, not yet verified, is a dead component's free mean drifting onto the
-        # reference cluster, where the weight split is a flat direction ending at π_ref = 0.
-        # Recorded, not hidden: this generation has no λ̂.
+        # The chain left the model's domain (loss inf: the reference weight 1 - Σ s_k² reached 0,
+        # or the chain diverged). At small scale: 14 of 504 diagnosed generations (9 without fresh
+        # data, 5 at fraction 0.4, where no component died). The empirical Hessian at replicate 1's
+        # diagnosed fits has no negative eigenvalue, so these are not saddles of EM; the cause is
+        # not yet diagnosed. Recorded, not hidden: this generation has no λ̂.
         log.warning("LLC undefined at this fit: %s", err)
         return {**out, "llc": math.nan, "llc_se": math.nan, "llc_failure": str(err)}
     return {**out, "llc": est.llc, "llc_se": est.llc_se}
@@ -192,6 +191,11 @@ def generations_table(records: list[dict[str, Any]]) -> pd.DataFrame:
                                           kind="stable").reset_index(drop=True)
 
 
+def _finite(value) -> bool:
+    """A number that is neither NaN nor missing (NaN reads back from JSON as null)."""
+    return value is not None and math.isfinite(value)
+
+
 def _slope(x: np.ndarray, y: np.ndarray) -> float:
     if len(x) < 2 or np.ptp(x) == 0:
         return math.nan
@@ -255,10 +259,10 @@ def _geometry(runs: list[dict[str, Any]]) -> dict[str, Any]:
     n_failed = 0
     for r in runs:
         gens = [g for g in r["generations"] if "llc" in g]
-        n_failed += sum(not np.isfinite(g["llc"]) for g in gens)
+        n_failed += sum(not _finite(g["llc"]) for g in gens)
         m = np.array([g["n_extinct"] for g in gens], float)
         null_slope[r["replicate"]] = _slope(m, np.array([g["nullity"] for g in gens], float))
-        gens = [g for g in gens if np.isfinite(g["llc"])]  # generations whose chains stayed in the chart
+        gens = [g for g in gens if _finite(g["llc"])]  # generations whose chains stayed in the chart
         if not gens:
             continue
         m = np.array([g["n_extinct"] for g in gens], float)
