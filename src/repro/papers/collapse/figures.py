@@ -1,0 +1,186 @@
+"""collapse's figures and table: one builder per figure, each from the tidy table it plots.
+
+Fig. 1: component weights over generations, synthetic-only (λ_inj = 0) beside the largest
+injection fraction of the grid. Fig. 2: the SGLD LLC (with the RLCT of the stratum the fit sits
+on) and the Fisher nullity over generations, extinctions marked. Fig. 3: curvature in the first
+dying component's mean directions against its weight (log-log), with the closed form π/σ² of
+separated components. Table 1: survival per injection fraction; the geometry's per-replicate
+slopes and the LLC's distance to the stratum RLCT.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from repro.figures.style import Palette, apply_style
+
+__all__ = ["COLORS", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
+
+#: One colour per planted component (labels persist across generations).
+COLORS = Palette({"component 0": "#0072B2", "component 1": "#009E73", "component 2": "#E69F00",
+                  "component 3": "#D55E00", "component 4": "#CC79A7", "component 5": "#56B4E9"})
+
+
+def _component(k: int) -> str:
+    return f"component {int(k)}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 1: weights over generations, synthetic-only vs injection
+# ----------------------------------------------------------------------------------------------
+
+def fig1_table(generations: pd.DataFrame) -> pd.DataFrame:
+    """Weights of every replicate at λ_inj = 0 and at the largest λ_inj of the grid."""
+    injects = sorted(generations.inject.unique())
+    shown = [injects[0], injects[-1]] if len(injects) > 1 else injects
+    df = generations[generations.inject.isin(shown)]
+    return df[["inject", "replicate", "generation", "component", "weight", "extinct"]].reset_index(drop=True)
+
+
+def fig1(df: pd.DataFrame) -> plt.Figure:
+    apply_style()
+    injects = sorted(df.inject.unique())
+    fig, axes = plt.subplots(1, len(injects), figsize=(3.4 * len(injects), 2.8), sharey=True, squeeze=False)
+    for ax, inject in zip(axes[0], injects):
+        sub = df[df.inject == inject]
+        for k, comp in sub.groupby("component"):
+            color = COLORS(_component(k))
+            for _, rep in comp.groupby("replicate"):
+                ax.plot(rep.generation, rep.weight, color=color, alpha=0.25, lw=0.6)
+            med = comp.groupby("generation").weight.median()
+            ax.plot(med.index, med.values, color=color, lw=1.6, label=_component(k))
+        ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_ylim(0, 1)
+        n_rep = sub.replicate.nunique()
+        ax.set_title("synthetic only" if inject == 0 else f"fresh-data fraction {inject:g}")
+        ax.set_xlabel(f"generation ({n_rep} replicates; median bold)")
+    axes[0, 0].set_ylabel("component weight (symlog below 1e-3)")
+    axes[0, -1].legend(loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 2: LLC and nullity over generations, extinctions marked
+# ----------------------------------------------------------------------------------------------
+
+def fig2_table(generations: pd.DataFrame) -> pd.DataFrame:
+    """Per diagnosed (λ_inj, replicate, generation): λ̂, its SE, the Laplace prediction, the stratum RLCT, nullity."""
+    diag = generations[generations.diagnosed & generations.llc.notna() & (generations.component == 0)]
+    cols = ["inject", "replicate", "generation", "n_extinct", "llc", "llc_se", "llc_quadratic", "rlct_stratum", "nullity"]
+    return diag[cols].reset_index(drop=True)
+
+
+def fig2(df: pd.DataFrame) -> plt.Figure:
+    apply_style()
+    injects = sorted(df.inject.unique())
+    fig, axes = plt.subplots(2, len(injects), figsize=(3.4 * len(injects), 4.6), sharex=True, squeeze=False)
+    for j, inject in enumerate(injects):
+        sub = df[df.inject == inject]
+        ax_llc, ax_null = axes[0, j], axes[1, j]
+        for i, (rep, g) in enumerate(sub.groupby("replicate")):
+            ax_llc.plot(g.generation, g.llc, color="#0072B2", alpha=0.35, lw=0.7,
+                        label="SGLD LLC (per replicate)" if i == 0 else None)
+            ax_llc.plot(g.generation, g.rlct_stratum, color="#000000", ls="--", lw=0.7, alpha=0.5,
+                        label="RLCT of the stratum" if i == 0 else None)
+            ax_null.plot(g.generation, g.nullity, color="#D55E00", alpha=0.35, lw=0.7)
+            new = g[g.n_extinct.diff().fillna(0) > 0]
+            ax_llc.scatter(new.generation, new.llc, marker="x", color="#D55E00", s=14, zorder=3,
+                           label="extinction" if i == 0 and len(new) else None)
+            ax_null.scatter(new.generation, new.nullity, marker="x", color="#000000", s=14, zorder=3)
+        mean = sub.groupby("generation")[["llc", "nullity"]].mean()
+        ax_llc.plot(mean.index, mean.llc, color="#0072B2", lw=1.8, label="mean")
+        ax_null.plot(mean.index, mean.nullity, color="#D55E00", lw=1.8)
+        ax_llc.set_title("synthetic only" if inject == 0 else f"fresh-data fraction {inject:g}")
+        ax_null.set_xlabel("generation")
+    axes[0, 0].set_ylabel("local learning coefficient")
+    axes[1, 0].set_ylabel("Fisher nullity")
+    axes[0, 0].legend(loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 3: curvature vs weight of a dying component
+# ----------------------------------------------------------------------------------------------
+
+def fig3_table(generations: pd.DataFrame, metrics: dict) -> pd.DataFrame:
+    """The first-dying component of each diagnosed synthetic-only replicate, at its diagnosed generations while alive."""
+    g = generations[(generations.inject == 0) & generations.diagnosed & generations.curvature.notna()]
+    rows = []
+    for rep, r in g.groupby("replicate"):
+        ext = r[r.extinct]
+        if ext.empty:
+            continue
+        first = ext.sort_values(["generation", "component"]).iloc[0]
+        comp = r[(r.component == first.component) & (r.generation < first.generation)]
+        rows.append(comp.assign(extinct_at=int(first.generation)))
+    if not rows:
+        return pd.DataFrame(columns=["replicate", "component", "generation", "weight", "curvature", "extinct_at"])
+    df = pd.concat(rows, ignore_index=True)
+    return df[["replicate", "component", "generation", "weight", "curvature", "extinct_at"]]
+
+
+def fig3(df: pd.DataFrame, metrics: dict) -> plt.Figure:
+    apply_style()
+    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    sigma = float(metrics.get("sigma", 1.0))
+    for rep, r in df.groupby("replicate"):
+        ax.plot(r.weight, r.curvature, marker="o", ms=2.5, lw=0.6, alpha=0.6)
+    if len(df):
+        w = np.geomspace(max(df.weight.min(), 1e-6), df.weight.max(), 50)
+        ax.plot(w, w / sigma ** 2, color="#000000", ls="--", lw=1, label="π / σ² (separated components)")
+    slope = ((metrics.get("synthetic_only") or {}).get("curvature_loglog_slope") or {})
+    if "values" in slope:
+        v = np.asarray(slope["values"])
+        ax.set_title(f"log-log slope {v.mean():.2f} (mean of {len(v)} replicates)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("weight of the dying component")
+    ax.set_ylabel("Fisher curvature in its mean directions")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# Table 1
+# ----------------------------------------------------------------------------------------------
+
+def _summary(node) -> tuple[float, float, float, int]:
+    """(mean, low, high, n) of a per-replicate sample (t interval), or the undecided estimate."""
+    if not node:
+        return (math.nan,) * 3 + (0,)
+    if "values" in node:
+        v = np.asarray(node["values"], float)
+        half = 1.96 * v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan
+        return float(v.mean()), float(v.mean() - half), float(v.mean() + half), len(v)
+    return float(node.get("estimate", math.nan)), math.nan, math.nan, int(node.get("n", 0))
+
+
+def table1(metrics: dict) -> pd.DataFrame:
+    rows = []
+    for key, v in metrics["injection"]["by_inject"].items():
+        rows.append({"quantity": f"survival of all components, fresh-data fraction {v['inject']:g}",
+                     "estimate": v["survival_rate"], "low": v["survival_low"], "high": v["survival_high"],
+                     "n": v["n"], "note": f"Wilson 95%; mean extinct at G {v['mean_extinct_at_G']:.2f}"})
+    rows.append({"quantity": "injection threshold (smallest fraction with survival lower bound >= "
+                             f"{metrics['injection']['survival_level']:g} from there on)",
+                 "estimate": metrics["injection"]["threshold"], "low": math.nan, "high": math.nan,
+                 "n": math.nan, "note": "grid value"})
+    names = {"llc_slope_per_extinction": "LLC change per extinct component (slope)",
+             "nullity_slope_per_extinction": "Fisher nullity change per extinct component (slope)",
+             "curvature_loglog_slope": "log-log slope, curvature vs weight of the dying component",
+             "llc_minus_rlct_gen0": "LLC - RLCT at generation 0 (regular)",
+             "llc_minus_rlct_final": "LLC - RLCT at generation G (singular stratum)",
+             "llc_change_final": "LLC(G) - LLC(0), replicates with an extinction"}
+    for inject, geo in metrics["geometry"].items():
+        for key, label in names.items():
+            est, lo, hi, n = _summary(geo.get(key))
+            rows.append({"quantity": f"{label}, {inject}", "estimate": est, "low": lo, "high": hi,
+                         "n": n, "note": "mean over replicates, t 95%"})
+    return pd.DataFrame(rows)

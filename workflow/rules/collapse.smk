@@ -1,0 +1,145 @@
+# collapse: "The singular geometry of model collapse" (NeurIPS 2026 abstract 17). A labelled Gaussian
+# mixture refitted by EM on its own samples for G generations, with a fresh-data fraction; weights,
+# extinctions, Fisher nullity, curvature and the SGLD local learning coefficient per generation.
+# DAG: recursion (injection x replicate) -> aggregate -> fig1, fig2, fig3, table1.
+# The spec's neural part (VAE, VaDE, DDPM on MNIST; fig4) is not built.
+from repro.papers.collapse import grid as collapse_grid
+
+
+register_targets(
+    "collapse",
+    [
+        "reports/collapse_fig1.pdf",
+        "reports/collapse_fig2.pdf",
+        "reports/collapse_fig3.pdf",
+        "reports/collapse_table1.csv",
+        "reports/collapse_table1.md",
+        "results/collapse/metrics.json",
+    ],
+)
+
+
+rule collapse_recursion:
+    wildcard_constraints:
+        inject=r"[0-9.e-]+",
+        rep=r"\d+",
+    output:
+        run="results/collapse/runs/inject{inject}/rep{rep}.json",
+    log:
+        "logs/collapse/recursion/inject{inject}/rep{rep}.log",
+    benchmark:
+        "benchmarks/collapse/recursion/inject{inject}/rep{rep}.tsv"
+    params:
+        cfg=lambda wc: collapse_grid.run_config(preset("collapse")),
+        diagnosed=lambda wc: collapse_grid.is_diagnosed(preset("collapse"), wc.inject, wc.rep),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=lambda wc: preset("collapse", "runtime_min"),
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/collapse/recursion.py"
+
+
+rule collapse_aggregate:
+    input:
+        runs=lambda wc: collapse_grid.run_targets(preset("collapse")),
+    output:
+        metrics="results/collapse/metrics.json",
+        generations="results/collapse/generations.csv",
+    log:
+        "logs/collapse/aggregate.log",
+    benchmark:
+        "benchmarks/collapse/aggregate.tsv"
+    params:
+        cfg=lambda wc: collapse_grid.aggregate_config(preset("collapse")),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/collapse/aggregate.py"
+
+
+rule collapse_fig1:
+    input:
+        generations="results/collapse/generations.csv",
+    output:
+        pdf=report("reports/collapse_fig1.pdf", caption="../report/collapse_fig1.rst", category="collapse"),
+        csv="reports/collapse_fig1.csv",
+    log:
+        "logs/collapse/fig1.log",
+    benchmark:
+        "benchmarks/collapse/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/collapse/fig1.py"
+
+
+rule collapse_fig2:
+    input:
+        generations="results/collapse/generations.csv",
+    output:
+        pdf=report("reports/collapse_fig2.pdf", caption="../report/collapse_fig2.rst", category="collapse"),
+        csv="reports/collapse_fig2.csv",
+    log:
+        "logs/collapse/fig2.log",
+    benchmark:
+        "benchmarks/collapse/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/collapse/fig2.py"
+
+
+rule collapse_fig3:
+    input:
+        generations="results/collapse/generations.csv",
+        metrics="results/collapse/metrics.json",
+    output:
+        pdf=report("reports/collapse_fig3.pdf", caption="../report/collapse_fig3.rst", category="collapse"),
+        csv="reports/collapse_fig3.csv",
+    log:
+        "logs/collapse/fig3.log",
+    benchmark:
+        "benchmarks/collapse/fig3.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/collapse/fig3.py"
+
+
+rule collapse_table1:
+    input:
+        metrics="results/collapse/metrics.json",
+    output:
+        csv="reports/collapse_table1.csv",
+        md="reports/collapse_table1.md",
+    log:
+        "logs/collapse/table1.log",
+    benchmark:
+        "benchmarks/collapse/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/collapse/table1.py"

@@ -1,0 +1,11 @@
+"""collapse_fig1: component weights over generations, synthetic-only vs injection."""
+
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.collapse.figures import fig1, fig1_table
+
+Job.from_snakemake(snakemake)  # noqa: F821
+df = fig1_table(pd.read_csv(snakemake.input.generations))  # noqa: F821
+save(fig1(df), df, snakemake.output.pdf)  # noqa: F821

@@ -1,0 +1,13 @@
+"""collapse_fig3: curvature in a dying component's mean directions against its weight (log-log)."""
+
+import pandas as pd
+
+from repro.figures.style import save
+from repro.io import read_json
+from repro.jobs import Job
+from repro.papers.collapse.figures import fig3, fig3_table
+
+Job.from_snakemake(snakemake)  # noqa: F821
+metrics = read_json(snakemake.input.metrics)  # noqa: F821
+df = fig3_table(pd.read_csv(snakemake.input.generations), metrics)  # noqa: F821
+save(fig3(df, metrics), df, snakemake.output.pdf)  # noqa: F821

@@ -1,0 +1,11 @@
+"""collapse_table1: survival per injection fraction; LLC vs stratum RLCT; slopes per extinction and curvature."""
+
+from repro.figures.style import save_table
+from repro.io import read_json
+from repro.jobs import Job
+from repro.papers.collapse.figures import table1
+
+Job.from_snakemake(snakemake)  # noqa: F821
+metrics = read_json(snakemake.input.metrics)  # noqa: F821
+save_table(table1(metrics), snakemake.output.csv,  # noqa: F821
+           title="collapse: recursive EM on a labelled Gaussian mixture", float_format="{:.4g}")
