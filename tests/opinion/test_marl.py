@@ -77,3 +77,24 @@ def test_learned_agents_beat_chance_at_alpha_one_and_learn_the_belief_probe():
     assert base["random"]["accuracy"] < 0.55
     assert res["accuracy"] > 0.6, (res, hist[-1])
     assert hist[-1]["mean_return"] > hist[0]["mean_return"]
+
+
+def test_attention_lift_is_one_under_uniform_attention_and_tracks_a_planted_degree_preference():
+    # the measure Fig. 3 correlates with centrality: alpha_ij * d_i averaged over a node's viewers
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    from repro.papers.opinion.experiment import _attention_lift
+    from repro.papers.opinion.graphs import centrality
+
+    g = real_graph("karate")
+    game = OpinionGame(GameConfig(alpha=0.5), lambda B, rng: [g] * B, 3, 0)
+    game.reset()
+    deg = torch.as_tensor(np.bincount(g.src, minlength=g.n), dtype=torch.float)
+    for c, sign in ((0.0, 0), (1.0, 1), (-1.0, -1)):
+        alpha = scatter_softmax(c * deg[game.graph.src % g.n].log(), game.graph.dst, game.graph.n_nodes)
+        lift = _attention_lift(game, alpha[None])
+        if sign == 0:
+            assert np.allclose(lift, 1.0)
+        else:
+            assert sign * spearmanr(lift, centrality(g)["degree"]).statistic > 0.8

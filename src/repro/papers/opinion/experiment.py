@@ -288,6 +288,15 @@ def aggregate(records: list[dict[str, Any]], *, alphas: list[float], ablation_al
     for (c, graph), grp in sel.groupby(["centrality", "graph"]):
         grp = grp.dropna(subset=["rho"]).sort_values("seed")
         metrics["attention"].setdefault(c, {})[graph] = _sample(grp.set_index("seed")["rho"], "seed")
+    # pooled over graphs: per seed, the mean rho over the graphs where it is defined (one unit per seed;
+    # a per-graph check of 5 graphs needs 8 seeds at 95% with Bonferroni)
+    metrics["attention_mean_over_graphs"] = {
+        c: _sample(grp.dropna(subset=["rho"]).groupby("seed")["rho"].mean(), "seed")
+        for c, grp in sel.groupby("centrality")}
+    untrained = att[(att.alpha == attention_alpha) & (att.policy == "untrained")]
+    metrics["attention_untrained_mean_over_graphs"] = {
+        c: _sample(grp.dropna(subset=["rho"]).groupby("seed")["rho"].mean(), "seed")
+        for c, grp in untrained.groupby("centrality")}
     return metrics, table, att
 
 
