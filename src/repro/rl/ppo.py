@@ -9,7 +9,10 @@ log-std, Adam with eps 1e-5, per-minibatch advantage normalisation, gradient-nor
 API
 ---
 - :class:`PPOConfig`: the algorithm's hyper-parameters (cleanrl's defaults where it has them).
-- :func:`gae`: advantages and returns of one rollout, with optional episode ends.
+- :func:`gae`: advantages and returns of one rollout, with optional episode ends; rewards and values
+  may carry trailing batch dimensions (T, ...), e.g. one column per agent of a multi-agent game.
+- :func:`clipped_loss`: the PPO-clip loss of Eq. (9) from new and old log-probabilities (shared by
+  :class:`PPOAgent` and the multi-agent trainer of :mod:`repro.rl.marl`).
 - :class:`PPOAgent`: actor pi(a | s) = N(mu(s), diag(exp(log_std))^2) and critic V(s), two MLPs
   of width ``hidden`` (optionally spectrally normalised); ``act(s)`` samples one action with its
   log-probability and value, ``learn(...)`` runs the PPO epochs on one rollout.
@@ -33,7 +36,7 @@ from torch.nn.utils.parametrizations import spectral_norm as _spectral_norm
 
 from repro.seeding import torch_generator
 
-__all__ = ["PPOConfig", "gae", "PPOAgent", "mlp"]
+__all__ = ["PPOConfig", "gae", "clipped_loss", "PPOAgent", "mlp"]
 
 
 @dataclass(frozen=True)
@@ -71,18 +74,19 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor | 
 
     Parameters
     ----------
-    rewards, values : (T,) r_t and V(s_t).
-    last_value : V(s_T), the value of the state after the rollout (bootstraps a continuing task).
+    rewards, values : (T,) or (T, ...) r_t and V(s_t); trailing dimensions are independent sequences.
+    last_value : V(s_T), the value of the state after the rollout (bootstraps a continuing task);
+        a scalar or a tensor of the trailing shape.
     gamma, lam : discount and GAE lambda.
     terminated : optional (T,) flags, 1 where the episode ended with transition t (s_{t+1} is
         terminal: neither its value nor later deltas flow back past t). ``None``: a continuing task.
 
     Returns
     -------
-    (advantages, returns) : two (T,) tensors; returns = advantages + values (the critic's targets).
+    (advantages, returns) : two tensors shaped like ``values``; returns = advantages + values.
     """
     T = rewards.shape[0]
-    adv = torch.zeros(T, dtype=values.dtype)
+    adv = torch.zeros_like(values)
     last = 0.0
     for t in reversed(range(T)):
         nxt = last_value if t == T - 1 else values[t + 1]
@@ -92,6 +96,24 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor | 
         last = delta + gamma * lam * last
         adv[t] = last
     return adv, adv + values
+
+
+def clipped_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, value: torch.Tensor,
+                 returns: torch.Tensor, entropy: torch.Tensor, cfg: PPOConfig, *, normalise: bool = True
+                 ) -> tuple[torch.Tensor, dict[str, float]]:
+    """The PPO-clip loss L = L^CLIP + c1 L^VF - c2 S (Schulman et al. 2017, Eq. 7 and Eq. 9, as a loss).
+
+    All arguments are flat tensors over one minibatch of transitions; ``adv`` is normalised within
+    the minibatch (cleanrl) when ``normalise`` and it holds more than one element.
+    """
+    if normalise and adv.numel() > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    ratio = (logp - old_logp).exp()
+    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()  # Eq. (7)
+    v_loss = 0.5 * (value - returns).pow(2).mean()
+    ent = entropy.mean()
+    loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * ent  # Eq. (9), as a loss
+    return loss, {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": ent.item()}
 
 
 @contextlib.contextmanager
@@ -175,16 +197,11 @@ class PPOAgent(nn.Module):
             for start in range(0, T, mb):
                 idx = order[start:start + mb]
                 dist = self.dist(states[idx])
-                ratio = (dist.log_prob(actions[idx]).sum(-1) - logps[idx]).exp()
-                a = adv[idx]
-                a = (a - a.mean()) / (a.std() + 1e-8) if len(idx) > 1 else a
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()  # Eq. (7)
-                v_loss = 0.5 * (self.critic(states[idx])[:, 0] - returns[idx]).pow(2).mean()
-                entropy = dist.entropy().sum(-1).mean()
-                loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * entropy  # Eq. (9), as a loss
+                loss, stats = clipped_loss(dist.log_prob(actions[idx]).sum(-1), logps[idx], adv[idx],
+                                           self.critic(states[idx])[:, 0], returns[idx],
+                                           dist.entropy().sum(-1), cfg)
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.parameters(), cfg.max_grad_norm)
                 self.opt.step()
-                stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item()}
         return stats

@@ -1,0 +1,323 @@
+"""Train, evaluate and aggregate the opinion-dynamics experiment (paper 5, arXiv 2606.07487).
+
+The grid: graph family (``static``: one scale-free graph per seed, the same in every episode;
+``dynamic``: a small camp network rewired every episode) x alpha (the truth weight; low alpha =
+high conformity) x seed. Per cell the parameter-shared recurrent graph-attention agent
+(:mod:`repro.rl.marl`) is trained with other-play (``marl``), and at the ablation's alphas also
+without it (``marl_noop``); the scripted baselines of :mod:`repro.papers.opinion.baselines` play
+the same evaluation games (same graphs, truths and signals: the evaluation seed leaves the method
+out).
+
+Metrics of one evaluation (means over the evaluation games; each game's truth alternates 0, 1 so
+that the labels are balanced):
+
+- ``accuracy``: share of agents whose final stance is the truth (waiting counts as wrong).
+- ``agreement``: weighted share of ties whose two final stances agree (neither waiting).
+- ``lying_rate`` (learned agents): share of non-waiting stances, over all steps, that differ from
+  the agent's belief (the argmax of its belief probe, trained on the truth on a detached state).
+- ``contrary_rate`` (every method): share of informed agents' non-waiting stances that differ from
+  the sign of their private posterior (G5): the exact, game-exposed measure.
+- ``label_bias``: |P(final stance = 1) - P(truth = 1)| over non-waiting agents: a label convention
+  (everyone says 1 whatever the truth) gives up to 1/2; other-play should remove it.
+- attention (learned, static family): per node, the mean over its out-ties of alpha_ij * d_i
+  (attention over the uniform 1 / d_i, so uniform attention gives 1 everywhere), and its Spearman
+  correlation with in-degree, eigenvector centrality and PageRank, on the training graph and on
+  networkx's real graphs; the untrained policy of the same seed is the floor.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import spearmanr
+
+from repro.claims import sample, undecided
+from repro.papers.opinion.baselines import create_baseline, play_scripted
+from repro.papers.opinion.game import EDGE_DIM, OWN_DIM, WAIT, GameConfig, OpinionGame
+from repro.papers.opinion.graphs import Graph, centrality, hunter_gatherer, real_graph, scale_free
+from repro.rl.marl import RecurrentGraphPolicy, rollout, train_ippo
+from repro.rl.ppo import PPOConfig
+from repro.seeding import torch_generator
+
+__all__ = ["FamilyConfig", "TrainConfig", "graph_sampler", "train_agent", "evaluate_agent", "evaluate_baselines",
+           "train_and_evaluate", "VARIANTS",
+           "outcome", "aggregate", "CENTRALITIES"]
+
+log = logging.getLogger(__name__)
+CENTRALITIES = ("degree", "eigenvector", "pagerank")
+
+
+@dataclass(frozen=True)
+class FamilyConfig:
+    """Graph families: ``static`` scale-free graphs, ``dynamic`` rewired camp networks."""
+
+    static_nodes: int = 200
+    """nodes of the scale-free graph (spec: 200 to 1,000)"""
+    static_m: int = 2
+    """Barabási-Albert ties per new node"""
+    dynamic_nodes: int = 24
+    """agents of a camp network (the paper's Hadza network has 37)"""
+    camp_size: float = 6.0
+    bridge_p: float = 0.3
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The agent and its PPO training (values ours where the paper gives none; config.yaml sets them)."""
+
+    iterations: int = 100
+    n_games: int = 16
+    eval_games: int = 32
+    hidden: int = 32
+    lr: float = 1e-3
+    ppo_epochs: int = 4
+    minibatches: int = 4
+    clip: float = 0.2
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    uninformed_share: float = 0.3
+    graphs: tuple[str, ...] = ("karate", "les_miserables", "davis", "florentine")
+    """real graphs the trained static agents' attention is read on"""
+    family: FamilyConfig = field(default_factory=FamilyConfig)
+
+    def ppo(self) -> PPOConfig:
+        return PPOConfig(ppo_epochs=self.ppo_epochs, minibatches=self.minibatches, clip=self.clip, gamma=self.gamma,
+                         gae_lambda=self.gae_lambda, lr=self.lr, vf_coef=self.vf_coef, ent_coef=self.ent_coef,
+                         max_grad_norm=self.max_grad_norm)
+
+
+def graph_sampler(family: str, fam: FamilyConfig, graph_seed: int):
+    """sample_graphs(B, rng) for a family; the static graph is fixed by ``graph_seed`` (one per seed unit)."""
+    if family == "static":
+        g = scale_free(fam.static_nodes, fam.static_m, graph_seed)
+        return lambda B, rng: [g] * B
+    if family == "dynamic":
+        return lambda B, rng: [hunter_gatherer(fam.dynamic_nodes, rng, camp_size=fam.camp_size, bridge_p=fam.bridge_p)
+                               for _ in range(B)]
+    if family in ("karate", "les_miserables", "davis", "florentine"):
+        g = real_graph(family)
+        return lambda B, rng: [g] * B
+    raise ValueError(f"opinion: unknown graph family {family!r}; known: static, dynamic, and the real graphs")
+
+
+def _game(cfg: TrainConfig, family: str, alpha: float, other_play: bool, n_games: int, *, graph_seed: int,
+          game_seed: int) -> OpinionGame:
+    gc = GameConfig(alpha=alpha, uninformed_share=cfg.uninformed_share, other_play=other_play)
+    return OpinionGame(gc, graph_sampler(family, cfg.family, graph_seed), n_games, game_seed)
+
+
+def _balanced_truth(n_games: int) -> torch.Tensor:
+    return torch.arange(n_games) % 2
+
+
+def train_agent(cfg: TrainConfig, family: str, alpha: float, *, other_play: bool, seed: int, graph_seed: int
+                ) -> tuple[RecurrentGraphPolicy, list[dict[str, float]]]:
+    """Train the shared recurrent graph-attention policy by PPO on the family's games."""
+    policy = RecurrentGraphPolicy(OWN_DIM, EDGE_DIM, 3, 2, hidden=cfg.hidden, seed=seed)
+    game = _game(cfg, family, alpha, other_play, cfg.n_games, graph_seed=graph_seed, game_seed=seed + 1)
+    history = train_ippo(policy, game, cfg.ppo(), iterations=cfg.iterations, seed=seed + 2)
+    return policy, history
+
+
+def outcome(game: OpinionGame, stances: torch.Tensor, belief: torch.Tensor | None = None) -> dict[str, float]:
+    """The metrics of one batch of played episodes; ``stances`` (T, M) in game labels, ``belief`` (T, M) P(y=1)."""
+    final = stances[-1]
+    y = game.truth[game.game]
+    out = {"accuracy": (final == y).float().mean().item(),
+           "agreement": game.agreement(final).mean().item(),
+           "wait_rate": (final == WAIT).float().mean().item()}
+    spoke = final < WAIT
+    out["label_bias"] = (abs((final[spoke] == 1).float().mean() - (y[spoke] == 1).float().mean()).item()
+                         if spoke.any() else 0.0)
+    informed = game.informed[None].expand_as(stances) & (stances < WAIT)
+    private = (game.posterior > 0.5).long()[None].expand_as(stances)
+    out["contrary_rate"] = ((stances != private) & informed).sum().item() / max(int(informed.sum()), 1)
+    if belief is not None:
+        said = stances < WAIT
+        out["lying_rate"] = ((stances != (belief > 0.5).long()) & said).sum().item() / max(int(said.sum()), 1)
+    return out
+
+
+def _attention_lift(game: OpinionGame, attention: torch.Tensor) -> np.ndarray:
+    """Per node of the (shared) graph: mean over its out-ties and over steps and games of alpha_ij * d_i."""
+    g = game.graph
+    deg = torch.zeros(g.n_nodes).index_add(0, g.dst, torch.ones(len(g.dst)))
+    lift = attention.mean(0) * deg[g.dst]  # (E,)
+    n = int(g.node_ptr[1])
+    node = g.src % n  # every game shares the graph: fold the batch onto one copy
+    tot = torch.zeros(n).index_add(0, node, lift.float())
+    cnt = torch.zeros(n).index_add(0, node, torch.ones(len(node)))
+    return (tot / cnt.clamp_min(1)).numpy()
+
+
+def _attention_rho(policy: RecurrentGraphPolicy, cfg: TrainConfig, graph: Graph, family: str, alpha: float, seed: int,
+                   graph_seed: int) -> dict[str, float]:
+    game = _game(cfg, family, alpha, False, cfg.eval_games, graph_seed=graph_seed, game_seed=seed)
+    game.reset = _with_truth(game, _balanced_truth(cfg.eval_games))
+    ro = rollout(policy, game, torch_generator(seed), greedy=True)
+    lift = _attention_lift(game, ro.attention)
+    cent = centrality(graph)
+    has = np.bincount(graph.src, minlength=graph.n) > 0  # nodes somebody sees
+    out = {}
+    for name in CENTRALITIES:
+        x = cent[name][has]
+        ok = np.isfinite(x)
+        rho = spearmanr(lift[has][ok], x[ok]).statistic if ok.sum() > 2 and np.ptp(x[ok]) > 0 else float("nan")
+        out[name] = float(rho)
+    return out
+
+
+def _with_truth(game: OpinionGame, truth: torch.Tensor):
+    reset = game.reset
+    return lambda truth_=None: reset(truth)
+
+
+def evaluate_agent(policy: RecurrentGraphPolicy, cfg: TrainConfig, family: str, alpha: float, *, eval_seed: int,
+                   graph_seed: int, seed: int) -> dict[str, Any]:
+    """Score a trained policy on the evaluation games (greedy actions; game labels, other-play off).
+
+    Other-play only changes training: a policy evaluated without relabelling acts in its own labels,
+    which are then the game's. The attention block is read on the family's graph (static) and on
+    the real graphs; ``untrained`` repeats it for the initial policy of the same seed (the floor).
+    """
+    game = _game(cfg, family, alpha, False, cfg.eval_games, graph_seed=graph_seed, game_seed=eval_seed)
+    game.reset = _with_truth(game, _balanced_truth(cfg.eval_games))
+    ro = rollout(policy, game, torch_generator(eval_seed), greedy=True)
+    result: dict[str, Any] = outcome(game, ro.actions, ro.belief[..., 1])
+    result["mean_return"] = ro.rewards.sum(0).mean().item()
+    if family == "static":
+        init = RecurrentGraphPolicy(OWN_DIM, EDGE_DIM, 3, 2, hidden=cfg.hidden, seed=seed)
+        result["attention"], result["attention_untrained"] = {}, {}
+        graphs = {"static": scale_free(cfg.family.static_nodes, cfg.family.static_m, graph_seed),
+                  **{name: real_graph(name) for name in cfg.graphs}}
+        for name, graph in graphs.items():
+            result["attention"][name] = _attention_rho(policy, cfg, graph, name, alpha, eval_seed, graph_seed)
+            result["attention_untrained"][name] = _attention_rho(init, cfg, graph, name, alpha, eval_seed, graph_seed)
+    return result
+
+
+def evaluate_baselines(names: list[str], cfg: TrainConfig, family: str, alpha: float, *, eval_seed: int,
+                       graph_seed: int) -> dict[str, dict[str, float]]:
+    """Each scripted policy on the same evaluation games as :func:`evaluate_agent`."""
+    out = {}
+    for name in names:
+        game = _game(cfg, family, alpha, False, cfg.eval_games, graph_seed=graph_seed, game_seed=eval_seed)
+        play_scripted(create_baseline(name), game, eval_seed, truth=_balanced_truth(cfg.eval_games))
+        res = outcome(game, torch.stack(game.history))
+        res["mean_return"] = game.rewards_history.sum(0).mean().item()
+        out[name] = res
+    return out
+
+
+def save_policy(policy: RecurrentGraphPolicy) -> bytes:
+    buf = io.BytesIO()
+    torch.save(policy.state_dict(), buf)
+    return buf.getvalue()
+
+
+def aggregate(records: list[dict[str, Any]], *, alphas: list[float], ablation_alphas: list[float],
+              attention_alpha: float) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    """metrics.json, the tidy results table and the attention table from per-(family, alpha, method, seed) records.
+
+    Each record: {family, alpha, method, seed, <metrics>, [attention]}. Claims read per-seed samples
+    (unit ``seed``; the methods and alphas of one seed index share its graph and evaluation games).
+    """
+    rows = [{k: v for k, v in r.items() if not k.startswith("attention")} for r in records]
+    table = pd.DataFrame(rows).sort_values(["family", "method", "alpha", "seed"]).reset_index(drop=True)
+    metrics: dict[str, Any] = {"alphas": alphas, "summary": {}, "conformity": {}}
+    for (family, method, alpha), grp in table.groupby(["family", "method", "alpha"]):
+        node = metrics["summary"].setdefault(family, {}).setdefault(method, {})
+        node[f"alpha{alpha:g}"] = {k: float(grp[k].mean()) for k in ("accuracy", "agreement", "contrary_rate", "label_bias")
+                                   if k in grp}
+
+    def per_seed(family: str, method: str, alpha: float, col: str) -> pd.Series:
+        sel = table[(table.family == family) & (table.method == method) & (table.alpha == alpha)]
+        return sel.set_index("seed")[col].sort_index()
+
+    positive = sorted(a for a in alphas if a > 0)
+    lo, hi = (positive[0], positive[-1]) if len(positive) >= 2 else (None, None)
+    if lo is not None:
+        losses = {}
+        for family in sorted(table.family.unique()):
+            if not ((table.family == family) & (table.method == "marl")).any():
+                continue
+            acc_hi, acc_lo = per_seed(family, "marl", hi, "accuracy"), per_seed(family, "marl", lo, "accuracy")
+            loss = (acc_hi - acc_lo).dropna()
+            losses[family] = loss
+            node = metrics["conformity"][family] = {"alpha_low": lo, "alpha_high": hi}
+            node["accuracy_loss"] = _sample(loss, "seed")
+            lie_lo, lie_hi = per_seed(family, "marl", lo, "lying_rate"), per_seed(family, "marl", hi, "lying_rate")
+            node["lying_gain"] = _sample((lie_lo - lie_hi).dropna(), "seed")
+            ag_lo, ag_hi = per_seed(family, "marl", lo, "agreement"), per_seed(family, "marl", hi, "agreement")
+            node["agreement_gain"] = _sample((ag_lo - ag_hi).dropna(), "seed")
+            node["accuracy_by_alpha"] = {f"alpha{a:g}": _sample(per_seed(family, "marl", a, "accuracy"), "seed")
+                                         for a in alphas}
+        if {"static", "dynamic"} <= losses.keys():
+            gap = (losses["static"] - losses["dynamic"]).dropna()
+            metrics["conformity"]["loss_static_minus_dynamic"] = _sample(gap, "seed")
+    # other-play ablation: label bias without minus with other-play, per seed, at each ablation alpha
+    metrics["other_play"] = {}
+    for family in sorted(table.family.unique()):
+        for a in ablation_alphas:
+            with_op, without = per_seed(family, "marl", a, "label_bias"), per_seed(family, "marl_noop", a, "label_bias")
+            if len(with_op) and len(without):
+                metrics["other_play"][f"{family}_alpha{a:g}"] = {
+                    "label_bias_reduction": _sample((without - with_op).dropna(), "seed"),
+                    "label_bias_with": float(with_op.mean()), "label_bias_without": float(without.mean())}
+    # attention vs centrality (static family's agents at attention_alpha)
+    att_rows = []
+    for r in records:
+        if r["method"] == "marl" and r["family"] == "static" and "attention" in r:
+            for which in ("attention", "attention_untrained"):
+                for graph, rhos in r[which].items():
+                    for c, rho in rhos.items():
+                        att_rows.append({"alpha": r["alpha"], "seed": r["seed"], "graph": graph, "centrality": c,
+                                         "policy": "trained" if which == "attention" else "untrained", "rho": rho})
+    att = pd.DataFrame(att_rows, columns=["alpha", "seed", "graph", "centrality", "policy", "rho"])
+    metrics["attention"] = {}
+    sel = att[(att.alpha == attention_alpha) & (att.policy == "trained")]
+    for (c, graph), grp in sel.groupby(["centrality", "graph"]):
+        grp = grp.dropna(subset=["rho"]).sort_values("seed")
+        metrics["attention"].setdefault(c, {})[graph] = _sample(grp.set_index("seed")["rho"], "seed")
+    # pooled over graphs: per seed, the mean rho over the graphs where it is defined (one unit per seed;
+    # a per-graph check of 5 graphs needs 8 seeds at 95% with Bonferroni)
+    metrics["attention_mean_over_graphs"] = {
+        c: _sample(grp.dropna(subset=["rho"]).groupby("seed")["rho"].mean(), "seed")
+        for c, grp in sel.groupby("centrality")}
+    untrained = att[(att.alpha == attention_alpha) & (att.policy == "untrained")]
+    metrics["attention_untrained_mean_over_graphs"] = {
+        c: _sample(grp.dropna(subset=["rho"]).groupby("seed")["rho"].mean(), "seed")
+        for c, grp in untrained.groupby("centrality")}
+    return metrics, table, att
+
+
+def _sample(series: pd.Series, unit: str) -> dict[str, Any]:
+    series = series.dropna()
+    if len(series) < 2:
+        return undecided(float(series.mean()) if len(series) else float("nan"), len(series), unit,
+                         "fewer than 2 seeds: no interval")
+    return sample(series.to_numpy(dtype=float).tolist(), [f"seed{int(s)}" for s in series.index], unit)
+
+
+VARIANTS = {"marl": True, "marl_noop": False}  # variant -> other-play during training
+
+
+def train_and_evaluate(cfg: TrainConfig, family: str, alpha: float, variant: str, *, seed: int, graph_seed: int,
+                       eval_seed: int) -> tuple[bytes, dict[str, Any]]:
+    """One cell of the grid: train the agent (with or without other-play) and score it; (weights, record)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"opinion: unknown agent variant {variant!r}; known: {', '.join(VARIANTS)}")
+    policy, history = train_agent(cfg, family, alpha, other_play=VARIANTS[variant], seed=seed, graph_seed=graph_seed)
+    record = evaluate_agent(policy, cfg, family, alpha, eval_seed=eval_seed, graph_seed=graph_seed, seed=seed)
+    record["training"] = {"first_return": history[0]["mean_return"], "last_return": history[-1]["mean_return"],
+                          "last_belief_loss": history[-1]["belief_loss"], "iterations": len(history)}
+    return save_policy(policy), record

@@ -1,0 +1,55 @@
+"""The opinion DAG builds from an empty folder at scale=smoke, and its outputs say what they should."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from repro.claims import evaluate, load_claims
+
+REPO = Path(__file__).resolve().parents[2]
+
+TARGETS = ["reports/opinion_fig1.pdf", "reports/opinion_fig2.pdf", "reports/opinion_fig3.pdf",
+           "reports/opinion_table1.md", "results/opinion/metrics.json"]
+
+
+@pytest.mark.slow
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
+    workflow_run(smoke_dir, *TARGETS)
+    for target in TARGETS:
+        assert (smoke_dir / target).stat().st_size > 0
+    results = pd.read_csv(smoke_dir / "results/opinion/results.csv")
+    assert {"marl", "marl_noop", "bayes_honest", "degroot", "voter", "majority", "oracle", "random"} <= set(results.method)
+    oracle = results[results.method == "oracle"]
+    assert (oracle.accuracy == 1.0).all() and (oracle.contrary_rate >= 0).all()
+    assert results.accuracy.between(0, 1).all()
+    # every method of one (family, alpha, seed) played the same games: the oracle's agreement is 1 on each
+    assert (oracle.agreement == 1.0).all()
+    claims = load_claims(REPO / "workflow/claims/opinion.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    for r in evaluate(claims, smoke_dir / "results/opinion/metrics.json"):
+        assert r.status != "NOT RUN" and "summary only" not in r.reason, (r.claim.id, r.reason)
+
+
+def test_presets_validate_and_a_bad_value_is_named():
+    import copy
+
+    import jsonschema
+    import yaml
+
+    from repro.config import preset_error
+
+    schema_path = REPO / "workflow/schemas/opinion.schema.yaml"
+    schema = yaml.safe_load(schema_path.read_text())
+    block = yaml.safe_load((REPO / "config.yaml").read_text())["opinion"]
+    for scale in ("smoke", "small", "paper"):
+        jsonschema.validate(block[scale], schema)
+        assert block[scale]["attention_alpha"] in block[scale]["alphas"]
+    bad = copy.deepcopy(block["small"])
+    bad["alphas"] = [0.5, 1.5]
+    assert "opinion.small.alphas.1" in preset_error(bad, str(schema_path), "opinion.small")
+    bad = copy.deepcopy(block["small"])
+    bad["train"]["iteratoins"] = 3
+    assert "iteratoins" in preset_error(bad, str(schema_path), "opinion.small")

@@ -1,0 +1,156 @@
+# opinion: "Modelling Opinion Dynamics at Scale with Deep MARL" (the consensus and truth-finding game).
+# DAG: train (+ score) one shared recurrent graph-attention PPO agent per family x alpha x variant x seed,
+#      and the scripted baselines on the same games -> evaluate (metrics.json, tables) -> fig1, fig2, fig3.
+from repro.papers.opinion.grid import agent_runs, baseline_runs
+
+
+register_targets(
+    "opinion",
+    [
+        "reports/opinion_fig1.pdf",
+        "reports/opinion_fig2.pdf",
+        "reports/opinion_fig3.pdf",
+        "reports/opinion_table1.md",
+        "results/opinion/metrics.json",
+    ],
+)
+
+
+rule opinion_train:
+    output:
+        model="results/opinion/agents/{family}/alpha{alpha}/{variant}/seed{seed}.pt",
+        record="results/opinion/agents/{family}/alpha{alpha}/{variant}/seed{seed}.json",
+    log:
+        "logs/opinion/train/{family}/alpha{alpha}/{variant}/seed{seed}.log",
+    benchmark:
+        "benchmarks/opinion/train/{family}/alpha{alpha}/{variant}/seed{seed}.tsv"
+    wildcard_constraints:
+        family=r"static|dynamic",
+        alpha=r"[0-9.]+",
+        variant=r"marl|marl_noop",
+        seed=r"\d+",
+    params:
+        cfg=lambda wc: preset("opinion", "train"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/opinion/train.py"
+
+
+rule opinion_baselines:
+    output:
+        records="results/opinion/baselines/{family}/alpha{alpha}.json",
+    log:
+        "logs/opinion/baselines/{family}/alpha{alpha}.log",
+    benchmark:
+        "benchmarks/opinion/baselines/{family}/alpha{alpha}.tsv"
+    wildcard_constraints:
+        family=r"static|dynamic",
+        alpha=r"[0-9.]+",
+    params:
+        cfg=lambda wc: {
+            "train": preset("opinion", "train"),
+            "baselines": preset("opinion", "baselines"),
+            "seeds": preset("opinion", "seeds"),
+        },
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/opinion/baselines.py"
+
+
+rule opinion_evaluate:
+    input:
+        agents=agent_runs(config["opinion"][scale_of("opinion")]),
+        baselines=baseline_runs(config["opinion"][scale_of("opinion")]),
+    output:
+        metrics="results/opinion/metrics.json",
+        results="results/opinion/results.csv",
+        attention="results/opinion/attention.csv",
+        table1="reports/opinion_table1.md",
+        table1_csv="reports/opinion_table1.csv",
+    log:
+        "logs/opinion/evaluate.log",
+    benchmark:
+        "benchmarks/opinion/evaluate.tsv"
+    params:
+        cfg=lambda wc: {
+            "alphas": preset("opinion", "alphas"),
+            "ablation_alphas": preset("opinion", "ablation", "alphas"),
+            "attention_alpha": preset("opinion", "attention_alpha"),
+        },
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/opinion/evaluate.py"
+
+
+rule opinion_fig1:
+    input:
+        results="results/opinion/results.csv",
+    output:
+        pdf=report("reports/opinion_fig1.pdf", caption="../report/opinion_fig1.rst", category="opinion"),
+    log:
+        "logs/opinion/fig1.log",
+    benchmark:
+        "benchmarks/opinion/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/opinion/fig1.py"
+
+
+rule opinion_fig2:
+    input:
+        results="results/opinion/results.csv",
+    output:
+        pdf=report("reports/opinion_fig2.pdf", caption="../report/opinion_fig2.rst", category="opinion"),
+    log:
+        "logs/opinion/fig2.log",
+    benchmark:
+        "benchmarks/opinion/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/opinion/fig2.py"
+
+
+rule opinion_fig3:
+    input:
+        attention="results/opinion/attention.csv",
+    output:
+        pdf=report("reports/opinion_fig3.pdf", caption="../report/opinion_fig3.rst", category="opinion"),
+    log:
+        "logs/opinion/fig3.log",
+    benchmark:
+        "benchmarks/opinion/fig3.tsv"
+    params:
+        cfg=lambda wc: {"attention_alpha": preset("opinion", "attention_alpha")},
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/opinion/fig3.py"

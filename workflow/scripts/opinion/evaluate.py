@@ -1,0 +1,16 @@
+"""opinion_evaluate: per-seed effects into metrics.json; the results and attention tables; Table 1."""
+from repro.figures.style import save_csv, save_table
+from repro.io import read_json
+from repro.jobs import Job
+from repro.papers.opinion.experiment import aggregate
+from repro.papers.opinion.figures import table1
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+inp, out = snakemake.input, snakemake.output  # noqa: F821
+records = [read_json(p) for p in inp.agents] + [r for p in inp.baselines for r in read_json(p)["records"]]
+metrics, results, attention = aggregate(records, alphas=job.cfg["alphas"], ablation_alphas=job.cfg["ablation_alphas"],
+                                        attention_alpha=job.cfg["attention_alpha"])
+save_csv(results, out.results)
+save_csv(attention, out.attention)
+save_table(table1(results), out.table1, title="opinion Table 1: every method per graph family and alpha (means over seeds)")
+job.write_metrics(out.metrics, metrics)
