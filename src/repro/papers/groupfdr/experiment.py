@@ -290,6 +290,15 @@ def aggregate_files(run_paths: list[str], block1_path: str, cfg: dict, summary_p
     return metrics
 
 
+def fdr_power_cells(grp) -> dict[str, str]:
+    """``FDR@q`` and ``power@q`` as 'mean +- se' for each q of one table row's summary rows."""
+    cells = {}
+    for r in grp.sort_values("q").itertuples():
+        cells[f"FDR@{r.q:g}"] = f"{r.fdr:.3f} +- {r.fdr_se:.3f}"
+        cells[f"power@{r.q:g}"] = f"{r.power:.3f} +- {r.power_se:.3f}"
+    return cells
+
+
 def table1(summary) -> "pd.DataFrame":  # noqa: F821
     """One row per setting and method; FDR and power at each q as 'mean +- se'."""
     import pandas as pd
@@ -297,10 +306,7 @@ def table1(summary) -> "pd.DataFrame":  # noqa: F821
     summary = summary.drop_duplicates(["setting", "method", "q"])
     rows = []
     for (setting, method), grp in summary.groupby(["setting", "method"], sort=True):
-        row = {"setting": setting, "method": method, "replicates": int(grp.replicates.max())}
-        for r in grp.sort_values("q").itertuples():
-            row[f"FDR@{r.q:g}"] = f"{r.fdr:.3f} +- {r.fdr_se:.3f}"
-            row[f"power@{r.q:g}"] = f"{r.power:.3f} +- {r.power_se:.3f}"
+        row = {"setting": setting, "method": method, "replicates": int(grp.replicates.max()), **fdr_power_cells(grp)}
         row["s/replicate"] = f"{grp.runtime_s.mean():.2f}"
         rows.append(row)
     return pd.DataFrame(rows)

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from repro.methods.mirror import SELECTION_RULES, GaussianMirror, GroupGaussianMirror
+from repro.papers.groupfdr.experiment import fdr_power_cells
 from repro.papers.groupfdr.grid import SIM_KEYS
 from repro.papers.groupfdr.synth import simulate_grouped
 
@@ -121,10 +122,7 @@ def table3(rows: list[dict], rule: str = "min_t") -> "pd.DataFrame":  # noqa: F8
         row = {"design": design, "method": method, "n": int(first.n), "P": int(first.P), "rho": first.rho,
                "amplitude": first.amplitude, "noise": first.noise, "replicates": int(first.replicates),
                "null +/-/0": f"{first.null_pos:.1f} / {first.null_neg:.1f} / {first.null_zero:.1f}",
-               "(+ - -) / se": f"{first.sign_z:+.2f}"}
-        for r in grp.sort_values("q").itertuples():
-            row[f"FDR@{r.q:g}"] = f"{r.fdr:.3f} +- {r.fdr_se:.3f}"
-            row[f"power@{r.q:g}"] = f"{r.power:.3f} +- {r.power_se:.3f}"
+               "(+ - -) / se": f"{first.sign_z:+.2f}", **fdr_power_cells(grp)}
         row["CPU s/rep"] = f"{first.cpu_s:.2f}"
         out.append(row)
     return pd.DataFrame(out)
