@@ -159,3 +159,40 @@ def test_ridge_cox_matches_lifelines():
     np.testing.assert_allclose(ours, ref, atol=2e-3)   # same likelihood (Breslow ties, none here), same optimum
     # a tiny fold with a separating feature: the penalty keeps the fit finite
     assert np.all(np.isfinite(ridge_cox(np.array([[0.0], [1.0], [2.0]]), np.array([3.0, 2.0, 1.0]), np.ones(3))))
+
+
+def test_loss_floors_are_nested_and_the_planted_hazard_lowers_the_training_loss(spatial):
+    from repro.papers.tmevolve.experiment import loss_floors
+
+    folds = make_folds(spatial.table, 5, 0)
+    floors = loss_floors(spatial, folds, 0, seed=3)
+    assert set(floors) == {"marginal", "composition", "arrangement", "true_log_hazard"}
+    train = {k: v["train"] for k, v in floors.items()}
+    # nested linear models of one convex loss: more features never raise the training optimum
+    assert train["arrangement"] <= train["composition"] + 1e-4 <= train["marginal"] + 2e-4
+    # the planted arrangement carries the hazard, on the training part and on the held-out part
+    assert train["arrangement"] < train["marginal"] - 0.05 and train["true_log_hazard"] < train["marginal"] - 0.05
+    assert floors["true_log_hazard"]["heldout"] < floors["marginal"]["heldout"]
+
+
+def test_learning_curve_holds_the_outer_fold_out_and_does_not_change_training(spatial):
+    from repro.methods.mil_train import fit_fold, summarize_folds
+    from repro.papers.tmevolve.experiment import TASKS, learning_curve, model_config
+
+    folds = make_folds(spatial.table, 3, 0)
+    curves = learning_curve("mean", spatial, folds, 0, {**CFG, "epochs": 3}, seed=2)
+    assert len(curves["train"]) == len(curves["heldout"]) == 3
+    assert np.all(np.isfinite(curves["train"] + curves["heldout"]))
+    # the outer test fold is never read: changing its labels changes nothing
+    test = folds.set_index("slide_id").fold.reindex(spatial.table.slide_id.astype(str)).to_numpy() == 0
+    table = spatial.table.copy()
+    table.loc[test, "survival_months"] = table.loc[test, "survival_months"][::-1].to_numpy()
+    other = type(spatial)(spatial.bags, table, spatial.tissue_types)
+    assert learning_curve("mean", other, folds, 0, {**CFG, "epochs": 3}, seed=2) == curves
+    # recording the held-out loss leaves the training trajectory as it was
+    a = train_fold("mean", "survival", spatial, folds, 0, {**CFG, "epochs": 3}, seed=2)
+    b = fit_fold("mean", TASKS.create("survival"), spatial, folds, 0, epochs=3, lr=CFG["lr"],
+                 model_cfg=model_config("survival", CFG), seed=2, heldout_curve=True)
+    assert a.diagnostics["train_loss_curve"] == b.diagnostics["train_loss_curve"]
+    recs = [{"metric": a.metric, "metric_name": "c_index", "fold": 0, "diagnostics": a.diagnostics}] * 2
+    assert summarize_folds(recs)["train_loss_curve"] == pytest.approx(a.diagnostics["train_loss_curve"])

@@ -182,7 +182,8 @@ def tile_ari(bag: SlideBag, k: int) -> float:
 
 def fit_fold(method: str, task: MILTask, data: CohortData, folds: pd.DataFrame, fold: int, *, epochs: int,
              lr: float, weight_decay: float = 0.0, model_cfg: dict[str, Any] | None = None,
-             model_kwargs: dict[str, Any] | None = None, seed: int = 0, device: str = "cpu") -> FoldResult:
+             model_kwargs: dict[str, Any] | None = None, seed: int = 0, device: str = "cpu",
+             heldout_curve: bool = False) -> FoldResult:
     """Train the registered MIL model ``method`` on every fold but ``fold`` and predict ``fold``.
 
     Parameters
@@ -194,6 +195,9 @@ def fit_fold(method: str, task: MILTask, data: CohortData, folds: pd.DataFrame, 
     model_cfg : the model's settings (saved with the fold's weights to rebuild it).
     model_kwargs : other arguments of the model's factory (e.g. TMEvolve's ``concept_emb``).
     seed : parameter init, dropout and the order of the slides.
+    heldout_curve : also record the held-out fold's task loss after every epoch
+        (``diagnostics["heldout_loss_curve"]``); for an inner validation split, where it sets the
+        training budget from training data (the outer test fold must never be used this way).
     """
     fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
     if np.isnan(fold_of.astype(float)).any():
@@ -207,11 +211,18 @@ def fit_fold(method: str, task: MILTask, data: CohortData, folds: pd.DataFrame, 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed % (2**63))
         return _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay, dict(model_cfg or {}),
-                                  dict(model_kwargs or {}), seed, device, len(train_idx), len(test_idx))
+                                  dict(model_kwargs or {}), seed, device, len(train_idx), len(test_idx),
+                                  heldout_curve)
+
+
+def _heldout_loss(model, task, bags, tgt) -> float:
+    model.eval()
+    with torch.no_grad():
+        return float(np.mean([float(task.loss(model(b)["out"], tgt, i)) for i, b in enumerate(bags)]))
 
 
 def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay, mcfg, model_kwargs, seed, device,
-                       n_train, n_test):
+                       n_train, n_test, heldout_curve=False):
     model = create_mil_model(method, train.bags[0].x.shape[1], task.out_dim, seed=seed, **model_kwargs,
                              **mcfg).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -220,17 +231,24 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
     t0 = time.perf_counter()
     from repro.logs import progress
 
+    tgt_heldout = task.targets(test.table) if heldout_curve else None
+    curve, heldout = [], []   # mean task loss per epoch over the training (held-out) slides; aux loss excluded
     for epoch in progress(range(epochs), desc=f"{task.name}/{method}/fold{fold}", unit="epoch"):
         model.train()
-        total = 0.0
+        total = aux = 0.0
         for i in rng.permutation(len(train.bags)):
             res = model(train.bags[i])
-            loss = task.loss(res["out"], tgt, int(i)) + res["aux_loss"]
+            task_loss = task.loss(res["out"], tgt, int(i))
+            loss = task_loss + res["aux_loss"]
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss.detach())
-        log.info("epoch %d loss %.4f", epoch, total / len(train.bags))
+            total += float(task_loss.detach())
+            aux += float(res["aux_loss"].detach())
+        curve.append(total / len(train.bags))
+        if heldout_curve:   # eval mode draws no random numbers: the training trajectory is unchanged
+            heldout.append(_heldout_loss(model, task, test.bags, tgt_heldout))
+        log.info("epoch %d task loss %.4f aux loss %.4f", epoch, curve[-1], aux / len(train.bags))
     train_s = time.perf_counter() - t0
     model.eval()
     outs, aris0, aris1, aris_tiles, stats = [], [], [], [], []
@@ -255,7 +273,9 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
         for c in range(score.shape[1]):
             pred[f"score_{c}"] = score[:, c]
     diag = {"train_s": train_s, "infer_ms_per_slide": infer_ms, "n_train": n_train, "n_test": n_test,
-            "n_params": sum(p.numel() for p in model.parameters())}
+            "n_params": sum(p.numel() for p in model.parameters()), "train_loss_curve": curve}
+    if heldout_curve:
+        diag["heldout_loss_curve"] = heldout
     if aris0:
         diag.update(ari_q0=float(np.nanmean(aris0)), ari_final=float(np.nanmean(aris1)),
                     ari_tiles=float(np.nanmean(aris_tiles)))
@@ -285,4 +305,7 @@ def summarize_folds(results: list[dict]) -> dict:
             out[key] = float(np.mean(per_fold))
             if key.startswith("ari") or key in FIDELITY_KEYS:
                 out[f"{key}_per_unit"] = sample(per_fold, ids, unit, cv=cv)
+    curves = [r["diagnostics"].get("train_loss_curve") for r in results]
+    if all(curves) and len({len(c) for c in curves}) == 1:   # the learning curve, averaged over folds
+        out["train_loss_curve"] = np.mean(curves, axis=0).tolist()
     return out

@@ -55,7 +55,7 @@ from repro.registry import Registry
 
 __all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shuffle_positions", "oracle_summaries",
            "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
-           "collect_summaries",
+           "collect_summaries", "learning_curve", "loss_floors",
            "aggregate_metrics", "make_tables", "trace_slide", "save_concepts", "load_concepts", "BASELINES",
            "slide_thumbnail", "survival_bars"]
 
@@ -180,6 +180,75 @@ def train_fold(method: str, task: str, data: CohortData, folds: pd.DataFrame, fo
     return fit_fold(base_method(method), TASKS.create(task), data, folds, fold, epochs=cfg["epochs"], lr=cfg["lr"],
                     weight_decay=cfg.get("weight_decay", 0.0), model_cfg=model_config(task, cfg),
                     model_kwargs={"concept_emb": concept_emb}, seed=seed, device=device)
+
+
+def learning_curve(method: str, data: CohortData, folds: pd.DataFrame, fold: int, cfg: dict, *,
+                   concept_emb: np.ndarray | None = None, seed: int = 0, task: str = "survival",
+                   inner_folds: int = 4) -> dict[str, list[float]]:
+    """Per-epoch task loss of ``method`` inside the training folds of ``fold`` (the optimisation diagnostic).
+
+    The outer test fold is left out entirely: the training slides are split once more
+    (:func:`make_folds`, ``inner_folds`` parts, the seed's split); the model trains on all inner parts
+    but one and the held-out part's loss is recorded after every epoch. Returns ``{"train": [...],
+    "heldout": [...]}``: where the held-out loss stops falling sets the training budget from training
+    data only.
+    """
+    fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
+    inner = data.subset(np.flatnonzero(fold_of != fold))
+    split = make_folds(inner.table, inner_folds, seed)
+    result = fit_fold(base_method(method), TASKS.create(task), inner, split, 0, epochs=cfg["epochs"], lr=cfg["lr"],
+                      weight_decay=cfg.get("weight_decay", 0.0), model_cfg=model_config(task, cfg),
+                      model_kwargs={"concept_emb": concept_emb}, seed=seed, heldout_curve=True)
+    return {"train": result.diagnostics["train_loss_curve"], "heldout": result.diagnostics["heldout_loss_curve"]}
+
+
+def loss_floors(data: CohortData, folds: pd.DataFrame, fold: int, *, inner_folds: int = 4, seed: int = 0,
+                steps: int = 500) -> dict[str, dict[str, float]]:
+    """Survival NLL of a linear hazard model on planted slide features, on the same inner split as
+    :func:`learning_curve`: what a learner that finds the signal reaches. Feature sets: ``marginal``
+    (none), ``composition``, ``arrangement`` (:func:`slide_features`) and, when the manifest has it,
+    ``true_log_hazard``. Returns ``{name: {"train": ..., "heldout": ...}}``.
+
+    The loss is the training loop's (discrete-time NLL on the inner training part's time bins),
+    minimised by L-BFGS on standardised features without a penalty: a learner's training loss below
+    the ``arrangement`` floor is memorisation, not signal.
+    """
+    fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
+    outer_train = np.flatnonzero(fold_of != fold)
+    inner = data.subset(outer_train)
+    part = make_folds(inner.table, inner_folds, seed).set_index("slide_id").fold.reindex(
+        inner.table.slide_id.astype(str)).to_numpy()
+    tr, ho = np.flatnonzero(part != 0), np.flatnonzero(part == 0)
+    table = inner.table.reset_index(drop=True)
+    task = TASKS.create("survival").fit(table.iloc[tr], table)
+    tgt = task.targets(table)
+    feats = slide_features(inner)
+    comp = [c for c in feats if c.startswith("frac_")][:-1]
+    sets = {"marginal": np.zeros((len(table), 0)), "composition": feats[comp].to_numpy(),
+            "arrangement": feats[comp + ["contact", "t_exposed", "tl_edges"]].to_numpy()}
+    if "log_hazard" in table:
+        sets["true_log_hazard"] = table[["log_hazard"]].to_numpy()
+    floors = {}
+    for name, X in sets.items():
+        if X.shape[1]:
+            X = (X - X[tr].mean(0)) / (X[tr].std(0) + 1e-9)
+        X = torch.as_tensor(X, dtype=torch.float32)
+        w = torch.zeros(X.shape[1], 1, requires_grad=True)        # one risk score shifts every bin's logit
+        b = torch.zeros(task.out_dim, requires_grad=True)
+        opt = torch.optim.LBFGS([w, b], max_iter=steps, line_search_fn="strong_wolfe")
+
+        def nll(idx):
+            return nll_survival_loss(X[idx] @ w + b, tgt["y"][idx], tgt["event"][idx])
+
+        def closure():
+            opt.zero_grad()
+            loss = nll(tr)
+            loss.backward()
+            return loss
+        opt.step(closure)
+        with torch.no_grad():
+            floors[name] = {"train": float(nll(tr)), "heldout": float(nll(ho))}
+    return floors
 
 
 def shuffle_positions(data: CohortData, *, seed: int, knn_k: int = 8) -> CohortData:
