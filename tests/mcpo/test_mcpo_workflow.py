@@ -1,6 +1,7 @@
 """The mcpo DAG builds from an empty folder at scale=smoke; a misspelt or impossible preset value is refused."""
 
 import copy
+import functools
 import json
 
 import pytest
@@ -37,15 +38,13 @@ def test_presets_are_valid(scale):
     jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
 
 
-@pytest.mark.parametrize("path", [("seedz",), ("bandit", "task", "n_prompt"), ("bandit", "train", "step")])
-def test_a_misspelt_key_is_rejected_with_its_path(path):
+@pytest.mark.parametrize("dotted", ["seedz", "bandit.task.n_prompt", "bandit.train.step"])
+def test_a_misspelt_key_is_rejected_with_its_path(dotted):
     preset = copy.deepcopy(CONFIG["small"])
-    node = preset
-    for part in path[:-1]:
-        node = node[part]
-    node[path[-1]] = 1
+    *parents, leaf = dotted.split(".")
+    functools.reduce(dict.__getitem__, parents, preset)[leaf] = 1
     message = preset_error(preset, SCHEMA, "mcpo.small")
-    assert message.startswith(".".join(("mcpo.small", *path)) + ": unknown key"), message
+    assert message.startswith(f"mcpo.small.{dotted}: unknown key"), message
 
 
 def test_a_sweep_without_the_reverse_kl_end_is_refused():

@@ -150,6 +150,11 @@ def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any]) -> tuple[dic
                                      "per_unit": sample(part[name], [f"seed{s}" for s in part.seed], "seed")}
     passk = f"pass{cfg['claim_k']}"
     metrics["passk"] = metrics[passk]          # the claims' pass@k, k = claim_k
+    if "rloo" in set(tidy.method) and 0.0 in [float(a) for a in cfg["alphas"]]:
+        # alpha = 0 against the independently written reverse-KL recipe, per seed (paired differences)
+        ours, rloo = (tidy[tidy.method == m].set_index("seed").sort_index() for m in (alpha_key(0.0), "rloo"))
+        ids = [f"seed{s}" for s in ours.index]
+        metrics["alpha0_minus_rloo"] = {name: sample(ours[name] - rloo[name], ids, "seed") for name in ("pass1", "kl_reverse")}
     return metrics, tidy
 
 
