@@ -29,7 +29,8 @@ def test_the_reference_leans_to_the_distractor_on_hard_prompts_and_to_the_best_a
     """Per position, the reference's top token is the planted one in most cases.
 
     Bonus 1.5 (hard) / 1.0 (easy) against the largest of 4 other N(0, 0.5^2) logits: the planted token
-    wins 94% / 79% of positions (simulated); over 20 seeds x 3 prompts x 3 positions each, 0.85 / 0.65 lie more than 4 s.e. below.
+    wins 94% / 79% of positions (simulated); over 20 seeds x 3 prompts x 3 positions each,
+    0.85 / 0.65 lie more than 4 s.e. below.
     """
     hits = {True: [], False: []}
     for seed in range(20):
@@ -47,7 +48,8 @@ def test_target_is_the_reward_tilted_reference_by_brute_force():
         unnorm = {}
         for y in itertools.product(range(CFG.vocab), repeat=CFG.length):
             n = int(np.ravel_multi_index(y, (CFG.vocab,) * CFG.length))
-            unnorm[n] = math.prod(ref[x, t, y[t]] for t in range(CFG.length)) * math.exp(task.reward[x, n].item() / CFG.beta)
+            tilt = math.exp(task.reward[x, n].item() / CFG.beta)
+            unnorm[n] = math.prod(ref[x, t, y[t]] for t in range(CFG.length)) * tilt
         z = sum(unnorm.values())
         got = task.target_logp[x].exp()
         assert all(abs(got[n].item() - p / z) < 1e-12 for n, p in unnorm.items())

@@ -27,7 +27,8 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
     assert set(metrics["pass1"]) >= {"alpha0", "alpha1", "rloo", "pi_star", "pi_ref"}
     # training toward pi* lowers the divergence to it from the reference's on every seed
     for key in ("alpha0", "alpha1"):
-        trained, floor = metrics["kl_reverse"][key]["per_unit"]["values"], metrics["kl_reverse"]["pi_ref"]["per_unit"]["values"]
+        trained = metrics["kl_reverse"][key]["per_unit"]["values"]
+        floor = metrics["kl_reverse"]["pi_ref"]["per_unit"]["values"]
         assert all(t < f for t, f in zip(trained, floor)), key
 
 

@@ -90,7 +90,8 @@ def _check(alpha: float, estimator: str, centred: bool, log_z) -> None:
     if estimator == "is" and log_z is None:
         raise ValueError("estimator 'is' needs log_z (the true log-normaliser of pi*)")
     if abs(alpha) < ALPHA_ZERO and not centred:
-        raise ValueError("alpha = 0 needs the baseline-centred estimator (centred=True): the uncentred one has no limit")
+        raise ValueError("alpha = 0 needs the baseline-centred estimator (centred=True): "
+                         "the uncentred one has no limit")
 
 
 @torch.no_grad()

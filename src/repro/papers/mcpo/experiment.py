@@ -154,16 +154,17 @@ def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any]) -> tuple[dic
         # alpha = 0 against the independently written reverse-KL recipe, per seed (paired differences)
         ours, rloo = (tidy[tidy.method == m].set_index("seed").sort_index() for m in (alpha_key(0.0), "rloo"))
         ids = [f"seed{s}" for s in ours.index]
-        metrics["alpha0_minus_rloo"] = {name: sample(ours[name] - rloo[name], ids, "seed") for name in ("pass1", "kl_reverse")}
+        metrics["alpha0_minus_rloo"] = {name: sample(ours[name] - rloo[name], ids, "seed")
+                                        for name in ("pass1", "kl_reverse")}
     return metrics, tidy
 
 
 def table1(tidy: pd.DataFrame) -> pd.DataFrame:
     """Mean +- s.e. over seeds of every metric per method (alphas in order, then baseline, oracle, floor)."""
     cols = [c for c in tidy.columns if c not in ("seed", "method", "alpha")]
-    order = sorted(tidy.method.unique(), key=lambda m: (m in ("rloo", "pi_star", "pi_ref"),
-                                                         ("rloo", "pi_star", "pi_ref").index(m) if m in ("rloo", "pi_star", "pi_ref") else 0,
-                                                         tidy.loc[tidy.method == m, "alpha"].iloc[0]))
+    references = ("rloo", "pi_star", "pi_ref")
+    swept = tidy[~tidy.method.isin(references)].drop_duplicates("method").sort_values("alpha").method.tolist()
+    order = swept + [m for m in references if m in set(tidy.method)]
     out = []
     for method in order:
         part = tidy[tidy.method == method]
