@@ -7,6 +7,9 @@
   history-dependent behaviour policies.
 - :mod:`repro.rl.ppo`: PPO-clip with GAE for a Gaussian policy on continuous actions (torch; import
   it as ``repro.rl.ppo``: it is not re-exported here, so that ``import repro.rl`` stays numpy-only).
+- :mod:`repro.rl.alpha_divergence`: the alpha-divergence to the reward-tilted target of KL-regularised
+  RL and its grouped self-normalised (baseline-centred) policy-gradient estimators, with the
+  reverse-KL RLOO loss they reduce to at alpha = 0 (torch; import it by its module path, like ppo).
 
 Every function accepts a batch of kernels ``P`` of shape ``(..., S, A, S)`` where that is natural,
 so thousands of bootstrap kernels are evaluated in one call.

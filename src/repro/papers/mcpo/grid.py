@@ -1,0 +1,29 @@
+"""The mcpo DAG's grid (one task instance per seed) and each rule's part of the preset.
+
+Imported by ``workflow/rules/mcpo.smk`` at parse time: standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["seeds", "run_targets", "run_config", "aggregate_config"]
+
+
+def seeds(cfg: dict) -> list[int]:
+    """The units: seed indices 0..seeds-1 (each one task instance, shared by every alpha and baseline)."""
+    return list(range(cfg["seeds"]))
+
+
+def run_targets(cfg: dict, prefix: str = "results/mcpo/bandit") -> list[str]:
+    return [f"{prefix}/seed{s}.json" for s in seeds(cfg)]
+
+
+def run_config(cfg: dict) -> dict[str, Any]:
+    """What one seed's job of task (i) reads."""
+    keys = ("task", "train", "alphas", "ks", "mode_mass", "cover_mass", "reverse_kl_baseline")
+    return {k: cfg["bandit"][k] for k in keys if k in cfg["bandit"]}
+
+
+def aggregate_config(cfg: dict) -> dict[str, Any]:
+    return {"alphas": cfg["bandit"]["alphas"], "ks": cfg["bandit"]["ks"], "claim_k": cfg["claim_k"]}

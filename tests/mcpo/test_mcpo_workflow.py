@@ -1,0 +1,54 @@
+"""The mcpo DAG builds from an empty folder at scale=smoke; a misspelt or impossible preset value is refused."""
+
+import copy
+import functools
+import json
+
+import pytest
+import yaml
+
+from repro.config import preset_error
+from tests.conftest import REPO
+
+SCHEMA = REPO / "workflow/schemas/mcpo.schema.yaml"
+CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["mcpo"]
+TARGETS = ["reports/mcpo_fig1.pdf", "reports/mcpo_fig2.pdf", "reports/mcpo_table1.md", "results/mcpo/metrics.json"]
+
+
+@pytest.mark.slow
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
+    workflow_run(smoke_dir, *TARGETS)
+    for target in TARGETS:
+        assert (smoke_dir / target).stat().st_size > 0, target
+    metrics = json.loads((smoke_dir / "results/mcpo/metrics.json").read_text())
+    # the oracle is pi* itself: zero divergence on every seed; the floor pi_ref is the starting point
+    oracle = metrics["kl_reverse"]["pi_star"]["per_unit"]
+    assert oracle["unit"] == "seed" and max(oracle["values"]) == pytest.approx(0.0, abs=1e-9)
+    assert set(metrics["pass1"]) >= {"alpha0", "alpha1", "rloo", "pi_star", "pi_ref"}
+    # training toward pi* lowers the divergence to it from the reference's on every seed
+    for key in ("alpha0", "alpha1"):
+        trained = metrics["kl_reverse"][key]["per_unit"]["values"]
+        floor = metrics["kl_reverse"]["pi_ref"]["per_unit"]["values"]
+        assert all(t < f for t, f in zip(trained, floor)), key
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
+def test_presets_are_valid(scale):
+    import jsonschema
+
+    jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
+
+
+@pytest.mark.parametrize("dotted", ["seedz", "bandit.task.n_prompt", "bandit.train.step"])
+def test_a_misspelt_key_is_rejected_with_its_path(dotted):
+    preset = copy.deepcopy(CONFIG["small"])
+    *parents, leaf = dotted.split(".")
+    functools.reduce(dict.__getitem__, parents, preset)[leaf] = 1
+    message = preset_error(preset, SCHEMA, "mcpo.small")
+    assert message.startswith(f"mcpo.small.{dotted}: unknown key"), message
+
+
+def test_a_sweep_without_the_reverse_kl_end_is_refused():
+    preset = copy.deepcopy(CONFIG["small"])
+    preset["bandit"]["alphas"] = [0.5, 1.0]
+    assert "alphas" in preset_error(preset, SCHEMA, "mcpo.small")

@@ -1,0 +1,11 @@
+"""Fig. 1: pass@1 and pass@k vs alpha (task i), with the reverse-KL baseline, oracle pi* and floor pi_ref."""
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.mcpo.figures import curve_table, fig1
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+k = job.cfg["claim_k"]
+table = curve_table(pd.read_csv(snakemake.input.tidy), ["pass1", f"pass{k}"])  # noqa: F821
+save(fig1(table, k), table, snakemake.output.pdf)  # noqa: F821
