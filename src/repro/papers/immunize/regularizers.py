@@ -1,0 +1,58 @@
+"""Training signals of the immunization methods, for a linear probe on features z = x @ theta.
+
+For the squared loss of a linear probe w on z the Hessian in w is S = theta^T Sigma theta / n with
+Sigma the (uncentred) feature second moment, so its condition number is that of X @ theta.
+
+Condition-number baseline (Zheng et al., ICML 2025), on M = X @ theta with p its column count:
+- R_well(M) = 1/2 ||M||_F^2 - p/2 sigma_min(M)^2 >= 0, zero iff every singular value is equal
+  (kappa = 1); minimised on the benign task. The bound: ||M||_F^2 = sum sigma_i^2 >= p sigma_min^2,
+  and kappa(M)^2 <= 1 + 2 R_well / sigma_min^2.
+- R_ill(M) = sigma_min(M)^2 / (||M||_F^2 / p) in (0, 1]: the smallest squared singular value over
+  the mean one; driving it to 0 drives kappa of the harmful task to infinity; minimised on the
+  harmful task. DEVIATION: written from the paper's equations as summarised in the spec, not yet
+  checked line by line against amberyzheng/model-immunization-cond-num (session ran out of time).
+
+Ours (plateau + curvature conditioning): the same two curvature terms plus a plateau term, the mean
+squared gradient norm of the harmful loss over Gaussian perturbations of the probe weights
+(``plateau``): a small value means the adversary starts on a flat region from every nearby point.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["r_well", "r_ill", "plateau"]
+
+
+def _check(m: torch.Tensor) -> None:
+    if m.ndim != 2 or m.shape[0] < m.shape[1]:
+        raise ValueError(f"need a tall 2-D matrix (n >= p); got shape {tuple(m.shape)}")
+
+
+def r_well(m: torch.Tensor) -> torch.Tensor:
+    """1/2 ||M||_F^2 - p/2 sigma_min(M)^2 (zero iff M is perfectly conditioned)."""
+    _check(m)
+    s = torch.linalg.svdvals(m)
+    return 0.5 * (s ** 2).sum() - 0.5 * m.shape[1] * s[-1] ** 2
+
+
+def r_ill(m: torch.Tensor) -> torch.Tensor:
+    """sigma_min(M)^2 / mean_i sigma_i(M)^2 (small when M is ill conditioned)."""
+    _check(m)
+    s = torch.linalg.svdvals(m)
+    return s[-1] ** 2 / (s ** 2).mean()
+
+
+def plateau(z: torch.Tensor, y: torch.Tensor, w: torch.Tensor, *, radius: float, n_samples: int,
+            generator: torch.Generator) -> torch.Tensor:
+    """Mean over w' = w + radius * N(0, I) of ||grad_w CE(z @ w', y)||^2 (differentiable in z and w)."""
+    if radius < 0 or n_samples < 1:
+        raise ValueError(f"plateau: need radius >= 0 and n_samples >= 1; got {radius}, {n_samples}")
+    total = z.new_zeros(())
+    for _ in range(n_samples):
+        wp = w + radius * torch.randn(w.shape, generator=generator, dtype=w.dtype)
+        probs = torch.softmax(z @ wp, dim=1)
+        onehot = torch.nn.functional.one_hot(y, wp.shape[1]).to(z.dtype)
+        g = z.T @ (probs - onehot) / z.shape[0]  # closed-form CE gradient in w
+        total = total + (g ** 2).sum()
+    return total / n_samples
