@@ -57,14 +57,20 @@ def test_r_well_zero_iff_perfectly_conditioned_and_bounds_kappa():
     s = torch.linalg.svdvals(m)
     kappa2 = float(s[0] / s[-1]) ** 2
     assert float(r_well(m)) > 0
-    assert kappa2 <= 1 + 2 * float(r_well(m)) / float(s[-1]) ** 2 + 1e-12
+    assert kappa2 == pytest.approx((2 * float(r_well(m)) + float((s ** 2).mean())) / float(s[-1]) ** 2)
+    # gradient of R_well is sigma_max u v^T - M / p (the reference's S1 gradient)
+    mm = m.clone().requires_grad_(True)
+    r_well(mm).backward()
+    u, sv, vh = torch.linalg.svd(m, full_matrices=False)
+    assert torch.allclose(mm.grad, sv[0] * torch.outer(u[:, 0], vh[0]) - m / 4, atol=1e-10)
 
 
 def test_r_ill_small_for_ill_conditioned():
     q, _ = torch.linalg.qr(torch.randn(20, 3, dtype=torch.float64))
-    assert float(r_ill(q)) == pytest.approx(1.0)
+    mild = q @ torch.diag(torch.tensor([1.0, 1.0, 0.9], dtype=torch.float64))
     bad = q @ torch.diag(torch.tensor([1.0, 1.0, 1e-3], dtype=torch.float64))
-    assert float(r_ill(bad)) < 1e-5
+    assert float(r_ill(bad)) < float(r_ill(mild))
+    assert float(r_ill(bad)) == pytest.approx(1 / (0.5 * (2 + 1e-6) / 3 - 0.5e-6))
 
 
 def test_plateau_zero_gradient_at_flat_point_and_bad_input():

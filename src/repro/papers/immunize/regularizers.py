@@ -4,13 +4,18 @@ For the squared loss of a linear probe w on z the Hessian in w is S = theta^T Si
 Sigma the (uncentred) feature second moment, so its condition number is that of X @ theta.
 
 Condition-number baseline (Zheng et al., ICML 2025), on M = X @ theta with p its column count:
-- R_well(M) = 1/2 ||M||_F^2 - p/2 sigma_min(M)^2 >= 0, zero iff every singular value is equal
-  (kappa = 1); minimised on the benign task. The bound: ||M||_F^2 = sum sigma_i^2 >= p sigma_min^2,
-  and kappa(M)^2 <= 1 + 2 R_well / sigma_min^2.
-- R_ill(M) = sigma_min(M)^2 / (||M||_F^2 / p) in (0, 1]: the smallest squared singular value over
-  the mean one; driving it to 0 drives kappa of the harmful task to infinity; minimised on the
-  harmful task. DEVIATION: written from the paper's equations as summarised in the spec, not yet
-  checked line by line against amberyzheng/model-immunization-cond-num (session ran out of time).
+- R_well(M) = 1/2 sigma_max(M)^2 - 1/(2p) ||M||_F^2 >= 0, zero iff every singular value is equal
+  (kappa = 1); minimised on the benign task. The bound it controls: sigma_max^2 = 2 R_well + mean_i
+  sigma_i^2, so kappa(M)^2 = (2 R_well + ||M||_F^2 / p) / sigma_min^2.
+- R_ill(M) = 1 / (1/(2p) ||M||_F^2 - 1/2 sigma_min(M)^2): minimising it pushes the mean squared
+  singular value away from the smallest one (the harmful task's kappa grows); minimised on the
+  harmful task.
+These match the gradients in the reference code (utils/loss.py, S1_gradients / S2_gradients: the
+sigma_max / sigma_min singular-vector terms minus S / p). DEVIATIONS: the reference applies them to
+the feature extractor's weight matrix; here to M = X @ theta, whose squared singular values are the
+probe Hessian's eigenvalues (the quantity the prior paper's theory conditions); the reference's
+S2 normaliser uses ||S||_F / (2p) + sigma_min^2 / 2, read here as the derivative of R_ill above.
+The relative immunization ratio is not built yet.
 
 Ours (plateau + curvature conditioning): the same two curvature terms plus a plateau term, the mean
 squared gradient norm of the harmful loss over Gaussian perturbations of the probe weights
@@ -30,17 +35,17 @@ def _check(m: torch.Tensor) -> None:
 
 
 def r_well(m: torch.Tensor) -> torch.Tensor:
-    """1/2 ||M||_F^2 - p/2 sigma_min(M)^2 (zero iff M is perfectly conditioned)."""
+    """1/2 sigma_max(M)^2 - 1/(2p) ||M||_F^2 (zero iff M is perfectly conditioned)."""
     _check(m)
     s = torch.linalg.svdvals(m)
-    return 0.5 * (s ** 2).sum() - 0.5 * m.shape[1] * s[-1] ** 2
+    return 0.5 * s[0] ** 2 - 0.5 * (s ** 2).mean()
 
 
 def r_ill(m: torch.Tensor) -> torch.Tensor:
-    """sigma_min(M)^2 / mean_i sigma_i(M)^2 (small when M is ill conditioned)."""
+    """1 / (1/(2p) ||M||_F^2 - 1/2 sigma_min(M)^2) (small when M is ill conditioned; inf at kappa = 1)."""
     _check(m)
     s = torch.linalg.svdvals(m)
-    return s[-1] ** 2 / (s ** 2).mean()
+    return 1.0 / (0.5 * (s ** 2).mean() - 0.5 * s[-1] ** 2)
 
 
 def plateau(z: torch.Tensor, y: torch.Tensor, w: torch.Tensor, *, radius: float, n_samples: int,
