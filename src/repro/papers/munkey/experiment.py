@@ -1,0 +1,189 @@
+"""One unit of the munkey rebuild (regime x forget set x seed), the key-deletion sweep, aggregation, Table 1.
+
+Per unit every method sees the same data, canaries, forget set and training seed (paired by seed):
+
+- ``munkey``: the memory model trained on all training data, forget set's keys deleted (no update).
+- ``knn``: K-nearest-neighbour vote over the same frozen keys, forget keys deleted.
+- ``original``: the ordinary model, untouched (the floor: nothing forgotten).
+- ``finetune``, ``neggrad``, ``random_labels``, ``scrub``: post-hoc baselines on the ordinary model.
+- ``oracle``: the ordinary model retrained without the forget set (target of the post-hoc baselines);
+  ``oracle_memory``: the memory model retrained without it (the paper's second oracle).
+
+Per method: accuracy on the forget / retain / test sets (labels as trained on, canaries included),
+loss-threshold MIA AUC (forget set vs the test set), the share of forget-set canaries still
+predicted with their canary label (the planted instance-specific signal), and the time to forget.
+The average gap (SalUn / SCRUB convention) is the mean absolute difference from an oracle over
+(forget acc, retain acc, test acc, MIA AUC). ``gap_plain`` uses the ordinary oracle for every
+method; ``gap_own`` uses each model's own architecture's oracle (memory model and kNN: oracle_memory).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from repro.claims import sample
+from repro.methods.munkey import MemoryConfig, MemoryModel, PlainModel, knn_predict, predict_logits, train_model
+from repro.methods.unlearning import UnlearnConfig, loss_mia_auc, per_example_loss, unlearn
+from repro.papers.munkey.synth import forget_indices, make_regime
+
+__all__ = ["run_unit", "run_sweep", "aggregate", "table1", "GAP_METRICS", "POST_HOC"]
+
+log = logging.getLogger(__name__)
+
+GAP_METRICS = ("acc_forget", "acc_retain", "acc_test", "mia_auc")
+POST_HOC = ("finetune", "neggrad", "random_labels", "scrub")
+MEMORY_BASED = ("munkey", "knn", "oracle_memory")
+
+
+def _evaluate(logits_of, reg, forget: np.ndarray, retain: np.ndarray) -> dict[str, float]:
+    x, y = reg.x_train, reg.y_train
+    lf, lr, lt = logits_of(x[forget]), logits_of(x[retain]), logits_of(reg.x_test)
+    acc = lambda lg, yy: float((lg.argmax(1) == yy).float().mean())  # noqa: E731
+    canary = reg.canary_train[forget]
+    memorised = float((lf.argmax(1)[canary] == y[forget][canary]).float().mean()) if canary.any() else float("nan")
+    return {"acc_forget": acc(lf, y[forget]), "acc_retain": acc(lr, y[retain]), "acc_test": acc(lt, reg.y_test),
+            "mia_auc": loss_mia_auc(per_example_loss(lf, y[forget]), per_example_loss(lt, reg.y_test)),
+            "canary_memorised": memorised}
+
+
+def _knn_logits(keys, labels, alive, k, n_classes):
+    def logits_of(q):  # log of smoothed vote shares, so that the MIA reads a loss
+        votes = knn_predict(keys, labels, alive, q, k, n_classes)
+        return torch.log((votes + 0.5) / (k + 0.5 * n_classes))
+    return logits_of
+
+
+def _weights_digest(model: torch.nn.Module) -> float:
+    return float(sum(p.detach().double().sum() for p in model.parameters()))
+
+
+def run_unit(cfg: dict[str, Any], regime: str, forget_set: str, data_seed: int, train_seed: int) -> dict[str, Any]:
+    """Every method on one unit; returns ``{method: {metric: value}}`` plus the unit's description."""
+    reg = make_regime(regime, data_seed, **cfg.get("data", {}))
+    spec = cfg["forget_sets"][forget_set]
+    forget = forget_indices(spec["kind"], reg.y_train, data_seed + 1, fraction=spec.get("fraction"))
+    retain = np.setdiff1d(np.arange(len(reg.y_train)), forget)
+    mcfg = MemoryConfig(**cfg.get("model", {}))
+    ucfg = UnlearnConfig(**cfg.get("unlearn", {}))
+    x, y, C = reg.x_train, reg.y_train, reg.n_classes
+
+    def fresh_plain():
+        torch.manual_seed(train_seed)
+        return PlainModel(x.shape[1], mcfg.hidden, mcfg.value_dim, C)
+
+    def fresh_memory(keys):
+        torch.manual_seed(train_seed)
+        return MemoryModel(keys, C, mcfg)
+
+    out: dict[str, Any] = {}
+    plain = train_model(fresh_plain(), x, y, mcfg, train_seed)
+    out["original"] = _evaluate(lambda q: predict_logits(plain, q), reg, forget, retain) | {"time_s": 0.0}
+    oracle = train_model(fresh_plain(), x[retain], y[retain], mcfg, train_seed)
+    out["oracle"] = _evaluate(lambda q: predict_logits(oracle, q), reg, forget, retain) | {"time_s": 0.0}
+    for name in cfg["baselines"]:
+        model = copy.deepcopy(plain)
+        seconds = unlearn(name, model, (x[retain], y[retain]), (x[forget], y[forget]), ucfg, train_seed, C)
+        out[name] = _evaluate(lambda q: predict_logits(model, q), reg, forget, retain) | {"time_s": seconds}
+
+    memory = train_model(fresh_memory(x), x, y, mcfg, train_seed)
+    image_only = float((predict_logits(memory, reg.x_test, image_only=True).argmax(1) == reg.y_test).float().mean())
+    before = _weights_digest(memory)
+    seconds = memory.delete(forget)
+    out["munkey"] = _evaluate(lambda q: predict_logits(memory, q), reg, forget, retain) | {
+        "time_s": seconds, "pathway_sensitivity": image_only,
+        "weights_changed": float(_weights_digest(memory) != before)}
+    oracle_memory = train_model(fresh_memory(x[retain]), x[retain], y[retain], mcfg, train_seed)
+    out["oracle_memory"] = _evaluate(lambda q: predict_logits(oracle_memory, q), reg, forget, retain) | {"time_s": 0.0}
+    alive = torch.ones(len(x), dtype=torch.bool)
+    alive[torch.as_tensor(forget)] = False
+    out["knn"] = _evaluate(_knn_logits(x, y, alive, mcfg.k, C), reg, forget, retain) | {"time_s": 0.0}
+
+    for name, res in out.items():
+        own = out["oracle_memory"] if name in MEMORY_BASED else out["oracle"]
+        res["gap_plain"] = float(np.mean([abs(res[m] - out["oracle"][m]) for m in GAP_METRICS]))
+        res["gap_own"] = float(np.mean([abs(res[m] - own[m]) for m in GAP_METRICS]))
+    log.info("%s/%s: %s", regime, forget_set, {k: round(v["gap_own"], 3) for k, v in out.items()})
+    return {"regime": regime, "forget_set": forget_set, "n_forget": int(len(forget)),
+            "n_forget_canaries": int(reg.canary_train[forget].sum()), "methods": out}
+
+
+def run_sweep(cfg: dict[str, Any], regime: str, data_seed: int, train_seed: int) -> list[dict[str, Any]]:
+    """Forget accuracy and MIA AUC of MUNKEY vs the fraction of keys deleted, with the memory-model oracle."""
+    reg = make_regime(regime, data_seed, **cfg.get("data", {}))
+    mcfg = MemoryConfig(**cfg.get("model", {}))
+    x, y, C = reg.x_train, reg.y_train, reg.n_classes
+    torch.manual_seed(train_seed)
+    trained = train_model(MemoryModel(x, C, mcfg), x, y, mcfg, train_seed)
+    rows = []
+    for fraction in cfg["sweep_fractions"]:
+        forget = forget_indices("random", y, data_seed + 2, fraction=fraction)
+        retain = np.setdiff1d(np.arange(len(y)), forget)
+        memory = copy.deepcopy(trained)
+        memory.delete(forget)
+        torch.manual_seed(train_seed)
+        oracle = train_model(MemoryModel(x[retain], C, mcfg), x[retain], y[retain], mcfg, train_seed)
+        for method, model in (("munkey", memory), ("oracle_memory", oracle)):
+            res = _evaluate(lambda q: predict_logits(model, q), reg, forget, retain)
+            rows.append({"regime": regime, "fraction": float(fraction), "method": method,
+                         "acc_forget": res["acc_forget"], "mia_auc": res["mia_auc"]})
+    return rows
+
+
+def aggregate(runs: dict[tuple[str, str, int], dict], sweeps: dict[tuple[str, int], list[dict]],
+              cfg: dict[str, Any]) -> tuple[dict[str, Any], "pd.DataFrame", "pd.DataFrame"]:
+    """metrics.json (per-seed samples) and the tidy tables of every unit and of the sweep."""
+    import pandas as pd
+
+    rows = [{"regime": r, "forget_set": f, "seed": s, "method": m, **vals}
+            for (r, f, s), run in runs.items() for m, vals in run["methods"].items()]
+    tidy = pd.DataFrame(rows).sort_values(["regime", "forget_set", "method", "seed"], kind="stable")
+    sweep = pd.DataFrame([row | {"seed": s} for (r, s), rs in sweeps.items() for row in rs])
+    metrics: dict[str, Any] = {}
+
+    def put(path, values, ids):
+        node = metrics
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = sample(values, ids, "seed")
+
+    for (regime, fs), unit in tidy.groupby(["regime", "forget_set"], sort=True):
+        wide = {m: g.set_index("seed") for m, g in unit.groupby("method")}
+        seeds = sorted(wide["munkey"].index)
+        for metric in (*GAP_METRICS, "gap_plain", "gap_own", "canary_memorised", "time_s"):
+            for method, g in wide.items():
+                vals = g.loc[seeds, metric]
+                if vals.notna().all():
+                    put((metric, regime, fs, method), vals, seeds)
+        post = [wide[b].loc[seeds] for b in cfg["baselines"]]
+        for gap in ("gap_own", "gap_plain"):
+            best = np.min([p[gap].to_numpy() for p in post], axis=0)
+            put((f"{gap}_margin", regime, fs), best - wide["munkey"].loc[seeds, gap].to_numpy(), seeds)
+        fastest = np.min([p["time_s"].to_numpy() for p in post], axis=0)
+        put(("forget_speedup_log10", regime, fs),
+            np.log10(fastest / np.maximum(wide["munkey"].loc[seeds, "time_s"].to_numpy(), 1e-9)), seeds)
+        put(("weights_changed", regime, fs), wide["munkey"].loc[seeds, "weights_changed"], seeds)
+        put(("test_acc_drop", regime, fs),
+            wide["original"].loc[seeds, "acc_test"].to_numpy() - wide["munkey"].loc[seeds, "acc_test"].to_numpy(), seeds)
+        put(("pathway_sensitivity", regime, fs), wide["munkey"].loc[seeds, "pathway_sensitivity"], seeds)
+    return metrics, tidy, sweep
+
+
+def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
+    """Per regime, forget set and method: mean +- sd over seeds of Table 1's columns."""
+    import pandas as pd
+
+    cols = ["acc_forget", "acc_retain", "acc_test", "mia_auc", "canary_memorised", "gap_own", "gap_plain", "time_s"]
+    rows = []
+    for (regime, fs, method), g in tidy.groupby(["regime", "forget_set", "method"], sort=True):
+        row = {"regime": regime, "forget_set": fs, "method": method, "n_seeds": len(g)}
+        for c in cols:
+            v = g[c].dropna()
+            row[c] = f"{v.mean():.3g} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.2g}" if len(v) else "n/a"
+        rows.append(row)
+    return pd.DataFrame(rows)

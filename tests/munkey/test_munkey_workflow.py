@@ -1,0 +1,35 @@
+"""The munkey DAG builds from an empty folder at scale=smoke; a misspelt preset key is refused."""
+
+import json
+
+import pytest
+import yaml
+
+from repro.config import preset_error
+from tests.conftest import REPO
+
+SCHEMA = REPO / "workflow/schemas/munkey.schema.yaml"
+CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["munkey"]
+TARGETS = ["reports/munkey_fig1.pdf", "reports/munkey_table1.md", "results/munkey/metrics.json"]
+
+
+@pytest.mark.slow
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
+    workflow_run(smoke_dir, *TARGETS)
+    for target in TARGETS:
+        assert (smoke_dir / target).stat().st_size > 0, target
+    metrics = json.loads((smoke_dir / "results/munkey/metrics.json").read_text())
+    assert metrics["weights_changed"]["digits"]["random10"]["values"] == [0.0, 0.0]
+    assert metrics["canary_memorised"]["digits"]["random10"]["oracle"]["values"] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
+def test_presets_are_valid(scale):
+    import jsonschema
+
+    jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
+
+
+def test_a_misspelt_key_is_rejected_with_its_path():
+    preset = dict(CONFIG["small"], model={"epoch": 3})
+    assert preset_error(preset, SCHEMA, "munkey.small").startswith("munkey.small.model.epoch: unknown key")

@@ -1,0 +1,126 @@
+# munkey: "Rethinking Machine Unlearning: Models Designed to Forget via Key Deletion" (arXiv 2603.15033).
+# DAG: one run per {regime}/{forget_set}/seed{seed}: data with planted canaries -> memory model and ordinary model
+#      -> key deletion, kNN, post-hoc baselines, both retrain oracles -> evaluation; one key-deletion sweep per
+#      {regime}/seed{seed} -> aggregate (metrics.json, tidy tables) -> table1, fig1.
+# The seed is the unit of every claim; every method of a seed sees the same data, forget set and training seed.
+
+
+register_targets(
+    "munkey",
+    ["reports/munkey_fig1.pdf", "reports/munkey_table1.csv", "reports/munkey_table1.md", "results/munkey/metrics.json"],
+)
+
+
+def munkey_seeds():
+    return range(preset("munkey", "seeds"))
+
+
+rule munkey_run:
+    output:
+        run="results/munkey/runs/{regime}/{forget_set}/seed{seed}.json",
+    log:
+        "logs/munkey/runs/{regime}/{forget_set}/seed{seed}.log",
+    benchmark:
+        "benchmarks/munkey/runs/{regime}/{forget_set}/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+        regime=r"[a-z0-9]+",
+        forget_set=r"[a-z0-9]+",
+    params:
+        cfg=lambda wc: {k: preset("munkey", k) for k in ("data", "model", "unlearn", "forget_sets", "baselines")},
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/munkey/run.py"
+
+
+rule munkey_sweep:
+    output:
+        sweep="results/munkey/sweep/{regime}/seed{seed}.json",
+    log:
+        "logs/munkey/sweep/{regime}/seed{seed}.log",
+    benchmark:
+        "benchmarks/munkey/sweep/{regime}/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+        regime=r"[a-z0-9]+",
+    params:
+        cfg=lambda wc: {k: preset("munkey", k) for k in ("data", "model", "sweep_fractions")},
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/munkey/sweep.py"
+
+
+rule munkey_aggregate:
+    input:
+        runs=lambda wc: expand("results/munkey/runs/{regime}/{forget_set}/seed{seed}.json", regime=preset("munkey", "regimes"),
+                               forget_set=list(preset("munkey", "forget_sets")), seed=munkey_seeds()),
+        sweeps=lambda wc: expand("results/munkey/sweep/{regime}/seed{seed}.json", regime=preset("munkey", "regimes"),
+                                 seed=munkey_seeds()),
+    output:
+        metrics="results/munkey/metrics.json",
+        tidy="results/munkey/summary.csv",
+        sweep="results/munkey/sweep.csv",
+    log:
+        "logs/munkey/aggregate.log",
+    benchmark:
+        "benchmarks/munkey/aggregate.tsv"
+    params:
+        cfg=lambda wc: {"baselines": preset("munkey", "baselines")},
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/munkey/aggregate.py"
+
+
+rule munkey_fig1:
+    input:
+        sweep="results/munkey/sweep.csv",
+    output:
+        pdf=report("reports/munkey_fig1.pdf", caption="../report/munkey_fig1.rst", category="munkey"),
+        csv="reports/munkey_fig1.csv",
+    log:
+        "logs/munkey/fig1.log",
+    benchmark:
+        "benchmarks/munkey/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/munkey/fig1.py"
+
+
+rule munkey_table1:
+    input:
+        tidy="results/munkey/summary.csv",
+    output:
+        csv="reports/munkey_table1.csv",
+        md="reports/munkey_table1.md",
+    log:
+        "logs/munkey/table1.log",
+    benchmark:
+        "benchmarks/munkey/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/munkey/table1.py"

@@ -1,0 +1,17 @@
+"""Aggregate the units into results/munkey/metrics.json and the tidy tables."""
+from repro.figures.style import save_csv
+from repro.io import read_json
+from repro.jobs import Job
+from repro.papers.munkey.experiment import aggregate
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+runs = {}
+for path in snakemake.input.runs:  # noqa: F821
+    run = read_json(path)
+    runs[(run["regime"], run["forget_set"], int(path.rsplit("seed", 1)[1].split(".")[0]))] = run
+sweeps = {(p.split("/")[-2], int(p.rsplit("seed", 1)[1].split(".")[0])): read_json(p)["rows"]
+          for p in snakemake.input.sweeps}  # noqa: F821
+metrics, tidy, sweep = aggregate(runs, sweeps, job.cfg)
+save_csv(tidy, snakemake.output.tidy)  # noqa: F821
+save_csv(sweep, snakemake.output.sweep)  # noqa: F821
+job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

@@ -1,0 +1,10 @@
+"""Fig. 1: forget-set accuracy and MIA AUC vs fraction of keys deleted, against the oracle."""
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.munkey.figures import fig1, fig1_table
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+table = fig1_table(pd.read_csv(snakemake.input.sweep))  # noqa: F821
+save(fig1(table), table, snakemake.output.pdf)  # noqa: F821

@@ -1,0 +1,9 @@
+"""Forget accuracy and MIA AUC of MUNKEY vs the fraction of keys deleted, against the memory-model oracle."""
+from repro.jobs import Job
+from repro.papers.munkey.experiment import run_sweep
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+regime, seed = job.wildcards["regime"], int(job.wildcards["seed"])
+rows = run_sweep(job.cfg, regime, job.seed_for("munkey_data", regime=regime, seed=seed),
+                 job.seed_for("munkey_train", regime=regime, seed=seed))
+job.write_metrics(snakemake.output.sweep, {"rows": rows})  # noqa: F821

@@ -1,0 +1,10 @@
+"""Table 1: forget / retain / test accuracy, MIA AUC, gaps to the oracles and time to forget, mean +- sd over seeds."""
+import pandas as pd
+
+from repro.figures.style import save_table
+from repro.jobs import Job
+from repro.papers.munkey.experiment import table1
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+save_table(table1(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,  # noqa: F821
+           title="munkey: unlearning by key deletion vs post-hoc baselines (mean ± sd over seeds)")
