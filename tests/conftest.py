@@ -38,6 +38,19 @@ def workflow_run():
     return run_snakemake
 
 
+def build_targets(workdir: Path, targets: list[str], **kwargs) -> None:
+    """Build ``targets`` with :func:`run_snakemake` and check that each exists and is not empty."""
+    run_snakemake(workdir, *targets, **kwargs)
+    for target in targets:
+        assert (workdir / target).stat().st_size > 0, target
+
+
+@pytest.fixture
+def workflow_build():
+    """``workflow_build(workdir, targets, scale="smoke", ...)``: build and check every target is non-empty."""
+    return build_targets
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():
