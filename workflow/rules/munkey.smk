@@ -11,8 +11,7 @@ register_targets(
 )
 
 
-def munkey_seeds():
-    return range(preset("munkey", "seeds"))
+MUNKEY_SEEDS = range(preset("munkey", "seeds"))
 
 
 rule munkey_run:
@@ -63,9 +62,9 @@ rule munkey_sweep:
 rule munkey_aggregate:
     input:
         runs=lambda wc: expand("results/munkey/runs/{regime}/{forget_set}/seed{seed}.json", regime=preset("munkey", "regimes"),
-                               forget_set=list(preset("munkey", "forget_sets")), seed=munkey_seeds()),
+                               forget_set=list(preset("munkey", "forget_sets")), seed=MUNKEY_SEEDS),
         sweeps=lambda wc: expand("results/munkey/sweep/{regime}/seed{seed}.json", regime=preset("munkey", "regimes"),
-                                 seed=munkey_seeds()),
+                                 seed=MUNKEY_SEEDS),
     output:
         metrics="results/munkey/metrics.json",
         tidy="results/munkey/summary.csv",
