@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from repro.papers.immunize.curvature import condition_number, exact_hessian, extremal_eigenvalues, hvp
-from repro.papers.immunize.regularizers import plateau, r_ill, r_well
+from repro.methods.immunization.curvature import condition_number, exact_hessian, extremal_eigenvalues, hvp
+from repro.methods.immunization.regularizers import plateau, r_ill, r_well
 
 
 def _mlp_loss(seed: int, d_in: int = 4, hidden: int = 5, n: int = 30):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from repro.papers.immunize.train import adversary, immunize
+from repro.methods.immunization.train import adversary, immunize
 
 
 def _kappa(z):

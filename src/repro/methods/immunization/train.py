@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from repro.papers.immunize.regularizers import plateau, r_ill, r_well
+from repro.methods.immunization.regularizers import plateau, r_ill, r_well
 
 __all__ = ["immunize", "adversary"]
 

@@ -1,1 +1,0 @@
-"""immunize: immunization against harmful fine-tuning by plateau and curvature conditioning (issue 26)."""
