@@ -30,7 +30,7 @@ import torch
 from repro.claims import sample
 from repro.methods.mil import SlideBag, create_mil_model
 
-__all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "MILTask", "fit_fold", "FoldResult",
+__all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "fold_of", "MILTask", "fit_fold", "FoldResult",
            "summarize_folds", "region_ari", "tile_ari", "FIDELITY_KEYS"]
 
 log = logging.getLogger(__name__)
@@ -180,6 +180,11 @@ def tile_ari(bag: SlideBag, k: int) -> float:
     return region_ari(S, bag.patch_types)
 
 
+def fold_of(folds: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
+    """The fold of every row of ``table`` (by ``slide_id``) in ``folds`` (``slide_id, fold``); NaN where absent."""
+    return folds.set_index("slide_id").fold.reindex(table.slide_id.astype(str)).to_numpy()
+
+
 def fit_fold(method: str, task: MILTask, data: CohortData, folds: pd.DataFrame, fold: int, *, epochs: int,
              lr: float, weight_decay: float = 0.0, model_cfg: dict[str, Any] | None = None,
              model_kwargs: dict[str, Any] | None = None, seed: int = 0, device: str = "cpu",
@@ -199,10 +204,10 @@ def fit_fold(method: str, task: MILTask, data: CohortData, folds: pd.DataFrame, 
         (``diagnostics["heldout_loss_curve"]``); for an inner validation split, where it sets the
         training budget from training data (the outer test fold must never be used this way).
     """
-    fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
-    if np.isnan(fold_of.astype(float)).any():
+    assigned = fold_of(folds, data.table)
+    if np.isnan(assigned.astype(float)).any():
         raise ValueError("fit_fold: some slides have no fold in the folds table")
-    train_idx, test_idx = np.flatnonzero(fold_of != fold), np.flatnonzero(fold_of == fold)
+    train_idx, test_idx = np.flatnonzero(assigned != fold), np.flatnonzero(assigned == fold)
     if len(test_idx) == 0:
         raise ValueError(f"fit_fold: fold {fold} is empty")
     train, test = data.subset(train_idx), data.subset(test_idx)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "src"))  # the checkout's library first
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from repro.methods.mil_train import load_prepared  # noqa: E402
 from repro.papers.tmevolve.experiment import learning_curve, load_concepts, loss_floors  # noqa: E402
@@ -34,8 +35,6 @@ parser.add_argument("--fold", type=int, default=0)
 parser.add_argument("--seed", type=int, default=0)
 parser.add_argument("--out", type=Path, required=True, help="CSV: method, lr, epoch, part (train, heldout), loss; the floors as methods floor_*")
 args = parser.parse_args()
-
-import yaml  # noqa: E402
 
 cfg = yaml.safe_load(args.config.read_text())["tmevolve"][args.scale]
 data = load_prepared(str(args.cohort_dir / "dataset.pt"))

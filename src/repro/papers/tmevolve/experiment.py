@@ -43,8 +43,8 @@ import repro.methods.tmevolve  # noqa: F401 - registers TMEvolve, its ablations 
 from repro.claims import require_paired, sample
 from repro.io import atomic_path, read_json
 from repro.methods.mil import create_mil_model
-from repro.methods.mil_train import (FIDELITY_KEYS, CohortData, FoldResult, fit_fold, load_prepared, make_folds,
-                                     region_ari, summarize_folds)
+from repro.methods.mil_train import (FIDELITY_KEYS, CohortData, FoldResult, fit_fold, fold_of, load_prepared,
+                                     make_folds, region_ari, summarize_folds)
 from repro.methods.mil import SlideBag
 from repro.methods.tmevolve import DESIGN_CHOICES
 from repro.methods.tmevolve_variants import grid_name
@@ -55,7 +55,7 @@ from repro.registry import Registry
 
 __all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shuffle_positions", "oracle_summaries",
            "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
-           "collect_summaries", "learning_curve", "loss_floors",
+           "collect_summaries", "inner_split", "learning_curve", "loss_floors",
            "aggregate_metrics", "make_tables", "trace_slide", "save_concepts", "load_concepts", "BASELINES",
            "slide_thumbnail", "survival_bars"]
 
@@ -169,17 +169,27 @@ def model_config(task: str, cfg: dict) -> dict:
 
 
 def train_fold(method: str, task: str, data: CohortData, folds: pd.DataFrame, fold: int, cfg: dict, *,
-               concept_emb: np.ndarray | None = None, seed: int = 0, device: str = "cpu") -> FoldResult:
+               concept_emb: np.ndarray | None = None, seed: int = 0, device: str = "cpu",
+               heldout_curve: bool = False) -> FoldResult:
     """Train ``method`` on ``task`` on every fold but ``fold`` and predict ``fold``.
 
     ``cfg`` is the part of the preset training reads: ``epochs``, ``lr``, ``weight_decay``,
-    ``model`` (kwargs of every model) and ``qk`` (TMEvolve's Q and K per task).
+    ``model`` (kwargs of every model) and ``qk`` (TMEvolve's Q and K per task). ``heldout_curve``:
+    see :func:`repro.methods.mil_train.fit_fold`.
     """
     if method.startswith(SHUFFLED):   # position-shuffle control: same model, same seed, permuted positions
         data = shuffle_positions(data, seed=seed, knn_k=cfg.get("knn_k", 8))
     return fit_fold(base_method(method), TASKS.create(task), data, folds, fold, epochs=cfg["epochs"], lr=cfg["lr"],
                     weight_decay=cfg.get("weight_decay", 0.0), model_cfg=model_config(task, cfg),
-                    model_kwargs={"concept_emb": concept_emb}, seed=seed, device=device)
+                    model_kwargs={"concept_emb": concept_emb}, seed=seed, device=device, heldout_curve=heldout_curve)
+
+
+def inner_split(data: CohortData, folds: pd.DataFrame, fold: int, *, inner_folds: int = 4,
+                seed: int = 0) -> tuple[CohortData, pd.DataFrame]:
+    """The training slides of ``fold`` (the outer test fold left out entirely) and their own split into
+    ``inner_folds`` parts (:func:`make_folds`, the seed's split); inner part 0 is the held-out part."""
+    inner = data.subset(np.flatnonzero(fold_of(folds, data.table) != fold))
+    return inner, make_folds(inner.table, inner_folds, seed)
 
 
 def learning_curve(method: str, data: CohortData, folds: pd.DataFrame, fold: int, cfg: dict, *,
@@ -187,18 +197,13 @@ def learning_curve(method: str, data: CohortData, folds: pd.DataFrame, fold: int
                    inner_folds: int = 4) -> dict[str, list[float]]:
     """Per-epoch task loss of ``method`` inside the training folds of ``fold`` (the optimisation diagnostic).
 
-    The outer test fold is left out entirely: the training slides are split once more
-    (:func:`make_folds`, ``inner_folds`` parts, the seed's split); the model trains on all inner parts
-    but one and the held-out part's loss is recorded after every epoch. Returns ``{"train": [...],
+    The outer test fold is left out entirely (:func:`inner_split`); the model trains on all inner
+    parts but one and the held-out part's loss is recorded after every epoch. Returns ``{"train": [...],
     "heldout": [...]}``: where the held-out loss stops falling sets the training budget from training
     data only.
     """
-    fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
-    inner = data.subset(np.flatnonzero(fold_of != fold))
-    split = make_folds(inner.table, inner_folds, seed)
-    result = fit_fold(base_method(method), TASKS.create(task), inner, split, 0, epochs=cfg["epochs"], lr=cfg["lr"],
-                      weight_decay=cfg.get("weight_decay", 0.0), model_cfg=model_config(task, cfg),
-                      model_kwargs={"concept_emb": concept_emb}, seed=seed, heldout_curve=True)
+    inner, split = inner_split(data, folds, fold, inner_folds=inner_folds, seed=seed)
+    result = train_fold(method, task, inner, split, 0, cfg, concept_emb=concept_emb, seed=seed, heldout_curve=True)
     return {"train": result.diagnostics["train_loss_curve"], "heldout": result.diagnostics["heldout_loss_curve"]}
 
 
@@ -213,11 +218,8 @@ def loss_floors(data: CohortData, folds: pd.DataFrame, fold: int, *, inner_folds
     minimised by L-BFGS on standardised features without a penalty: a learner's training loss below
     the ``arrangement`` floor is memorisation, not signal.
     """
-    fold_of = folds.set_index("slide_id").fold.reindex(data.table.slide_id.astype(str)).to_numpy()
-    outer_train = np.flatnonzero(fold_of != fold)
-    inner = data.subset(outer_train)
-    part = make_folds(inner.table, inner_folds, seed).set_index("slide_id").fold.reindex(
-        inner.table.slide_id.astype(str)).to_numpy()
+    inner, split = inner_split(data, folds, fold, inner_folds=inner_folds, seed=seed)
+    part = fold_of(split, inner.table)
     tr, ho = np.flatnonzero(part != 0), np.flatnonzero(part == 0)
     table = inner.table.reset_index(drop=True)
     task = TASKS.create("survival").fit(table.iloc[tr], table)
@@ -641,11 +643,10 @@ def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: di
     comp = [c for c in feats if c.startswith("frac_")][:-1]                  # drop one: the fractions sum to 1
     arr = comp + ["contact", "t_exposed", "tl_edges"]
     table = data.table.reset_index(drop=True)
-    ids = table.slide_id.astype(str)
     n_classes = int(table.subtype.max()) + 1 if "subtype" in table else 1
     records = {o: [] for o in ORACLES}
     for (r, f), seed in sorted(seeds.items()):
-        split = folds[folds.repeat == r].set_index("slide_id").fold.reindex(ids).to_numpy()
+        split = fold_of(folds[folds.repeat == r], table)
         tr, te = np.flatnonzero(split != f), np.flatnonzero(split == f)
         t = TASKS.create(task).fit(table.iloc[tr], table)
         test = table.iloc[te].reset_index(drop=True)
