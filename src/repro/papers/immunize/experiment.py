@@ -17,6 +17,12 @@ extractor:
   without the harmful classes (exact unlearning of the head; the extractor still carries the
   harmful features), the extractor is immunized, the head re-fit on benign data (deployment), and
   an attacker relearns from that head on ``relearn_n`` harmful examples; ``relearn_auc`` as above.
+
+``rir``: the reference code's immunization gap ("relative immunization ratio", utils/log.py of
+amberyzheng/model-immunization-cond-num), (kappa_H after / kappa_H before) / (kappa_B after /
+kappa_B before) of the probe Hessians Z^T Z. DEVIATION: "before" is the released extractor's
+features (theta0), not the raw inputs (the standardised digits have constant pixels, so the raw
+kappa is infinite).
 """
 
 from __future__ import annotations
@@ -148,8 +154,8 @@ def run_scaling(cfg: dict[str, Any], data_seed: int, train_seed: int) -> list[di
     tasks = make_tasks(data_seed, **cfg.get("data", {}))
     sc = cfg["scaling"]
     x, y = tasks.x_train[: sc["n"]], tasks.y_train[: sc["n"]]
-    warm, dim = _mlp_loss(x, y, 1)  # first calls of torch.func pay a one-off set-up: not the estimator's cost
-    exact_hessian(warm, torch.zeros(dim, dtype=x.dtype))
+    warm, dim = _mlp_loss(x, y, sc["hidden"][0])  # first calls pay a one-off set-up: not the estimator's cost
+    np.linalg.eigvalsh(exact_hessian(warm, torch.zeros(dim, dtype=x.dtype)).numpy())
     extremal_eigenvalues(warm, torch.zeros(dim, dtype=x.dtype), n_iter=2)
     rows = []
     for hidden in sc["hidden"]:
@@ -197,6 +203,8 @@ def aggregate(units: dict[tuple[str, int], dict], scaling: dict[int, list[dict]]
                 row[f"{which}_{when}_min"], row[f"{which}_{when}_max"] = e["exact_min"], e["exact_max"]
                 row[f"lanczos_err_{which}_{when}"] = max(abs(e["lanczos_max"] - e["exact_max"]) / e["exact_max"],
                                                          abs(e["lanczos_min"] - e["exact_min"]) / e["exact_max"])
+        row["rir"] = (row["kappa_harmful_after"] / row["kappa_harmful_before"]) / (
+            row["kappa_benign_after"] / row["kappa_benign_before"])
         for key, r in a["open_weights"].items():
             row[f"auc_{key}"] = r["acc_auc"]
             curves += [{"method": m, "seed": s, "setting": key, "optimizer": r["optimizer"], "lr": r["lr"], "step": st,
@@ -212,7 +220,7 @@ def aggregate(units: dict[tuple[str, int], dict], scaling: dict[int, list[dict]]
     metrics: dict[str, Any] = {}
     for m, g in wide.items():
         for col in ("time_s", "benign_acc", "downstream_acc", "relearn_auc", "kappa_harmful_after",
-                    "kappa_benign_after", "lanczos_err_harmful_after"):
+                    "kappa_benign_after", "lanczos_err_harmful_after", "rir"):
             _put(metrics, (col, m), g[col], seeds)
         for key in settings:
             _put(metrics, ("harmful_acc_auc", key, m), g[f"auc_{key}"], seeds)
@@ -244,7 +252,7 @@ def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
     """Per defence: mean ± sd over seeds of utility, downstream trainability, cost, relearning and service columns."""
     import pandas as pd
 
-    cols = ["benign_acc", "downstream_acc", "time_s", "relearn_auc", "kappa_harmful_after", "kappa_benign_after"]
+    cols = ["benign_acc", "downstream_acc", "time_s", "relearn_auc", "kappa_harmful_after", "kappa_benign_after", "rir"]
     cols += sorted(c for c in tidy.columns if c.startswith("service_harm_"))
     rows = []
     for method, g in tidy.groupby("method", sort=False):
