@@ -35,7 +35,7 @@ def test_scaling_estimator_matches_exact_on_small_mlps():
 
 
 def test_keys_have_no_dots():
-    assert setting_key("sgd", 0.1) == "sgd_lr0p1" and rate_key(0.05) == "rate0p05"
+    assert setting_key("probe", "sgd", 0.1) == "probe_sgd_lr0p1" and rate_key(0.05) == "rate0p05"
 
 
 def test_aggregate_refuses_unpaired_units():

@@ -81,3 +81,13 @@ def test_bad_input(planted):
         immunize(xh, yh, xb, theta0, method="condnum", steps=-1, lr=0.1)
     with pytest.raises(ValueError, match="unknown defence 'vaccine'"):
         immunize(xh, yh, xb, theta0, method="vaccine", steps=1, lr=0.1)
+
+
+def test_full_fine_tuning_adversary_trains_the_extractor_and_stalls_at_the_zero_saddle(planted):
+    xh, yh, _, theta0 = planted
+    chance = float((yh == 0).double().mean())
+    accs = adversary(xh, yh, xh, yh, optimizer="adam", lr=0.05, checkpoints=[0, 200], theta=theta0)
+    assert accs[0] == pytest.approx(chance) and accs[1] > 0.95
+    # theta = 0 and w = 0: every gradient is exactly zero, so no optimiser moves (a planted flat start)
+    stuck = adversary(xh, yh, xh, yh, optimizer="adam", lr=0.05, checkpoints=[200], theta=torch.zeros_like(theta0))
+    assert stuck[0] == pytest.approx(chance)

@@ -19,9 +19,9 @@ Every defence keeps the benign features' scale: after each step theta is rescale
 fine-tuning-speed claim should reward. (A choice of this rebuild; the reference code normalises
 nothing and applies the regularisers to the extractor's weight matrix.)
 
-``adversary`` fine-tunes a softmax probe on frozen features with SGD or Adam from a given start and
-reports accuracy on held-out data at chosen step counts: the slower it rises, the stronger the
-immunization.
+``adversary`` fine-tunes a softmax probe on frozen features (or, given theta, the probe and the
+extractor together) with SGD or Adam from a given start and reports accuracy on held-out data at
+chosen step counts: the slower it rises, the stronger the immunization.
 """
 
 from __future__ import annotations
@@ -87,30 +87,35 @@ def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor,
 
 def adversary(z: torch.Tensor, y: torch.Tensor, z_eval: torch.Tensor, y_eval: torch.Tensor, *, optimizer: str,
               lr: float, checkpoints: list[int], w_init: torch.Tensor | None = None, n_classes: int | None = None,
-              classes: list[int] | None = None) -> list[float]:
+              classes: list[int] | None = None, theta: torch.Tensor | None = None) -> list[float]:
     """Accuracy on (``z_eval``, ``y_eval``) of a softmax probe fine-tuned on (``z``, ``y``), full batch, at each checkpoint.
 
     The probe starts at ``w_init`` (default zero, ``n_classes`` columns); ``classes`` restricts the
-    argmax at evaluation to those columns (the harmful task's own classes).
+    argmax at evaluation to those columns (the harmful task's own classes). With ``theta`` the
+    adversary fine-tunes the extractor too (full fine-tuning of the open weights): ``z`` and
+    ``z_eval`` are then the inputs, and the features are ``z @ theta`` with theta trained jointly.
     """
     if optimizer not in ("sgd", "adam"):
         raise ValueError(f"adversary: optimizer must be 'sgd' or 'adam'; got {optimizer!r}")
     if lr <= 0 or not checkpoints or min(checkpoints) < 0 or list(checkpoints) != sorted(checkpoints):
         raise ValueError(f"adversary: need lr > 0 and sorted non-negative checkpoints; got {lr}, {checkpoints}")
+    width = z.shape[1] if theta is None else theta.shape[1]
     if w_init is None:
-        w_init = torch.zeros(z.shape[1], n_classes or int(y.max()) + 1, dtype=z.dtype)
+        w_init = torch.zeros(width, n_classes or int(y.max()) + 1, dtype=z.dtype)
     w = w_init.clone().requires_grad_(True)
-    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)([w], lr=lr)
+    params = [w] if theta is None else [w, theta.clone().requires_grad_(True)]
+    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(params, lr=lr)
     cols = torch.as_tensor(classes) if classes is not None else torch.arange(w.shape[1])
+    features = (lambda x: x) if theta is None else (lambda x: x @ params[1])  # noqa: E731
 
     def accuracy() -> float:
         with torch.no_grad():
-            return float((cols[(z_eval @ w)[:, cols].argmax(1)] == y_eval).to(torch.float64).mean())
+            return float((cols[(features(z_eval) @ w)[:, cols].argmax(1)] == y_eval).to(torch.float64).mean())
 
     out, step = [], 0
     for target in checkpoints:
         while step < target:
-            loss = F.cross_entropy(z @ w, y)
+            loss = F.cross_entropy(features(z) @ w, y)
             opt.zero_grad()
             loss.backward()
             opt.step()

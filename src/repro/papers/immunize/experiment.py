@@ -6,8 +6,8 @@ extremal eigenvalues before and after, by Lanczos on Hessian-vector products and
 (Z^T Z / n, the closed form of a squared-loss linear probe). ``attack`` measures on the immunized
 extractor:
 
-- (ii) open weights: a fresh five-way probe fine-tuned on harmful data, per optimiser and learning
-  rate; harmful test accuracy at each checkpoint; ``acc_auc`` = its mean over checkpoints (the
+- (ii) open weights: a fresh five-way probe fine-tuned on harmful data (mode ``probe``: on frozen
+  features; ``full``: probe and extractor together), per optimiser and learning rate; harmful test accuracy at each checkpoint; ``acc_auc`` = its mean over checkpoints (the
   area under the accuracy-vs-log-steps curve; lower = slower harmful fine-tuning);
 - utility: benign five-way probe accuracy after the utility budget (Adam);
 - downstream trainability: a new benign task (parity of a benign digit), same budget;
@@ -45,9 +45,9 @@ __all__ = ["setting_key", "rate_key", "defend", "attack", "run_scaling", "aggreg
 log = logging.getLogger(__name__)
 
 
-def setting_key(optimizer: str, lr: float) -> str:
-    """``sgd_lr0p1``: a metrics key without dots (claims address metrics by dotted path)."""
-    return f"{optimizer}_lr{lr:g}".replace(".", "p").replace("-", "m")
+def setting_key(mode: str, optimizer: str, lr: float) -> str:
+    """``probe_sgd_lr0p1``: a metrics key without dots (claims address metrics by dotted path)."""
+    return f"{mode}_{optimizer}_lr{lr:g}".replace(".", "p").replace("-", "m")
 
 
 def rate_key(rate: float) -> str:
@@ -107,11 +107,17 @@ def attack(cfg: dict[str, Any], theta: torch.Tensor, data_seed: int, attack_seed
     h0 = HARMFUL_CLASSES[0]
     zh, zh_t, zb, zb_t = xh @ theta, xh_t @ theta, xb @ theta, xb_t @ theta
     out: dict[str, Any] = {"open_weights": {}, "service": {}}
-    for optimizer, lrs in adv["grid"].items():
-        for lr in lrs:
-            accs = adversary(zh, yh - h0, zh_t, yh_t - h0, optimizer=optimizer, lr=lr, checkpoints=adv["checkpoints"])
-            out["open_weights"][setting_key(optimizer, lr)] = {"optimizer": optimizer, "lr": lr, "acc": accs,
-                                                               "acc_auc": float(np.mean(accs))}
+    for mode in adv["modes"]:
+        for optimizer, lrs in adv["grid"].items():
+            for lr in lrs:
+                if mode == "probe":
+                    accs = adversary(zh, yh - h0, zh_t, yh_t - h0, optimizer=optimizer, lr=lr,
+                                     checkpoints=adv["checkpoints"])
+                else:
+                    accs = adversary(xh, yh - h0, xh_t, yh_t - h0, optimizer=optimizer, lr=lr,
+                                     checkpoints=adv["checkpoints"], theta=theta)
+                out["open_weights"][setting_key(mode, optimizer, lr)] = {
+                    "mode": mode, "optimizer": optimizer, "lr": lr, "acc": accs, "acc_auc": float(np.mean(accs))}
     w = _fit_head(zb, yb, len(BENIGN_CLASSES), util["steps"], util["lr"])
     out["benign_acc"] = _acc(zb_t, yb_t, w)
     parity = lambda y: (y % 2)  # noqa: E731
@@ -207,9 +213,10 @@ def aggregate(units: dict[tuple[str, int], dict], scaling: dict[int, list[dict]]
             row["kappa_benign_after"] / row["kappa_benign_before"])
         for key, r in a["open_weights"].items():
             row[f"auc_{key}"] = r["acc_auc"]
-            curves += [{"method": m, "seed": s, "setting": key, "optimizer": r["optimizer"], "lr": r["lr"], "step": st,
+            curves += [{"method": m, "seed": s, "setting": key, "mode": r["mode"], "optimizer": r["optimizer"],
+                        "lr": r["lr"], "step": st,
                         "harmful_acc": acc} for st, acc in zip(u["checkpoints"], r["acc"])]
-        curves += [{"method": m, "seed": s, "setting": "relearn", "optimizer": "adam", "lr": np.nan, "step": st,
+        curves += [{"method": m, "seed": s, "setting": "relearn", "mode": "probe", "optimizer": "adam", "lr": np.nan, "step": st,
                     "harmful_acc": acc} for st, acc in zip(u["checkpoints"], a["relearn"]["acc"])]
         for key, r in a["service"].items():
             row[f"service_harm_{key}"], row[f"service_benign_{key}"] = r["harmful_acc"], r["benign_acc"]

@@ -40,8 +40,8 @@ def fig1(table: pd.DataFrame):
         for method, g in table[table.setting == setting].groupby("method", sort=False):
             ax.errorbar(g.step, g["mean"], yerr=g["se"], marker="o", ms=3, color=COLORS(method), label=LABELS[method])
         ax.set_xscale("log")
-        ax.set_title(setting.replace("_lr", ", lr ").replace("p", ".") if setting != "relearn"
-                     else "relearn after unlearning (adam)", fontsize=8)
+        ax.set_title(setting.replace("_lr", ", lr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
+                     if setting != "relearn" else "relearn after unlearning (adam)", fontsize=8)
         ax.set_xlabel("adversary steps")
     for ax in axes[:, 0]:
         ax.set_ylabel("harmful test accuracy")
