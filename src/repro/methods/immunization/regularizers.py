@@ -15,7 +15,8 @@ sigma_max / sigma_min singular-vector terms minus S / p). DEVIATIONS: the refere
 the feature extractor's weight matrix; here to M = X @ theta, whose squared singular values are the
 probe Hessian's eigenvalues (the quantity the prior paper's theory conditions); the reference's
 S2 normaliser uses ||S||_F / (2p) + sigma_min^2 / 2, read here as the derivative of R_ill above.
-The relative immunization ratio is not built yet.
+The relative immunization ratio (RIR) of the reference is not reported: the rebuild reads the
+adversary's accuracy curve instead (what the spec's claims and Fig. 1 measure).
 
 Ours (plateau + curvature conditioning): the same two curvature terms plus a plateau term, the mean
 squared gradient norm of the harmful loss over Gaussian perturbations of the probe weights

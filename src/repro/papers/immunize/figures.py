@@ -1,0 +1,103 @@
+"""immunize figures: Fig. 1 (harmful accuracy vs adversary steps) and Fig. 2 (curvature before/after; estimator scaling).
+
+Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from repro.figures.style import Palette
+
+__all__ = ["COLORS", "LABELS", "fig1_table", "fig1", "fig2_table", "fig2"]
+
+COLORS = Palette({"none": "#000000", "condnum": "#0072B2", "booster": "#009E73", "ours": "#D55E00",
+                  "exact": "#000000", "lanczos": "#D55E00"})
+ERROR_FLOOR = 1e-16  # float64 round-off: an error of exactly 0 is drawn here on the log axis
+LABELS = {"none": "no defence", "condnum": "condition number (ICML'25)", "booster": "Booster-style",
+          "ours": "plateau + curvature (ours)"}
+
+
+def _mean_se(df: pd.DataFrame, by: list[str], col: str) -> pd.DataFrame:
+    g = df.groupby(by)[col]
+    out = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()})
+    return out.reset_index().fillna({"se": 0.0})
+
+
+def fig1_table(curves: pd.DataFrame) -> pd.DataFrame:
+    """Mean and s.e. over seeds of harmful accuracy per (setting, method, step)."""
+    return _mean_se(curves, ["setting", "method", "step"], "harmful_acc")
+
+
+def fig1(table: pd.DataFrame):
+    settings = sorted(s for s in set(table.setting) if s != "relearn") + ["relearn"]
+    ncol = min(4, len(settings))
+    nrow = -(-len(settings) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(2.3 * ncol, 2.2 * nrow), squeeze=False, sharey=True)
+    for ax, setting in zip(axes.flat, settings):
+        for method, g in table[table.setting == setting].groupby("method", sort=False):
+            ax.errorbar(g.step, g["mean"], yerr=g["se"], marker="o", ms=3, color=COLORS(method), label=LABELS[method])
+        ax.set_xscale("log")
+        ax.set_title(setting.replace("_lr", ", lr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
+                     if setting != "relearn" else "relearn after unlearning (adam)", fontsize=8)
+        ax.set_xlabel("adversary steps")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("harmful test accuracy")
+    for ax in list(axes.flat)[len(settings):]:
+        ax.axis("off")
+    axes[0, 0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def fig2_table(tidy: pd.DataFrame, scaling: pd.DataFrame) -> pd.DataFrame:
+    """Long table: panel ``eigen`` (method x task x when x extreme) and panels ``error`` / ``time`` (vs n_params)."""
+    rows = []
+    for which in ("harmful", "benign"):
+        for when in ("before", "after"):
+            for ext in ("min", "max"):
+                t = _mean_se(tidy, ["method"], f"{which}_{when}_{ext}")
+                rows.append(t.assign(panel="eigen", series=f"{which} λ_{ext} {when}", x=np.nan))
+    for col, panel, series in (("rel_err_max", "error", "λ_max"), ("rel_err_min", "error", "λ_min"),
+                               ("exact_s", "time", "exact"), ("lanczos_s", "time", "lanczos")):
+        t = _mean_se(scaling, ["n_params"], col).rename(columns={"n_params": "x"})
+        rows.append(t.assign(panel=panel, series=series, method=""))
+    cols = ["panel", "series", "method", "x", "mean", "se", "n_seeds"]
+    return pd.concat(rows, ignore_index=True)[cols]
+
+
+def fig2(table: pd.DataFrame):
+    fig, axes = plt.subplots(1, 3, figsize=(9.5, 2.8))
+    eig = table[table.panel == "eigen"]
+    methods = list(dict.fromkeys(eig.method))
+    for i, method in enumerate(methods):
+        for which, marker in (("harmful", "o"), ("benign", "s")):
+            for ext in ("min", "max"):
+                before = eig[(eig.method == method) & (eig.series == f"{which} λ_{ext} before")]["mean"].iloc[0]
+                after = eig[(eig.method == method) & (eig.series == f"{which} λ_{ext} after")]["mean"].iloc[0]
+                x = i + (0.15 if which == "benign" else -0.15)
+                axes[0].plot([x, x], [before, after], color=COLORS(method), lw=1)
+                axes[0].plot([x], [after], marker=marker, color=COLORS(method), ms=4)
+    axes[0].set_yscale("log")
+    axes[0].set_xticks(range(len(methods)), [m for m in methods], fontsize=7)
+    axes[0].set_ylabel("probe Hessian eigenvalue\n(line: before -> marker: after)")
+    axes[0].set_title("o harmful, s benign: λ_min, λ_max", fontsize=8)
+    for series, g in table[table.panel == "error"].groupby("series"):
+        axes[1].plot(g.x, np.maximum(g["mean"], ERROR_FLOOR), marker="o", ms=3, label=f"Lanczos {series}")
+    axes[1].set_xscale("log")
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("parameters D")
+    axes[1].set_ylabel(f"relative error (mean; floor {ERROR_FLOOR:g})")
+    axes[1].legend(fontsize=7)
+    for series, g in table[table.panel == "time"].groupby("series"):
+        axes[2].errorbar(g.x, g["mean"], yerr=g["se"], marker="o", ms=3, color=COLORS(series),
+                         label="exact Hessian" if series == "exact" else "Lanczos (HVP)")
+    axes[2].set_xscale("log")
+    axes[2].set_yscale("log")
+    axes[2].set_xlabel("parameters D")
+    axes[2].set_ylabel("seconds")
+    axes[2].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
