@@ -115,13 +115,17 @@ def run_table(transcripts: Sequence[dict], scores: Sequence[dict], briefs: Mappi
                "judge_complexity": float(s.get("j_complexity_inflation", math.nan)),
                "tokens": token_count(final), "log_tokens": math.log1p(token_count(final)), "recall": recall,
                "judge_missed": missed, "checker_violations": violations}
-        for name, below in ADHERENCE_THRESHOLDS.items():
-            row[name] = kbv(recall, row["judge_adherence"], adherence_below=below)
-            row[f"{name}_checker"] = kbv(recall, row["adherence"], adherence_below=below)
+        for name, below in ADHERENCE_THRESHOLDS.items():  # 1.0 / 0.0, NaN without a probe or a score
+            row[name] = _as_float(kbv(recall, row["judge_adherence"], adherence_below=below))
+            row[f"{name}_checker"] = _as_float(kbv(recall, row["adherence"], adherence_below=below))
         rows.append(row)
     if not rows:
         raise ValueError("run_table: no run has both a transcript and a judge score")
     return pd.DataFrame(rows)
+
+
+def _as_float(flag: bool | None) -> float:
+    return math.nan if flag is None else float(flag)
 
 
 def recall_table(transcripts: Sequence[dict], briefs: Mapping[str, Brief]) -> pd.DataFrame:
