@@ -79,7 +79,7 @@ rule driftbench_judge:
 
 rule driftbench_release:
     output:
-        release="results/driftbench/release.json",
+        release=driftbench_grid.RELEASE,
     log:
         "logs/driftbench/release.log",
     benchmark:
@@ -96,16 +96,9 @@ rule driftbench_release:
         "../scripts/driftbench/release.py"
 
 
-def _driftbench_aggregate_input(wildcards):
-    if source_of("driftbench", DRIFTBENCH_SOURCES) == "remote":
-        return {"release": rules.driftbench_release.output.release}
-    cfg = preset("driftbench")
-    return {"transcripts": driftbench_grid.transcript_targets(cfg), "scores": driftbench_grid.score_targets(cfg)}
-
-
 rule driftbench_aggregate:
     input:
-        unpack(_driftbench_aggregate_input),
+        unpack(lambda wc: driftbench_grid.aggregate_input(preset("driftbench"), source_of("driftbench", DRIFTBENCH_SOURCES))),
     output:
         metrics="results/driftbench/metrics.json",
         runs="results/driftbench/runs.csv",

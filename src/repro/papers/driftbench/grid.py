@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["CONDITIONS", "model_names", "model_spec", "model_input", "run_config", "judge_config", "transcript_targets",
-           "score_targets", "under_test", "check_preset"]
+           "score_targets", "aggregate_input", "under_test", "check_preset"]
 
 CONDITIONS = ("single_shot", "multi_turn_neutral", "multi_turn_pressure", "checkpointed_pressure")
 PRETRAINED_INPUT = "resources/llm/{name}/model.safetensors"
+RELEASE = "results/driftbench/release.json"
 
 
 def model_names(cfg: dict) -> list[str]:
@@ -54,6 +55,13 @@ def transcript_targets(cfg: dict, prefix: str = "results/driftbench/transcripts"
 
 def score_targets(cfg: dict) -> list[str]:
     return transcript_targets(cfg, "results/driftbench/scores")
+
+
+def aggregate_input(cfg: dict, source: str) -> dict[str, Any]:
+    """What the aggregate step reads: the release (source: remote) or every run's transcripts and scores."""
+    if source == "remote":
+        return {"release": RELEASE}
+    return {"transcripts": transcript_targets(cfg), "scores": score_targets(cfg)}
 
 
 def under_test(cfg: dict) -> list[str]:
