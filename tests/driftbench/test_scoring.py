@@ -84,3 +84,22 @@ def test_under_detection_recovers_a_judge_with_a_known_miss_rate():
     # a perfect judge misses nothing; a judge that calls everything met misses everything
     assert under_detection(checker, [{k: not v for k, v in c.items()} for c in checker])[0] == 0
     assert under_detection(checker, [{k: True for k in c} for c in checker]) == (total, total)
+
+
+def test_complexity_regression_recovers_a_planted_condition_effect():
+    """Exact linear data: complexity = 1.0 x pressure + 0.5 x checkpoint + 0.3 x log_tokens; OLS returns
+    the planted coefficients (the clustered interval is degenerate around them)."""
+    import pandas as pd
+
+    from repro.papers.driftbench.experiment import complexity_regression
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for b in range(6):
+        for cond, effect in (("multi_turn_neutral", 0.0), ("multi_turn_pressure", 1.0), ("checkpointed_pressure", 0.5)):
+            lt = float(rng.uniform(4, 6))
+            rows.append({"brief": f"b{b}", "model": "m", "condition": cond, "log_tokens": lt,
+                         "judge_complexity": effect + 0.3 * lt})
+    fit = complexity_regression(pd.DataFrame(rows))
+    assert fit["multi_turn_pressure"]["estimate"] == pytest.approx(1.0, abs=1e-9)
+    assert fit["checkpointed_pressure"]["estimate"] == pytest.approx(0.5, abs=1e-9)

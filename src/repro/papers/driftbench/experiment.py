@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from repro.claims import rate, sample
+from repro.claims import interval, rate, sample
 from repro.config import from_dict
 from repro.papers.driftbench.agents import AgentProfile, ScriptedAgent
 from repro.papers.driftbench.briefs import Brief
@@ -146,6 +146,29 @@ def _sample(df: pd.DataFrame, column: str) -> dict | None:
     return sample(d[column].astype(float), d["unit"], unit="brief_rep")
 
 
+def complexity_regression(runs: pd.DataFrame, outcome: str = "judge_complexity", level: float = 0.95) -> dict:
+    """The reference's regression of complexity on condition + model + log tokens, standard errors
+    clustered by brief; the coefficient of each condition against neutral refinement as an interval
+    (``None`` when the design is rank-deficient or has fewer than two briefs)."""
+    import statsmodels.formula.api as smf
+
+    d = runs.dropna(subset=[outcome, "log_tokens"])
+    d = d[d.condition != "single_shot"]
+    if d.brief.nunique() < 2 or d[outcome].nunique() < 2 or d.condition.nunique() < 2:
+        return {}
+    terms = "C(condition, Treatment('multi_turn_neutral'))" + (" + C(model)" if d.model.nunique() > 1 else "")
+    formula = f"{outcome} ~ {terms}" + ("" if outcome == "log_tokens" else " + log_tokens")
+    fit = smf.ols(formula, data=d).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(d.brief)[0]})
+    ci = fit.conf_int(alpha=1 - level)
+    out = {}
+    for cond in ("multi_turn_pressure", "checkpointed_pressure"):
+        name = f"C(condition, Treatment('multi_turn_neutral'))[T.{cond}]"
+        if name in fit.params.index:
+            out[cond] = interval(float(fit.params[name]), float(ci.loc[name, 0]), float(ci.loc[name, 1]),
+                                 n=int(d.brief.nunique()), unit="brief", level=level, method="OLS, CR1 by brief")
+    return out
+
+
 def kbv_summary(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Table 1: KBV rate per model and condition (runs with a probe and a judge score), Wilson CIs."""
     rows = []
@@ -189,6 +212,8 @@ def summarise(runs: pd.DataFrame, under_test: Sequence[str], published: pd.DataF
     metrics["judge_under_detection_by_model"] = {
         m: rate(int(d.judge_missed.sum()), int(d.checker_violations.sum()), "violation")
         for m, d in runs.groupby("model", sort=False) if d.checker_violations.sum()}
+    metrics["complexity_regression"] = {outcome: complexity_regression(und, outcome)
+                                        for outcome in ("judge_complexity", "log_tokens")}
     table = kbv_summary(runs)
     if published is not None:
         table = compare_published(table, published)
