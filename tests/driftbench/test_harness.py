@@ -135,3 +135,45 @@ def test_pressure_effects_of_the_drifter_and_nulls_of_the_reference_agents():
 def test_same_seed_same_transcripts():
     assert _play(DRIFTER, seed=5, reps=1) == _play(DRIFTER, seed=5, reps=1)
     assert _play(DRIFTER, seed=5, reps=1) != _play(DRIFTER, seed=6, reps=1)
+
+
+class Grader(LanguageModel):
+    """A judge model that answers every criterion with a fixed verdict (and once with nothing)."""
+
+    name = "grader"
+
+    def __init__(self, verdict):
+        self.verdict = verdict
+        self.prompts = []
+
+    def generate(self, prompts, **kw):
+        raise NotImplementedError
+
+    def logprobs(self, prompts, continuations, **kw):
+        raise NotImplementedError
+
+    def chat(self, messages, **kw):
+        self.prompts += [c[-1]["content"] for c in messages]
+        if self.verdict is None:
+            return ["I cannot grade this." for _ in messages]
+        return ["\n".join(f"{n}: {self.verdict}" for n in ("c0", "c1", "c2", "c3", "c4", "c5", "c6", "b0", "b1", "b2"))
+                for _ in messages]
+
+
+@pytest.mark.parametrize("verdict, adherence, missed_all", [("yes", 4.0, True), ("no", 0.0, False)])
+def test_a_model_judge_goes_through_repro_llm_and_its_misses_are_counted(verdict, adherence, missed_all):
+    runs = _play(DRIFTER, reps=1)
+    grader = Grader(verdict)
+    scores = judge_runs(runs, BY_ID, {"kind": "model", "llm": {}}, model=grader)
+    assert all(s["j_constraint_adherence"] == adherence for s in scores)
+    # the judge reads the transcript without probes
+    assert all(PROBE not in p for p in grader.prompts)
+    table = run_table(runs, scores, BY_ID)
+    assert (table.judge_missed == table.checker_violations).all() == missed_all
+    assert table.checker_violations.sum() > 0
+
+
+def test_a_judge_that_decides_nothing_leaves_the_run_unscored():
+    runs = _play(DRIFTER, reps=1)[:3]
+    scores = judge_runs(runs, BY_ID, {"kind": "model", "llm": {}}, model=Grader(None))
+    assert all(np.isnan(s["j_constraint_adherence"]) and not s["judge_parsed"] for s in scores)

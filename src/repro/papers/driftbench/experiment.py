@@ -10,7 +10,9 @@
   thresholds and the judge's misses; per probe, recall by turn. Nothing here calls a model, so the
   released transcripts and scores go through the same code (``source: remote``).
 - :func:`summarise`: per-unit samples (unit = brief x repetition, the same ids in every condition)
-  for the claims, Wilson intervals for Table 1, and the comparison with a published KBV summary.
+  for the claims, Wilson intervals for Table 1, the complexity regression (condition + model + log
+  tokens, standard errors clustered by brief, as the reference), and the comparison with a published
+  KBV summary.
 """
 
 from __future__ import annotations
@@ -51,14 +53,15 @@ def build_model(spec: Mapping[str, Any], briefs: Sequence[Brief], *, root=None, 
     raise ValueError(f"model {spec.get('name')!r}: kind {spec.get('kind')!r} is not scripted or lm")
 
 
-def build_judge(cfg: Mapping[str, Any], rubric, *, root=None, device: str = "cpu"):
-    """``{kind: rules}`` (default, deterministic) or ``{kind: model, llm: {...}, max_new_tokens: n}``."""
+def build_judge(cfg: Mapping[str, Any], rubric, *, root=None, device: str = "cpu", model=None):
+    """``{kind: rules}`` (default, deterministic) or ``{kind: model, llm: {...}, max_new_tokens: n}``
+    (``model``: an already loaded :class:`repro.llm.LanguageModel` to judge with instead of ``llm``)."""
     import repro.llm
 
     if cfg["kind"] == "rules":
         return repro.llm.create_judge("rules", rubric)
     if cfg["kind"] == "model":
-        lm = repro.llm.from_config(cfg["llm"], "judge.llm", root=root, device=device)
+        lm = model if model is not None else repro.llm.from_config(cfg["llm"], "judge.llm", root=root, device=device)
         return repro.llm.create_judge("model", rubric, model=lm, max_new_tokens=cfg.get("max_new_tokens", 96))
     raise ValueError(f"judge.kind {cfg['kind']!r} is not rules or model")
 
@@ -68,15 +71,19 @@ def _transcript_text(transcript: dict) -> str:
 
 
 def judge_runs(transcripts: Sequence[dict], briefs: Mapping[str, Brief], judge_cfg: Mapping[str, Any], *,
-               root=None, device: str = "cpu") -> list[dict]:
+               root=None, device: str = "cpu", model=None) -> list[dict]:
     """One judgement per run on its final proposal; the judge model (if any) reads the brief and the
-    transcript without probes as its task."""
+    transcript without probes as its task, and is loaded once."""
     out, judges = [], {}
+    if judge_cfg["kind"] == "model" and model is None:
+        import repro.llm
+
+        model = repro.llm.from_config(judge_cfg["llm"], "judge.llm", root=root, device=device)
     for t in transcripts:
         meta = t["metadata"]
         brief = briefs[meta["brief_id"]]
         if brief.id not in judges:
-            judges[brief.id] = build_judge(judge_cfg, judge_rubric(brief), root=root, device=device)
+            judges[brief.id] = build_judge(judge_cfg, judge_rubric(brief), model=model)
         prompt = f"Research brief: {brief.objective}\n\nConversation:\n{_transcript_text(t)}"
         final = final_proposal(t["messages"])
         # the rule judge reads keywords and cannot tell a restated constraint from a design choice, so
