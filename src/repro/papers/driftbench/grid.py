@@ -1,0 +1,86 @@
+"""The driftbench DAG's grid and the part of the preset each rule receives (standard library only:
+``workflow/rules/driftbench.smk`` imports this module at parse time)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CONDITIONS", "model_names", "model_spec", "model_input", "run_config", "judge_config", "transcript_targets",
+           "score_targets", "aggregate_input", "under_test", "check_preset"]
+
+CONDITIONS = ("single_shot", "multi_turn_neutral", "multi_turn_pressure", "checkpointed_pressure")
+PRETRAINED_INPUT = "resources/llm/{name}/model.safetensors"
+RELEASE = "results/driftbench/release.json"
+
+
+def model_names(cfg: dict) -> list[str]:
+    return [m["name"] for m in cfg["models"]]
+
+
+def model_spec(cfg: dict, name: str) -> dict[str, Any]:
+    for m in cfg["models"]:
+        if m["name"] == name:
+            return dict(m)
+    raise ValueError(f"driftbench: no model {name!r} in the preset's models ({', '.join(model_names(cfg))})")
+
+
+def _local_weights(llm: dict) -> list[str]:
+    if llm.get("backend", "local") == "local" and "/" not in llm.get("model", "smollm2-135m"):
+        return [PRETRAINED_INPUT.format(name=llm.get("model", "smollm2-135m"))]
+    return []
+
+
+def model_input(cfg: dict, name: str) -> list[str]:
+    """Files a run waits for: the cached weights of a local registered model (none for scripted agents)."""
+    spec = model_spec(cfg, name)
+    return _local_weights(spec["llm"]) if spec["kind"] == "lm" else []
+
+
+def judge_input(cfg: dict) -> list[str]:
+    return _local_weights(cfg["judge"]["llm"]) if cfg["judge"]["kind"] == "model" else []
+
+
+def run_config(cfg: dict, name: str) -> dict[str, Any]:
+    return {"model": model_spec(cfg, name), "briefs": cfg["briefs"], "repetitions": cfg["repetitions"],
+            "generation": cfg["generation"]}
+
+
+def judge_config(cfg: dict) -> dict[str, Any]:
+    return {"briefs": cfg["briefs"], "judge": cfg["judge"]}
+
+
+def transcript_targets(cfg: dict, prefix: str = "results/driftbench/transcripts") -> list[str]:
+    return [f"{prefix}/{m}/{c}.jsonl" for m in model_names(cfg) for c in CONDITIONS]
+
+
+def score_targets(cfg: dict) -> list[str]:
+    return transcript_targets(cfg, "results/driftbench/scores")
+
+
+def aggregate_input(cfg: dict, source: str) -> dict[str, Any]:
+    """What the aggregate step reads: the release (source: remote) or every run's transcripts and scores."""
+    if source == "remote":
+        return {"release": RELEASE}
+    return {"transcripts": transcript_targets(cfg), "scores": score_targets(cfg)}
+
+
+def under_test(cfg: dict) -> list[str]:
+    """Models whose numbers the claims read (scripted reference agents are planted checks)."""
+    return [m["name"] for m in cfg["models"] if m.get("under_test", True)]
+
+
+def check_preset(cfg: dict, where: str) -> None:
+    """Refuse values the schema cannot express, naming the key (``where`` is e.g. ``driftbench.small``)."""
+    names = model_names(cfg)
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"config: {where}.models names {dup} more than once")
+    if not under_test(cfg):
+        raise ValueError(f"config: {where}.models has no model under test (every one sets under_test: false)")
+    for k, m in enumerate(cfg["models"]):
+        if m["kind"] == "scripted" and "profile" not in m:
+            raise ValueError(f"config: {where}.models[{k}] ({m['name']}): a scripted agent needs a profile")
+        if m["kind"] == "lm" and "llm" not in m:
+            raise ValueError(f"config: {where}.models[{k}] ({m['name']}): a language model needs an llm block")
+    if cfg["briefs"] is not None and len(set(cfg["briefs"])) != len(cfg["briefs"]):
+        raise ValueError(f"config: {where}.briefs lists a brief more than once")

@@ -1,0 +1,11 @@
+"""driftbench_fig2: recall against judge adherence per model and condition, KBV marked."""
+
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.driftbench.figures import fig2, fig2_table
+
+Job.from_snakemake(snakemake)  # noqa: F821
+tidy = fig2_table(pd.read_csv(snakemake.input.table))  # noqa: F821
+save(fig2(tidy), tidy, snakemake.output.pdf)  # noqa: F821
