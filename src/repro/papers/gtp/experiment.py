@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,7 @@ import pandas as pd
 import torch
 
 from repro.claims import sample
+from repro.config import from_dict
 from repro.papers.gtp.maze import Maze, MazeEnv, expert_actions
 from repro.rl.diffusion_prior import ActionDiffusion, DiffusionConfig, fit_action_diffusion
 from repro.rl.planners import cem, mppi, refine_from_prior, shift
@@ -81,14 +82,6 @@ class PlanConfig:
     """CEM elite share"""
 
 
-def _cfg(cls, d: dict | None):
-    d = dict(d or {})
-    unknown = set(d) - {f.name for f in fields(cls)}
-    if unknown:
-        raise ValueError(f"{cls.__name__}: unknown keys {sorted(unknown)}")
-    return cls(**d)
-
-
 # training ------------------------------------------------------------------------------------------
 def sequence_windows(data: dict[str, np.ndarray], horizon: int) -> tuple[np.ndarray, np.ndarray]:
     """Every run of ``horizon`` consecutive actions within one episode, with the state where it starts."""
@@ -106,10 +99,10 @@ def train_models(data: dict[str, np.ndarray], model_cfg: dict, diffusion_cfg: di
     """Fit the world model and the diffusion prior of one seed on its offline dataset."""
     t = {k: torch.as_tensor(v, dtype=torch.float32) for k, v in data.items() if k != "episode"}
     wm = fit_world_model(t["observations"], t["actions"], t["rewards"], t["next_observations"], t["terminals"],
-                         _cfg(ModelConfig, model_cfg), seed)
+                         from_dict(ModelConfig, model_cfg, "gtp.model"), seed)
     x0, cond = sequence_windows(data, horizon)
     prior = fit_action_diffusion(torch.as_tensor(x0, dtype=torch.float32), torch.as_tensor(cond, dtype=torch.float32),
-                                 _cfg(DiffusionConfig, diffusion_cfg), seed + 1)
+                                 from_dict(DiffusionConfig, diffusion_cfg, "gtp.diffusion"), seed + 1)
     return wm, prior
 
 
@@ -124,9 +117,9 @@ def save_models(wm: WorldModel, prior: ActionDiffusion, cfg: dict, path) -> None
 def load_models(path) -> tuple[WorldModel, ActionDiffusion]:
     blob = torch.load(path, weights_only=False)
     s_dim, a_dim, dim = blob["dims"]
-    wm = WorldModel(s_dim, a_dim, _cfg(ModelConfig, blob["cfg"]["model"]))
+    wm = WorldModel(s_dim, a_dim, from_dict(ModelConfig, blob["cfg"]["model"], "gtp.model"))
     wm.load_state_dict(blob["world_model"])
-    prior = ActionDiffusion(dim, s_dim, _cfg(DiffusionConfig, blob["cfg"]["diffusion"]))
+    prior = ActionDiffusion(dim, s_dim, from_dict(DiffusionConfig, blob["cfg"]["diffusion"], "gtp.diffusion"))
     prior.load_state_dict(blob["prior"])
     return wm.eval(), prior.eval()
 
@@ -193,7 +186,7 @@ def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: 
     t_star = maze.optimal_steps(starts)
     limits = np.ceil(cfg["limit_factor"] * t_star).astype(int)
     best_ret = maze.optimal_return(starts, gamma)
-    base = _cfg(PlanConfig, cfg.get("plan"))
+    base = from_dict(PlanConfig, cfg.get("plan"), "gtp.plan")
     runs = [(m, base.n_samples) for m in cfg["methods"]]
     runs += [(m, n) for m in cfg["methods"] if m in PLANNERS for n in cfg["budgets"] if n != base.n_samples]
     rows = []
