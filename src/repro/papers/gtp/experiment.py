@@ -241,6 +241,8 @@ def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame]:
         metrics["drop"][m] = sample(drop.values, [f"seed{s}" for s in seeds], "seed")
     for n, g in eps[eps.method.isin(PLANNERS)].groupby("n_samples"):
         metrics["budget"][f"n{n}"] = {m: per_seed(gm, "score") for m, gm in g.groupby("method")}
+    if metrics["budget"]:  # the smallest budget of the sweep, where the proposal matters most
+        metrics["low_budget"] = metrics["budget"][f"n{min(eps[eps.method.isin(PLANNERS)].n_samples)}"]
     return metrics, tidy
 
 
