@@ -1,0 +1,260 @@
+"""Generative Trajectory Planning on the long-horizon maze: training, receding-horizon control, aggregation.
+
+Paper: "Generative Trajectory Planning" (NeurIPS 2026 submission; abstract only). GTP: a small DDPM
+over action sequences of horizon H conditioned on the state is the proposal; at each decision it
+draws N candidates, refines them by a few MPPI-style iterations under the learned dynamics +
+reward + terminal value, and executes the first action (receding horizon).
+
+Methods (registry keys, the ``method`` column of every table):
+
+- ``gtp``: N prior samples, then :func:`repro.rl.planners.refine_from_prior` (I iterations in all).
+- ``mppi``, ``cem``: optimisation from scratch (a Gaussian around the shifted previous plan), same
+  N and I, same learned models and objective (:func:`repro.rl.world_model.model_return`).
+- ``diffusion_policy``: the same prior used directly as a policy (one sample, first action).
+- ``oracle``: the shortest-path controller on the true maze (its return is the exact optimum; the
+  run checks that it is).
+- ``random``: uniform actions (the floor).
+
+Planning compute is counted in candidate-sequence evaluations under the learned model (each one H
+dynamics + H reward + 1 value evaluations): N x I per decision for gtp, mppi and cem alike. The
+prior's own denoiser calls (K steps x N samples per decision) are extra for gtp and are reported
+beside it (``denoiser_calls``), not hidden.
+
+Score of an episode: its return divided by the optimal return of its start (``gamma^(T-1) /
+gamma^(T*-1)``), 0 when it times out after ``limit_factor * T*`` steps.
+
+Choices the paper leaves open
+-----------------------------
+- The maze (D4RL's ``large`` layout, step 1/4 cell), distance buckets by optimal steps, time limit
+  ``limit_factor * T*``.
+- Behaviour data: goal-agnostic waypoint following with noise plus correlated random actions.
+- Value by expectile TD (tau 0.9) on the relabelled data; reward model logistic; 3-member ensemble.
+- MPPI temperature on standardised scores; GTP refinement noise decays by half per iteration.
+
+Deviations
+----------
+- Only the maze is built: gymnasium (Pendulum, MountainCarContinuous) and MuJoCo tasks are not,
+  and neither is online fine-tuning nor the model-free (SAC/TD3) baseline; Fig. 1 therefore shows
+  the score per method and distance bucket on the maze, not return vs environment steps.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from repro.claims import sample
+from repro.config import from_dict
+from repro.papers.gtp.maze import Maze, MazeEnv, expert_actions
+from repro.rl.diffusion_prior import ActionDiffusion, DiffusionConfig, fit_action_diffusion
+from repro.rl.planners import cem, mppi, refine_from_prior, shift
+from repro.rl.world_model import ModelConfig, WorldModel, fit_world_model, model_return
+from repro.seeding import torch_generator
+
+__all__ = ["METHODS", "PLANNERS", "PlanConfig", "train_models", "save_models", "load_models", "evaluate_seed",
+           "aggregate", "table1"]
+
+log = logging.getLogger(__name__)
+
+METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "oracle", "random")
+PLANNERS = ("gtp", "mppi", "cem")
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    horizon: int = 8
+    """planning horizon H (steps); also the prior's sequence length"""
+    n_samples: int = 64
+    """candidates per iteration N"""
+    iterations: int = 2
+    """planning iterations I (gtp: the prior population counts as the first)"""
+    sigma: float = 0.5
+    """sd of Gaussian candidates (mppi, cem; gtp's refinement)"""
+    temperature: float = 0.1
+    """MPPI temperature on standardised scores"""
+    elite_frac: float = 0.1
+    """CEM elite share"""
+
+
+# training ------------------------------------------------------------------------------------------
+def sequence_windows(data: dict[str, np.ndarray], horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every run of ``horizon`` consecutive actions within one episode, with the state where it starts."""
+    ep, acts, obs = data["episode"], data["actions"], data["observations"]
+    starts = [i for i in range(len(ep) - horizon + 1) if ep[i] == ep[i + horizon - 1]
+              and np.allclose(obs[i + 1:i + horizon], data["next_observations"][i:i + horizon - 1])]
+    if not starts:
+        raise ValueError(f"dataset: no episode holds {horizon} consecutive steps")
+    idx = np.asarray(starts)[:, None] + np.arange(horizon)
+    return acts[idx].reshape(len(starts), -1), obs[starts]
+
+
+def train_models(data: dict[str, np.ndarray], model_cfg: dict, diffusion_cfg: dict, horizon: int,
+                 seed: int) -> tuple[WorldModel, ActionDiffusion]:
+    """Fit the world model and the diffusion prior of one seed on its offline dataset."""
+    t = {k: torch.as_tensor(v, dtype=torch.float32) for k, v in data.items() if k != "episode"}
+    wm = fit_world_model(t["observations"], t["actions"], t["rewards"], t["next_observations"], t["terminals"],
+                         from_dict(ModelConfig, model_cfg, "gtp.model"), seed)
+    x0, cond = sequence_windows(data, horizon)
+    prior = fit_action_diffusion(torch.as_tensor(x0, dtype=torch.float32), torch.as_tensor(cond, dtype=torch.float32),
+                                 from_dict(DiffusionConfig, diffusion_cfg, "gtp.diffusion"), seed + 1)
+    return wm, prior
+
+
+def save_models(wm: WorldModel, prior: ActionDiffusion, cfg: dict, path) -> None:
+    from repro.io import atomic_path
+
+    with atomic_path(path) as tmp:
+        torch.save({"cfg": cfg, "world_model": wm.state_dict(), "prior": prior.state_dict(),
+                    "dims": [wm.s_dim, wm.a_dim, prior.dim]}, tmp)
+
+
+def load_models(path) -> tuple[WorldModel, ActionDiffusion]:
+    blob = torch.load(path, weights_only=False)
+    s_dim, a_dim, dim = blob["dims"]
+    wm = WorldModel(s_dim, a_dim, from_dict(ModelConfig, blob["cfg"]["model"], "gtp.model"))
+    wm.load_state_dict(blob["world_model"])
+    prior = ActionDiffusion(dim, s_dim, from_dict(DiffusionConfig, blob["cfg"]["diffusion"], "gtp.diffusion"))
+    prior.load_state_dict(blob["prior"])
+    return wm.eval(), prior.eval()
+
+
+# control -------------------------------------------------------------------------------------------
+def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray, gamma: float, *,
+                 wm: WorldModel | None, prior: ActionDiffusion | None, plan: PlanConfig, seed: int) -> dict[str, np.ndarray]:
+    """Receding-horizon control of all episodes at once; returns per-episode return, steps, success."""
+    if method not in METHODS:
+        raise ValueError(f"gtp: unknown method {method!r}; choose from {METHODS}")
+    env = MazeEnv(maze, gamma)
+    xy = env.reset(starts)
+    gen, rng = torch_generator(seed), np.random.default_rng(seed)
+    E, H, A = len(starts), plan.horizon, 2
+    warm = torch.zeros(E, H, A)
+    score = lambda s0: lambda acts: model_return(wm, s0, acts)  # noqa: E731
+    evals = denoiser = decisions = 0
+    for t in range(int(limits.max())):
+        live = ~env.done & (t < limits)
+        if not live.any():
+            break
+        decisions += 1
+        s0 = torch.as_tensor(xy, dtype=torch.float32)
+        if method == "oracle":
+            a = expert_actions(maze, xy)
+        elif method == "random":
+            a = rng.uniform(-1, 1, size=(E, A))
+        elif method == "diffusion_policy":
+            a = prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A)[:, 0].numpy()
+            denoiser += prior.cfg.steps
+        else:
+            with torch.no_grad():
+                if method == "gtp":
+                    cand = prior.sample(s0, plan.n_samples, gen).reshape(E, plan.n_samples, H, A)
+                    denoiser += prior.cfg.steps * plan.n_samples
+                    best, n = refine_from_prior(score(s0), cand, sigma=plan.sigma, iterations=plan.iterations,
+                                                temperature=plan.temperature, generator=gen)
+                elif method == "mppi":
+                    best, n = mppi(score(s0), warm, sigma=plan.sigma, n_samples=plan.n_samples,
+                                   iterations=plan.iterations, temperature=plan.temperature, generator=gen)
+                else:
+                    best, n = cem(score(s0), warm, sigma=plan.sigma, n_samples=plan.n_samples,
+                                  iterations=plan.iterations, elite_frac=plan.elite_frac, generator=gen)
+            evals += n
+            warm = shift(best)
+            a = best[:, 0].numpy()
+        a = np.where(live[:, None], a, 0.0)
+        env.done |= ~live  # timed-out episodes stop (their return stays 0)
+        xy, _, _ = env.step(a)
+    decisions = max(decisions, 1)
+    success = env.maze.in_goal(env.xy)
+    return {"ret": np.where(success, env.ret, 0.0), "steps": env.steps, "success": success,
+            "evals_per_decision": evals / decisions, "denoiser_per_decision": denoiser / decisions}
+
+
+def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: int, method_seed: int) -> dict[str, Any]:
+    """Every method on the same starts (drawn from ``data_seed``): per-episode rows and budget sweep."""
+    maze = Maze.named(cfg["maze"], step=cfg.get("step", 0.25))
+    gamma = wm.cfg.gamma
+    rng = np.random.default_rng(data_seed)
+    buckets = [tuple(b) for b in cfg["buckets"]]
+    starts = np.concatenate([maze.starts_at_distance(lo, hi, cfg["episodes_per_bucket"], rng) for lo, hi in buckets])
+    bucket = np.repeat(np.arange(len(buckets)), cfg["episodes_per_bucket"])
+    t_star = maze.optimal_steps(starts)
+    limits = np.ceil(cfg["limit_factor"] * t_star).astype(int)
+    best_ret = maze.optimal_return(starts, gamma)
+    base = from_dict(PlanConfig, cfg.get("plan"), "gtp.plan")
+    runs = [(m, base.n_samples) for m in cfg["methods"]]
+    runs += [(m, n) for m in cfg["methods"] if m in PLANNERS for n in cfg["budgets"] if n != base.n_samples]
+    rows = []
+    for method, n in runs:
+        plan = PlanConfig(**{**base.__dict__, "n_samples": n})
+        out = run_episodes(method, maze, starts, limits, gamma, wm=wm, prior=prior, plan=plan, seed=method_seed)
+        log.info("%s n=%d: mean score %.3f, success %.2f", method, n, (out["ret"] / best_ret).mean(), out["success"].mean())
+        for e in range(len(starts)):
+            rows.append({"method": method, "n_samples": n, "episode": e, "bucket": int(bucket[e]),
+                         "dist_lo": buckets[bucket[e]][0], "dist_hi": buckets[bucket[e]][1], "t_star": int(t_star[e]),
+                         "steps": int(out["steps"][e]), "success": bool(out["success"][e]),
+                         "ret": float(out["ret"][e]), "score": float(out["ret"][e] / best_ret[e]),
+                         "evals": float(out["evals_per_decision"]),
+                         "denoiser": float(out["denoiser_per_decision"])})
+    oracle = [r for r in rows if r["method"] == "oracle"]
+    if oracle and not all(math.isclose(r["score"], 1.0, rel_tol=1e-9) for r in oracle):
+        raise RuntimeError("gtp: the shortest-path controller missed the computed optimum; the maze optimum is wrong")
+    return {"main_n": base.n_samples, "rows": rows}
+
+
+# aggregation ---------------------------------------------------------------------------------------
+def episode_table(runs: dict[int, dict]) -> pd.DataFrame:
+    return pd.concat([pd.DataFrame(r["rows"]).assign(seed=s) for s, r in sorted(runs.items())], ignore_index=True)
+
+
+def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame]:
+    """metrics.json (per-seed samples) and the tidy per-seed table (method, n_samples, bucket, seed)."""
+    eps = episode_table(runs)
+    main_n = {s: r["main_n"] for s, r in runs.items()}
+    if len(set(main_n.values())) != 1:
+        raise ValueError(f"gtp aggregate: seeds were run with different main budgets {main_n}")
+    main = next(iter(main_n.values()))
+    tidy = (eps.groupby(["method", "n_samples", "bucket", "dist_lo", "dist_hi", "seed"])
+            .agg(score=("score", "mean"), success=("success", "mean"), evals=("evals", "mean"),
+                 denoiser=("denoiser", "mean"), episodes=("score", "size")).reset_index())
+    at_main = eps[eps.n_samples == main]
+    seeds = sorted(runs)
+
+    def per_seed(frame: pd.DataFrame, col: str) -> dict:
+        v = frame.groupby("seed")[col].mean().reindex(seeds)
+        return sample(v.values, [f"seed{s}" for s in seeds], "seed")
+
+    nb = int(eps.bucket.max())
+    metrics: dict[str, Any] = {"score": {}, "success": {}, "far_success": {}, "drop": {}, "budget": {},
+                               "main_n_samples": main, "seeds": seeds}
+    for m, g in at_main.groupby("method"):
+        metrics["score"][m] = per_seed(g, "score")
+        metrics["success"][m] = per_seed(g, "success")
+        metrics["far_success"][m] = per_seed(g[g.bucket == nb], "success")
+        near, far = g[g.bucket == 0].groupby("seed").score.mean(), g[g.bucket == nb].groupby("seed").score.mean()
+        drop = (near - far).reindex(seeds)
+        metrics["drop"][m] = sample(drop.values, [f"seed{s}" for s in seeds], "seed")
+    for n, g in eps[eps.method.isin(PLANNERS)].groupby("n_samples"):
+        metrics["budget"][f"n{n}"] = {m: per_seed(gm, "score") for m, gm in g.groupby("method")}
+    if metrics["budget"]:  # the smallest budget of the sweep, where the proposal matters most
+        metrics["low_budget"] = metrics["budget"][f"n{min(eps[eps.method.isin(PLANNERS)].n_samples)}"]
+    return metrics, tidy
+
+
+def table1(tidy: pd.DataFrame, main_n: int) -> pd.DataFrame:
+    """Score and success (mean +- s.e. over seeds) per method at the main budget, with compute per decision."""
+    t = tidy[tidy.n_samples == main_n]
+    per_seed = t.groupby(["method", "seed"]).agg(score=("score", "mean"), success=("success", "mean"),
+                                                 evals=("evals", "mean"), denoiser=("denoiser", "mean")).reset_index()
+    g = per_seed.groupby("method")
+    out = pd.DataFrame({"score": g.score.mean(), "score_se": g.score.std(ddof=1) / np.sqrt(g.score.count()),
+                        "success": g.success.mean(), "success_se": g.success.std(ddof=1) / np.sqrt(g.success.count()),
+                        "model_evals_per_decision": g.evals.mean(), "denoiser_calls_per_decision": g.denoiser.mean(),
+                        "seeds": g.score.count()}).reset_index()
+    order = {m: i for i, m in enumerate(("oracle",) + METHODS)}
+    return out.sort_values("method", key=lambda s: s.map(order)).reset_index(drop=True).fillna(0.0)

@@ -1,0 +1,98 @@
+"""Sampling-based trajectory optimisers over open-loop action sequences: MPPI, CEM and prior-seeded MPPI.
+
+Every planner maximises a batched objective ``score(actions) -> (E, N)`` over candidate sequences
+``actions`` of shape ``(E, N, H, A)`` (E problems at once, N candidates each, horizon H, action
+dimension A), with actions boxed in ``[low, high]``. Each returns the improved mean sequence
+``(E, H, A)`` and the number of candidate evaluations it spent per problem, the unit in which the
+gtp rebuild equalises planning compute.
+
+- :func:`mppi`: model-predictive path integral control (Williams et al. 2017, "Information
+  Theoretic MPC for Model-Based Reinforcement Learning", Eq. 27-28): candidates ``mean + sigma * eps``,
+  weights ``softmax(J / lambda)``, new mean the weighted average. The temperature is applied to
+  standardised scores (``lambda = temperature * std(J)``), so one value serves objectives of any scale.
+- :func:`cem`: the cross-entropy method (Rubinstein 1999; as used by PETS, Chua et al. 2018): refit a
+  diagonal Gaussian to the top ``elite_frac`` candidates.
+- :func:`refine_from_prior`: MPPI whose first population is given (drawn from a generative prior, as in
+  Generative Trajectory Planning, D-MPC and GPC) instead of drawn around a warm start; later
+  iterations perturb the weighted mean with a shrinking ``sigma``.
+- :func:`shift`: the receding-horizon warm start (drop the executed action, repeat a fill value).
+
+All randomness comes from a ``torch.Generator`` argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+__all__ = ["mppi", "cem", "refine_from_prior", "shift", "mppi_weights"]
+
+Score = Callable[[torch.Tensor], torch.Tensor]
+
+
+def mppi_weights(J: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``softmax(J / (temperature * std J))`` over the last axis; (E, N)."""
+    if temperature <= 0:
+        raise ValueError(f"MPPI temperature must be positive; got {temperature}")
+    scale = J.std(-1, keepdim=True).clamp_min(1e-8) * temperature
+    return torch.softmax((J - J.max(-1, keepdim=True).values) / scale, -1)
+
+
+def _check(mean: torch.Tensor, n: int, iterations: int) -> None:
+    if mean.ndim != 3:
+        raise ValueError(f"planner: the mean sequence must have shape (E, H, A); got {tuple(mean.shape)}")
+    if n < 2 or iterations < 1:
+        raise ValueError(f"planner: need n_samples >= 2 and iterations >= 1; got {n}, {iterations}")
+
+
+def mppi(score: Score, mean: torch.Tensor, *, sigma: float, n_samples: int, iterations: int, temperature: float,
+         generator: torch.Generator, low: float = -1.0, high: float = 1.0) -> tuple[torch.Tensor, int]:
+    """MPPI from ``mean`` (E, H, A): ``iterations`` rounds of ``n_samples`` Gaussian candidates."""
+    _check(mean, n_samples, iterations)
+    for _ in range(iterations):
+        eps = torch.randn((mean.shape[0], n_samples, *mean.shape[1:]), generator=generator)
+        cand = (mean[:, None] + sigma * eps).clamp(low, high)  # (E, N, H, A)
+        w = mppi_weights(score(cand), temperature)  # (E, N)
+        mean = torch.einsum("en,enha->eha", w, cand)
+    return mean, n_samples * iterations
+
+
+def cem(score: Score, mean: torch.Tensor, *, sigma: float, n_samples: int, iterations: int, elite_frac: float,
+        generator: torch.Generator, low: float = -1.0, high: float = 1.0, min_std: float = 0.05) -> tuple[torch.Tensor, int]:
+    """CEM from ``mean`` (E, H, A) with initial std ``sigma``; the elite count is at least 2."""
+    _check(mean, n_samples, iterations)
+    if not 0 < elite_frac <= 1:
+        raise ValueError(f"CEM elite_frac must lie in (0, 1]; got {elite_frac}")
+    k = max(2, int(round(elite_frac * n_samples)))
+    std = torch.full_like(mean, sigma)
+    for _ in range(iterations):
+        eps = torch.randn((mean.shape[0], n_samples, *mean.shape[1:]), generator=generator)
+        cand = (mean[:, None] + std[:, None] * eps).clamp(low, high)
+        top = score(cand).topk(k, dim=-1).indices  # (E, k)
+        elites = torch.gather(cand, 1, top[:, :, None, None].expand(-1, -1, *cand.shape[2:]))
+        mean, std = elites.mean(1), elites.std(1).clamp_min(min_std)
+    return mean, n_samples * iterations
+
+
+def refine_from_prior(score: Score, candidates: torch.Tensor, *, sigma: float, iterations: int, temperature: float,
+                      generator: torch.Generator, low: float = -1.0, high: float = 1.0,
+                      decay: float = 0.5) -> tuple[torch.Tensor, int]:
+    """Prior-seeded MPPI: weight the given ``candidates`` (E, N, H, A), then ``iterations - 1`` MPPI
+    rounds around the weighted mean with ``sigma * decay**k``. Evaluations: ``N * iterations``."""
+    if candidates.ndim != 4:
+        raise ValueError(f"refine_from_prior: candidates must have shape (E, N, H, A); got {tuple(candidates.shape)}")
+    n = candidates.shape[1]
+    mean = torch.einsum("en,enha->eha", mppi_weights(score(candidates), temperature), candidates)
+    if iterations > 1:
+        for k in range(1, iterations):
+            eps = torch.randn(candidates.shape, generator=generator)
+            cand = (mean[:, None] + sigma * decay ** (k - 1) * eps).clamp(low, high)
+            cand[:, 0] = mean  # keep the current mean in the population (it may already be the best)
+            mean = torch.einsum("en,enha->eha", mppi_weights(score(cand), temperature), cand)
+    return mean, n * iterations
+
+
+def shift(plan: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
+    """Receding-horizon warm start: drop the first action of ``plan`` (E, H, A), append ``fill``."""
+    return torch.cat([plan[:, 1:], torch.full_like(plan[:, :1], fill)], 1)

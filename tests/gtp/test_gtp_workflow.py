@@ -1,0 +1,52 @@
+"""The gtp DAG builds from an empty folder at scale=smoke; presets are valid; a misspelt key is refused;
+a corrupt dataset is refused by name."""
+
+import copy
+import functools
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from repro.config import preset_error
+from tests.conftest import REPO
+
+SCHEMA = REPO / "workflow/schemas/gtp.schema.yaml"
+CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["gtp"]
+
+TARGETS = ["reports/gtp_fig1.pdf", "reports/gtp_fig2.pdf", "reports/gtp_fig3.pdf", "reports/gtp_table1.md",
+           "results/gtp/metrics.json"]
+
+
+@pytest.mark.slow
+def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
+    workflow_build(smoke_dir, TARGETS)
+    metrics = json.loads((smoke_dir / "results/gtp/metrics.json").read_text())
+    oracle = metrics["score"]["oracle"]
+    assert oracle["unit"] == "seed" and np.allclose(oracle["values"], 1.0)  # the exact optimum is attained
+    assert max(metrics["score"]["random"]["values"]) < 1.0
+    assert set(metrics["score"]) == {"gtp", "mppi", "cem", "diffusion_policy", "oracle", "random"}
+    ids = {m: s["ids"] for m, s in metrics["score"].items()}
+    assert all(v == ids["gtp"] for v in ids.values())  # paired by seed
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
+def test_presets_are_valid(scale):
+    import jsonschema
+
+    jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
+
+
+@pytest.mark.parametrize("path", [("seedz",), ("plan", "n_sample"), ("dataset", "episode")])
+def test_a_misspelt_key_is_rejected_with_its_path(path):
+    preset = copy.deepcopy(CONFIG["small"])
+    functools.reduce(dict.__getitem__, path[:-1], preset)[path[-1]] = 1
+    message = preset_error(preset, SCHEMA, "gtp.small")
+    assert message.startswith(".".join(("gtp.small", *path)) + ": unknown key"), message
+
+
+def test_impossible_value_is_refused():
+    preset = copy.deepcopy(CONFIG["small"])
+    preset["maze"] = "labyrinth"
+    assert "maze" in preset_error(preset, SCHEMA, "gtp.small")

@@ -1,0 +1,199 @@
+# gtp: "Generative Trajectory Planning" (NeurIPS 2026, abstract only).
+# DAG: offline maze dataset per {seed} (sha256 beside it) -> world model + diffusion prior per seed
+#      -> receding-horizon evaluation of every method (and the budget sweep) on the same starts per seed
+#      -> aggregate (metrics.json, tidy table) -> fig1 (score by distance), fig2 (success vs distance),
+#      fig3 (score vs planning budget), table1.
+# The seed is the unit of every claim; every method of a seed sees the same data, models and starts.
+from repro.papers.gtp import grid as gtp_grid
+
+
+register_targets(
+    "gtp",
+    [
+        "reports/gtp_fig1.pdf",
+        "reports/gtp_fig2.pdf",
+        "reports/gtp_fig3.pdf",
+        "reports/gtp_table1.csv",
+        "reports/gtp_table1.md",
+        "results/gtp/metrics.json",
+    ],
+)
+
+
+rule gtp_data:
+    output:
+        data="results/gtp/data/seed{seed}.npz",
+        sha="results/gtp/data/seed{seed}.npz.sha256",
+    log:
+        "logs/gtp/data/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/data/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.data_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/data.py"
+
+
+rule gtp_train:
+    input:
+        data="results/gtp/data/seed{seed}.npz",
+        sha="results/gtp/data/seed{seed}.npz.sha256",
+    output:
+        models="results/gtp/models/seed{seed}.pt",
+    log:
+        "logs/gtp/train/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/train/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.train_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/train.py"
+
+
+rule gtp_evaluate:
+    input:
+        models="results/gtp/models/seed{seed}.pt",
+    output:
+        run="results/gtp/eval/seed{seed}.json",
+    log:
+        "logs/gtp/eval/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/eval/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.eval_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/evaluate.py"
+
+
+rule gtp_aggregate:
+    input:
+        runs=lambda wc: gtp_grid.eval_targets(preset("gtp")),
+    output:
+        metrics="results/gtp/metrics.json",
+        tidy="results/gtp/summary.csv",
+    log:
+        "logs/gtp/aggregate.log",
+    benchmark:
+        "benchmarks/gtp/aggregate.tsv"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/aggregate.py"
+
+
+rule gtp_fig1:
+    input:
+        tidy="results/gtp/summary.csv",
+    output:
+        pdf=report("reports/gtp_fig1.pdf", caption="../report/gtp_fig1.rst", category="gtp"),
+        csv="reports/gtp_fig1.csv",
+    log:
+        "logs/gtp/fig1.log",
+    benchmark:
+        "benchmarks/gtp/fig1.tsv"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/fig1.py"
+
+
+rule gtp_fig2:
+    input:
+        tidy="results/gtp/summary.csv",
+    output:
+        pdf=report("reports/gtp_fig2.pdf", caption="../report/gtp_fig2.rst", category="gtp"),
+        csv="reports/gtp_fig2.csv",
+    log:
+        "logs/gtp/fig2.log",
+    benchmark:
+        "benchmarks/gtp/fig2.tsv"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/fig2.py"
+
+
+rule gtp_fig3:
+    input:
+        tidy="results/gtp/summary.csv",
+    output:
+        pdf=report("reports/gtp_fig3.pdf", caption="../report/gtp_fig3.rst", category="gtp"),
+        csv="reports/gtp_fig3.csv",
+    log:
+        "logs/gtp/fig3.log",
+    benchmark:
+        "benchmarks/gtp/fig3.tsv"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/fig3.py"
+
+
+rule gtp_table1:
+    input:
+        tidy="results/gtp/summary.csv",
+    output:
+        csv="reports/gtp_table1.csv",
+        md="reports/gtp_table1.md",
+    log:
+        "logs/gtp/table1.log",
+    benchmark:
+        "benchmarks/gtp/table1.tsv"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/table1.py"
