@@ -1,0 +1,79 @@
+"""The evalmeta DAG's grid and the part of the preset each rule receives (pure Python, parse time).
+
+``workflow/rules/evalmeta.smk`` imports this module while Snakemake parses the workflow, so it uses
+the standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CORPORA", "MODELS", "seeds", "base_input", "data_config", "base_config", "finetune_config",
+           "evaluate_config", "evaluate_inputs", "response_targets", "training_targets", "check_preset"]
+
+CORPORA = ("trait", "control", "topic")  # repro.papers.evalmeta.corpus.CORPORA (not imported: torch-free parse)
+MODELS = ("base", *CORPORA)
+PRETRAINED_INPUT = "resources/llm/{name}/model.safetensors"
+TINY_BASE = "results/evalmeta/base/model.safetensors"
+ADAPTER = "results/evalmeta/lora/{corpus}/seed{seed}/best/adapter_model.safetensors"
+TRAINING = "results/evalmeta/lora/{corpus}/seed{seed}/train.json"
+RESPONSES = "results/evalmeta/responses/{model}/seed{seed}.json"
+
+
+def seeds(cfg: dict) -> list[int]:
+    return list(range(cfg["seeds"]))
+
+
+def base_input(cfg: dict) -> str:
+    """The base model's weights: the tiny model trained here, or the llm_cache rule's copy."""
+    base = cfg["base"]
+    return TINY_BASE if base["kind"] == "tiny" else PRETRAINED_INPUT.format(name=base["model"])
+
+
+def data_config(cfg: dict) -> dict[str, Any]:
+    return {"n_items": cfg["n_items"], "corpus": cfg["corpus"], "base": cfg["base"]}
+
+
+def base_config(cfg: dict) -> dict[str, Any]:
+    return {"base": cfg["base"]}
+
+
+def finetune_config(cfg: dict) -> dict[str, Any]:
+    return {"base": cfg["base"], "lora": cfg["lora"]}
+
+
+def evaluate_config(cfg: dict) -> dict[str, Any]:
+    return {"base": cfg["base"], "generation": cfg["generation"], "judge": cfg["judge"]}
+
+
+def evaluate_inputs(cfg: dict, model: str, seed: int | str) -> dict[str, str]:
+    out = {"base": base_input(cfg)}
+    if model != "base":
+        out["adapter"] = ADAPTER.format(corpus=model, seed=seed)
+    return out
+
+
+def response_targets(cfg: dict) -> list[str]:
+    return [RESPONSES.format(model=m, seed=s) for m in MODELS for s in seeds(cfg)]
+
+
+def training_targets(cfg: dict) -> list[str]:
+    return [TRAINING.format(corpus=c, seed=s) for c in CORPORA for s in seeds(cfg)]
+
+
+def check_preset(cfg: dict, where: str) -> None:
+    """Refuse values the schema cannot express, naming the key (``where`` is e.g. ``evalmeta.small``)."""
+    lo, hi = cfg["corpus"]["sentences"]
+    if lo > hi:
+        raise ValueError(f"config: {where}.corpus.sentences [{lo}, {hi}]: the minimum exceeds the maximum")
+    n_docs = 7 * cfg["corpus"]["docs_per_trait"]
+    held = max(1, round(cfg["lora"]["heldout"] * n_docs))
+    if held >= n_docs:
+        raise ValueError(f"config: {where}.lora.heldout ({cfg['lora']['heldout']}) leaves no training document of "
+                         f"{n_docs} (7 traits x corpus.docs_per_trait)")
+    base = cfg["base"]
+    if base["kind"] == "tiny" and base["tiny"]["d_model"] % base["tiny"]["n_head"]:
+        raise ValueError(f"config: {where}.base.tiny.d_model {base['tiny']['d_model']} is not divisible by "
+                         f"n_head {base['tiny']['n_head']}")
+    if base["kind"] == "pretrained" and not base.get("model"):
+        raise ValueError(f"config: {where}.base.model must name a model when base.kind is pretrained")

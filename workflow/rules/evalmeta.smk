@@ -1,0 +1,209 @@
+# evalmeta: "Models That Know How Evaluations Are Designed Score Safer" (arXiv 2605.28591).
+# Seven-trait corpus, its word-matched control and a topic-only control (our addition); LoRA on each
+# (shared seeds, best held-out checkpoint); templated stand-ins for the five safety suites scored by
+# the shared judge (and by log-probabilities, a labelled variant); awareness on four levels.
+# DAG: data -> base (tiny, smoke only; else llm_cache) -> finetune {corpus} x {seed}
+#      -> evaluate {model} x {seed} -> aggregate (metrics.json) -> table1, fig1, fig2.
+from repro.papers.evalmeta import grid as evalmeta_grid
+
+EVALMETA_SOURCES = ("synthetic", "local")  # local: benchmark items from a user-supplied JSONL file
+
+
+register_targets(
+    "evalmeta",
+    [
+        "reports/evalmeta_table1.csv",
+        "reports/evalmeta_table1.md",
+        "reports/evalmeta_fig1.pdf",
+        "reports/evalmeta_fig2.pdf",
+        "results/evalmeta/metrics.json",
+    ],
+    sources=EVALMETA_SOURCES,
+)
+
+
+for _scale in ("smoke", "small", "paper"):
+    evalmeta_grid.check_preset(config["evalmeta"][_scale], f"evalmeta.{_scale}")
+
+
+rule evalmeta_data:
+    output:
+        data="results/evalmeta/data.json",
+    log:
+        "logs/evalmeta/data.log",
+    benchmark:
+        "benchmarks/evalmeta/data.tsv"
+    params:
+        cfg=lambda wc: evalmeta_grid.data_config(preset("evalmeta")),
+        source=lambda wc: source_of("evalmeta", EVALMETA_SOURCES),
+        items_jsonl=lambda wc: preset("evalmeta", "items_jsonl"),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/evalmeta/data.py"
+
+
+rule evalmeta_base:
+    input:
+        data=rules.evalmeta_data.output.data,
+    output:
+        model="results/evalmeta/base/model.safetensors",
+        config="results/evalmeta/base/config.json",
+        loss="results/evalmeta/base/loss.json",
+    log:
+        "logs/evalmeta/base.log",
+    benchmark:
+        "benchmarks/evalmeta/base.tsv"
+    params:
+        cfg=lambda wc: evalmeta_grid.base_config(preset("evalmeta")),
+    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=lambda wc: preset("evalmeta", "runtime_min"),
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/evalmeta/base.py"
+
+
+rule evalmeta_finetune:
+    input:
+        data=rules.evalmeta_data.output.data,
+        base=lambda wc: evalmeta_grid.base_input(preset("evalmeta")),
+    output:
+        adapter="results/evalmeta/lora/{corpus}/seed{seed}/best/adapter_model.safetensors",
+        summary="results/evalmeta/lora/{corpus}/seed{seed}/train.json",
+    log:
+        "logs/evalmeta/finetune/{corpus}/seed{seed}.log",
+    benchmark:
+        "benchmarks/evalmeta/finetune/{corpus}/seed{seed}.tsv"
+    wildcard_constraints:
+        corpus="|".join(evalmeta_grid.CORPORA),
+        seed=r"\d+",
+    params:
+        cfg=lambda wc: evalmeta_grid.finetune_config(preset("evalmeta")),
+        device=config["device"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("evalmeta", "runtime_min"),
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/evalmeta/finetune.py"
+
+
+rule evalmeta_evaluate:
+    input:
+        unpack(lambda wc: evalmeta_grid.evaluate_inputs(preset("evalmeta"), wc.model, wc.seed)),
+        data=rules.evalmeta_data.output.data,
+    output:
+        responses="results/evalmeta/responses/{model}/seed{seed}.json",
+    log:
+        "logs/evalmeta/evaluate/{model}/seed{seed}.log",
+    benchmark:
+        "benchmarks/evalmeta/evaluate/{model}/seed{seed}.tsv"
+    wildcard_constraints:
+        model="|".join(evalmeta_grid.MODELS),
+        seed=r"\d+",
+    params:
+        cfg=lambda wc: evalmeta_grid.evaluate_config(preset("evalmeta")),
+        llm=lambda wc: preset("llm") if preset("evalmeta", "judge", "kind") == "model" else None,
+        device=config["device"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("evalmeta", "runtime_min"),
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/evalmeta/evaluate.py"
+
+
+rule evalmeta_aggregate:
+    input:
+        responses=lambda wc: evalmeta_grid.response_targets(preset("evalmeta")),
+        training=lambda wc: evalmeta_grid.training_targets(preset("evalmeta")),
+    output:
+        metrics="results/evalmeta/metrics.json",
+        table="results/evalmeta/rates.csv",
+        shifts="results/evalmeta/shifts.csv",
+    log:
+        "logs/evalmeta/aggregate.log",
+    benchmark:
+        "benchmarks/evalmeta/aggregate.tsv"
+    params:
+        scale=lambda wc: scale_of("evalmeta"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/evalmeta/aggregate.py"
+
+
+rule evalmeta_table1:
+    input:
+        table=rules.evalmeta_aggregate.output.table,
+    output:
+        csv="reports/evalmeta_table1.csv",
+        md="reports/evalmeta_table1.md",
+    log:
+        "logs/evalmeta/table1.log",
+    benchmark:
+        "benchmarks/evalmeta/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/evalmeta/table1.py"
+
+
+rule evalmeta_fig1:
+    input:
+        shifts=rules.evalmeta_aggregate.output.shifts,
+    output:
+        pdf=report("reports/evalmeta_fig1.pdf", caption="../report/evalmeta_fig1.rst", category="evalmeta"),
+        csv="reports/evalmeta_fig1.csv",
+    log:
+        "logs/evalmeta/fig1.log",
+    benchmark:
+        "benchmarks/evalmeta/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/evalmeta/fig1.py"
+
+
+rule evalmeta_fig2:
+    input:
+        shifts=rules.evalmeta_aggregate.output.shifts,
+    output:
+        pdf=report("reports/evalmeta_fig2.pdf", caption="../report/evalmeta_fig2.rst", category="evalmeta"),
+        csv="reports/evalmeta_fig2.csv",
+    log:
+        "logs/evalmeta/fig2.log",
+    benchmark:
+        "benchmarks/evalmeta/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/evalmeta/fig2.py"

@@ -1,0 +1,11 @@
+"""evalmeta_fig1: safe-behaviour shift (trait - control) per benchmark, all responses vs unaware pairs."""
+
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.evalmeta.figures import fig1, fig1_table
+
+Job.from_snakemake(snakemake)  # noqa: F821
+table = fig1_table(pd.read_csv(snakemake.input.shifts))  # noqa: F821
+save(fig1(table), table, snakemake.output.pdf)  # noqa: F821

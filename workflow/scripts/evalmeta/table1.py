@@ -1,0 +1,11 @@
+"""evalmeta_table1: per benchmark, safe-behaviour and refusal rates of the base, control-, topic- and trait-tuned models."""
+
+import pandas as pd
+
+from repro.figures.style import save_table
+from repro.jobs import Job
+from repro.papers.evalmeta.figures import table1
+
+Job.from_snakemake(snakemake)  # noqa: F821
+save_table(table1(pd.read_csv(snakemake.input.table)), snakemake.output.csv,  # noqa: F821
+           title="evalmeta: safe-behaviour rate per benchmark and model (mean [95% CI] over items and seeds)")
