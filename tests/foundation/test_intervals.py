@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from repro.claims import FAIL, INCONCLUSIVE, PASS, verdict
-from repro.stats.intervals import bootstrap_interval, cv_corrected, expanded_alpha, wilson_interval
+from repro.stats.intervals import bootstrap_interval, cv_corrected, expanded_alpha, newcombe_interval, wilson_interval
 
 N_UNITS, REPEATS = 25, 300
 
@@ -77,6 +77,18 @@ def test_wilson_interval_matches_its_closed_form_and_stays_in_unit_range():
     assert iv.low == pytest.approx(0.8882, abs=1e-3) and iv.high == pytest.approx(0.9785, abs=1e-3)
     zero = wilson_interval(0, 50)
     assert zero.low == 0.0 and 0 < zero.high < 0.1
+
+
+def test_newcombe_interval_matches_the_worked_examples_of_newcombe_1998():
+    # Newcombe (1998), Stat. Med. 17, Table II, method 10: 56/70 - 48/80 -> 0.0524 to 0.3339;
+    # 9/10 - 3/10 -> 0.1705 to 0.8090
+    for (a, n, b, m), (lo, hi) in {(56, 70, 48, 80): (0.0524, 0.3339), (9, 10, 3, 10): (0.1705, 0.8090)}.items():
+        iv = newcombe_interval(a, n, b, m)
+        assert iv.low == pytest.approx(lo, abs=6e-4) and iv.high == pytest.approx(hi, abs=6e-4)
+    flipped = newcombe_interval(48, 80, 56, 70)
+    assert flipped.low == pytest.approx(-0.3339, abs=6e-4) and flipped.high == pytest.approx(-0.0524, abs=6e-4)
+    with pytest.raises(ValueError, match="0 <= successes <= trials"):
+        newcombe_interval(3, 2, 1, 5)
 
 
 def test_slope_interval_recovers_a_planted_slope():

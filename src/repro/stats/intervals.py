@@ -12,6 +12,9 @@ seed, replicate or item):
   resampled together (the same unit indices for both), so their shared noise cancels.
 - :func:`wilson_interval`: the Wilson score interval of a binomial rate (coverage, FDR events),
   which keeps its level near 0 and 1 where the normal approximation does not.
+- :func:`newcombe_interval`: the difference of two independent binomial rates, by Newcombe's
+  hybrid score method (Wilson intervals of each rate combined), which keeps its level with few
+  trials and rates near 0 or 1 where the Wald interval of a difference does not.
 - :func:`cv_corrected`: an interval over the folds of a repeated k-fold cross-validation widened
   by Nadeau and Bengio's (2003) correction: those folds share most of their training data, so their
   mean varies more than a mean of independent units, and a bootstrap over folds alone is too narrow.
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["Interval", "bootstrap_interval", "cv_corrected", "expanded_alpha", "expanded_percentiles", "min_units", "wilson_interval", "STATISTICS"]
+__all__ = ["Interval", "bootstrap_interval", "cv_corrected", "expanded_alpha", "expanded_percentiles", "min_units", "newcombe_interval", "wilson_interval", "STATISTICS"]
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,24 @@ def wilson_interval(successes: int, trials: int, *, level: float = 0.95) -> Inte
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
     half = z / (1 + z * z / trials) * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials**2))
     return Interval(p, max(0.0, centre - half), min(1.0, centre + half), level, trials, "Wilson")
+
+
+def newcombe_interval(successes_a: int, trials_a: int, successes_b: int, trials_b: int, *,
+                      level: float = 0.95) -> Interval:
+    """Interval of the difference ``successes_a / trials_a - successes_b / trials_b`` of two
+    independent binomial rates: Newcombe's hybrid score interval (Newcombe 1998, "Interval
+    estimation for the difference between independent proportions", Stat. Med. 17, method 10).
+
+    With ``(l, u)`` the Wilson interval of each rate and ``d = p_a - p_b``:
+    ``d - sqrt((p_a - l_a)^2 + (u_b - p_b)^2)`` to ``d + sqrt((u_a - p_a)^2 + (p_b - l_b)^2)``.
+    ``n`` of the result is the smaller of the two trial counts.
+    """
+    a = wilson_interval(successes_a, trials_a, level=level)
+    b = wilson_interval(successes_b, trials_b, level=level)
+    d = a.estimate - b.estimate
+    low = d - math.sqrt((a.estimate - a.low) ** 2 + (b.high - b.estimate) ** 2)
+    high = d + math.sqrt((a.high - a.estimate) ** 2 + (b.estimate - b.low) ** 2)
+    return Interval(d, max(-1.0, low), min(1.0, high), level, min(trials_a, trials_b), "Newcombe hybrid score")
 
 
 def cv_corrected(interval: Interval, test_over_train: float) -> Interval:

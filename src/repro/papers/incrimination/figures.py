@@ -1,0 +1,66 @@
+"""incrimination's figures and table.
+
+Fig. 1: protocol accuracy against the planted motive vs CoT faithfulness (at the largest number of
+samples per condition; one panel per sample size), for CoT-only, interventions-only and the
+combined protocol, with the random floor and the oracle ceiling. Fig. 2: the intervention effects
+(drop in the rate of the concerning action) per environment for each planted motive: the
+fingerprints that separate motives. Table 1: the verdicts for each agent under investigation.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from repro.figures.style import Palette
+
+__all__ = ["COLORS", "fig1", "fig2", "table1"]
+
+COLORS = Palette({"combined": "#D55E00", "interventions_only": "#0072B2", "cot_only": "#009E73",
+                  "random": "#888888", "oracle": "#000000"})
+LINES = {"random": ":", "oracle": "--"}
+
+
+def fig1(table: pd.DataFrame) -> plt.Figure:
+    """One panel per samples-per-condition; accuracy (Wilson 95% band over cases) vs faithfulness."""
+    ns = sorted(table.n.unique())
+    fig, axes = plt.subplots(1, len(ns), figsize=(2.2 * len(ns) + 0.6, 2.6), sharey=True, squeeze=False)
+    for ax, n in zip(axes[0], ns):
+        for method in ("cot_only", "interventions_only", "combined", "random", "oracle"):
+            sub = table[(table.n == n) & (table.method == method)].sort_values("faithfulness")
+            ax.plot(sub.faithfulness, sub.accuracy, LINES.get(method, "-o"), color=COLORS(method), label=method)
+            ax.fill_between(sub.faithfulness, sub.low, sub.high, color=COLORS(method), alpha=0.15, lw=0)
+        ax.set_title(f"{n} episodes per condition")
+        ax.set_xlabel("CoT faithfulness")
+        ax.set_ylim(-0.02, 1.02)
+    axes[0][0].set_ylabel("verdict = planted motive")
+    axes[0][-1].legend(frameon=False, fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def fig2(table: pd.DataFrame) -> plt.Figure:
+    """One heatmap per planted motive: environments x interventions, cells the effect on the rate."""
+    motives = list(dict.fromkeys(table.motive))
+    envs = list(dict.fromkeys(table.env))
+    factors = list(dict.fromkeys(table.factor))
+    fig, axes = plt.subplots(1, len(motives), figsize=(2.0 * len(motives) + 1.0, 2.8), sharey=True, squeeze=False)
+    for ax, motive in zip(axes[0], motives):
+        grid = (table[table.motive == motive].pivot(index="env", columns="factor", values="effect")
+                .reindex(index=envs, columns=factors).to_numpy())
+        im = ax.imshow(grid, vmin=-1, vmax=1, cmap="RdBu_r", aspect="auto")
+        for (i, j), v in np.ndenumerate(grid):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=5)
+        ax.set_xticks(range(len(factors)), factors, rotation=60, ha="right", fontsize=6)
+        ax.set_yticks(range(len(envs)), envs, fontsize=6)
+        ax.set_title(motive)
+        ax.grid(False)
+    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="rate(control) - rate(intervention)")
+    return fig
+
+
+def table1(table: pd.DataFrame) -> pd.DataFrame:
+    """Per agent and environment: control rate, each effect with its interval, the evidence, the verdicts."""
+    first = ["agent", "env", "control_rate", "episodes_per_condition"]
+    return table[first + [c for c in table.columns if c not in first]]

@@ -1,0 +1,155 @@
+# incrimination: "Model Forensics: Investigating Whether Concerning Behavior Reflects Misalignment" (paper 14).
+# A testbed where the motive is known: scripted agents with planted motives in six environments, and the
+# two-step protocol (hypotheses from the CoT, validation by single-factor interventions) scored against them;
+# then the protocol applied to the agents under investigation (SmolLM2-135M through repro.llm).
+# DAG: testbed {motive} + investigate {agent} -> aggregate (metrics.json, tables) -> fig1, fig2, table1.
+from repro.papers.incrimination import grid as incrimination_grid
+
+
+register_targets(
+    "incrimination",
+    [
+        "reports/incrimination_fig1.pdf",
+        "reports/incrimination_fig2.pdf",
+        "reports/incrimination_table1.csv",
+        "reports/incrimination_table1.md",
+        "results/incrimination/metrics.json",
+    ],
+)
+
+
+for _scale in ("smoke", "small", "paper"):
+    incrimination_grid.check_preset(config["incrimination"][_scale], f"incrimination.{_scale}")
+
+
+rule incrimination_testbed:
+    output:
+        runs="results/incrimination/testbed/{motive}.json",
+    log:
+        "logs/incrimination/testbed/{motive}.log",
+    benchmark:
+        "benchmarks/incrimination/testbed/{motive}.tsv"
+    wildcard_constraints:
+        motive="|".join(incrimination_grid.MOTIVES),
+    params:
+        cfg=lambda wc: incrimination_grid.testbed_config(preset("incrimination")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=lambda wc: preset("incrimination", "runtime_min"),
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/incrimination/testbed.py"
+
+
+rule incrimination_investigate:
+    input:
+        model=lambda wc: incrimination_grid.agent_input(preset("incrimination"), wc.agent),
+    output:
+        runs="results/incrimination/agents/{agent}.json",
+    log:
+        "logs/incrimination/investigate/{agent}.log",
+    benchmark:
+        "benchmarks/incrimination/investigate/{agent}.tsv"
+    wildcard_constraints:
+        agent=r"[\w.-]+",
+    params:
+        cfg=lambda wc: incrimination_grid.agent_config(preset("incrimination"), wc.agent),
+        device=config["device"],
+    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("incrimination", "runtime_min"),
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/incrimination/investigate.py"
+
+
+rule incrimination_aggregate:
+    input:
+        testbed=expand(rules.incrimination_testbed.output.runs, motive=incrimination_grid.MOTIVES),
+        agents=lambda wc: expand(rules.incrimination_investigate.output.runs,
+                                 agent=[a["name"] for a in preset("incrimination", "agents")]),
+    output:
+        metrics="results/incrimination/metrics.json",
+        accuracy="results/incrimination/accuracy.csv",
+        effects="results/incrimination/effects.csv",
+        verdicts="results/incrimination/verdicts.csv",
+    log:
+        "logs/incrimination/aggregate.log",
+    benchmark:
+        "benchmarks/incrimination/aggregate.tsv"
+    params:
+        cfg=lambda wc: {k: preset("incrimination", k) for k in ("faithfulness", "samples", "claims")},
+        scale=lambda wc: scale_of("incrimination"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/incrimination/aggregate.py"
+
+
+rule incrimination_fig1:
+    input:
+        table=rules.incrimination_aggregate.output.accuracy,
+    output:
+        pdf=report("reports/incrimination_fig1.pdf", caption="../report/incrimination_fig1.rst", category="incrimination"),
+        csv="reports/incrimination_fig1.csv",
+    log:
+        "logs/incrimination/fig1.log",
+    benchmark:
+        "benchmarks/incrimination/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/incrimination/fig1.py"
+
+
+rule incrimination_fig2:
+    input:
+        table=rules.incrimination_aggregate.output.effects,
+    output:
+        pdf=report("reports/incrimination_fig2.pdf", caption="../report/incrimination_fig2.rst", category="incrimination"),
+        csv="reports/incrimination_fig2.csv",
+    log:
+        "logs/incrimination/fig2.log",
+    benchmark:
+        "benchmarks/incrimination/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/incrimination/fig2.py"
+
+
+rule incrimination_table1:
+    input:
+        table=rules.incrimination_aggregate.output.verdicts,
+    output:
+        csv="reports/incrimination_table1.csv",
+        md="reports/incrimination_table1.md",
+    log:
+        "logs/incrimination/table1.log",
+    benchmark:
+        "benchmarks/incrimination/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/incrimination/table1.py"

@@ -1,0 +1,17 @@
+"""incrimination_aggregate: verdict accuracy per method, faithfulness and samples; fingerprints; agents' verdicts."""
+
+import pandas as pd
+
+from repro.figures.style import save_csv
+from repro.io import read_json
+from repro.jobs import Job
+from repro.papers.incrimination.experiment import summarise
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+testbed = [read_json(p) for p in snakemake.input.testbed]  # noqa: F821
+agents = {run["agent"]: run["runs"] for run in map(read_json, snakemake.input.agents)}  # noqa: F821
+metrics, accuracy, effects, verdicts = summarise(testbed, agents, job.cfg)
+save_csv(pd.DataFrame(accuracy), snakemake.output.accuracy)  # noqa: F821
+save_csv(pd.DataFrame(effects), snakemake.output.effects)  # noqa: F821
+save_csv(pd.DataFrame(verdicts), snakemake.output.verdicts)  # noqa: F821
+job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

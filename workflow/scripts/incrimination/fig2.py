@@ -1,0 +1,11 @@
+"""incrimination_fig2: intervention effects per environment for each planted motive (the fingerprints)."""
+
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.incrimination.figures import fig2
+
+Job.from_snakemake(snakemake)  # noqa: F821
+table = pd.read_csv(snakemake.input.table)  # noqa: F821
+save(fig2(table), table, snakemake.output.pdf)  # noqa: F821

@@ -1,0 +1,11 @@
+"""incrimination_table1: the verdicts for each agent under investigation, with their evidence."""
+
+import pandas as pd
+
+from repro.figures.style import save_table
+from repro.jobs import Job
+from repro.papers.incrimination.figures import table1
+
+Job.from_snakemake(snakemake)  # noqa: F821
+save_table(table1(pd.read_csv(snakemake.input.table)), snakemake.output.csv,  # noqa: F821
+           title="incrimination: verdicts per agent and environment (effects: rate(control) - rate(intervention))")

@@ -1,0 +1,9 @@
+"""incrimination_testbed: every scripted agent of one planted motive, investigated at each faithfulness and sample size."""
+
+from repro.jobs import Job
+from repro.papers.incrimination.experiment import simulate_motive
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+motive = snakemake.wildcards.motive  # noqa: F821
+job.write_metrics(snakemake.output.runs, {"motive": motive,  # noqa: F821
+                                          **simulate_motive(motive, job.cfg, seed=job.seed_for("incrimination-testbed", motive=motive))})
