@@ -137,4 +137,4 @@ def fisher_diag(model: LoraMLP, x: torch.Tensor, y: torch.Tensor, classes: tuple
         return F.cross_entropy(model.forward_with(ws, xi[None])[:, cls], yi[None])
 
     grads = torch.func.vmap(torch.func.grad(loss_one), in_dims=(None, 0, 0))(weights, x, target)
-    return [(g**2).mean(0) for g in grads]
+    return [(g.detach() ** 2).mean(0) for g in grads]
