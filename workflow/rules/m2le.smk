@@ -1,0 +1,148 @@
+# m2le: "M²LE: merging strength modulation via joint loss estimation" (NeurIPS 2026; abstract only).
+# DAG: one backbone per {sequence}/seed{seed} pretrained on the sequence's base task -> every method
+#      (M²LE, HIM alone, scalar merges, O-LoRA, EWC, sequential, joint) over the task sequence ->
+#      aggregate (metrics.json, tidy tables) -> table1, fig1 (task-1 accuracy over the sequence),
+#      fig2 (distribution of the element-wise modulation per layer).
+# The seed is the unit of every claim; every method of a seed sees the same tasks, backbone, LoRA
+# initialisations and batch orders.
+
+
+register_targets(
+    "m2le",
+    ["reports/m2le_fig1.pdf", "reports/m2le_fig2.pdf", "reports/m2le_table1.csv", "reports/m2le_table1.md",
+     "results/m2le/metrics.json"],
+)
+
+
+M2LE_SEEDS = range(preset("m2le", "seeds"))
+
+
+rule m2le_pretrain:
+    output:
+        backbone="results/m2le/backbone/{sequence}/seed{seed}.pt",
+    log:
+        "logs/m2le/pretrain/{sequence}/seed{seed}.log",
+    benchmark:
+        "benchmarks/m2le/pretrain/{sequence}/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+        sequence=r"[a-z_]+",
+    params:
+        cfg=lambda wc: {k: preset("m2le", k) for k in ("sequences", "backbone")},
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/m2le/pretrain.py"
+
+
+rule m2le_run:
+    input:
+        backbone="results/m2le/backbone/{sequence}/seed{seed}.pt",
+    output:
+        run="results/m2le/runs/{sequence}/seed{seed}.json",
+    log:
+        "logs/m2le/runs/{sequence}/seed{seed}.log",
+    benchmark:
+        "benchmarks/m2le/runs/{sequence}/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+        sequence=r"[a-z_]+",
+    params:
+        cfg=lambda wc: {k: preset("m2le", k) for k in ("sequences", "backbone", "train", "methods")},
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/m2le/run.py"
+
+
+rule m2le_aggregate:
+    input:
+        runs=lambda wc: expand("results/m2le/runs/{sequence}/seed{seed}.json",
+                               sequence=list(preset("m2le", "sequences")), seed=M2LE_SEEDS),
+    output:
+        metrics="results/m2le/metrics.json",
+        tidy="results/m2le/summary.csv",
+        curve="results/m2le/curve.csv",
+        modulation="results/m2le/modulation.csv",
+    log:
+        "logs/m2le/aggregate.log",
+    benchmark:
+        "benchmarks/m2le/aggregate.tsv"
+    params:
+        cfg=lambda wc: {"methods": preset("m2le", "methods")},
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/m2le/aggregate.py"
+
+
+rule m2le_table1:
+    input:
+        tidy="results/m2le/summary.csv",
+    output:
+        csv="reports/m2le_table1.csv",
+        md="reports/m2le_table1.md",
+    log:
+        "logs/m2le/table1.log",
+    benchmark:
+        "benchmarks/m2le/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/m2le/table1.py"
+
+
+rule m2le_fig1:
+    input:
+        curve="results/m2le/curve.csv",
+    output:
+        pdf=report("reports/m2le_fig1.pdf", caption="../report/m2le_fig1.rst", category="m2le"),
+        csv="reports/m2le_fig1.csv",
+    log:
+        "logs/m2le/fig1.log",
+    benchmark:
+        "benchmarks/m2le/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/m2le/fig1.py"
+
+
+rule m2le_fig2:
+    input:
+        modulation="results/m2le/modulation.csv",
+    output:
+        pdf=report("reports/m2le_fig2.pdf", caption="../report/m2le_fig2.rst", category="m2le"),
+        csv="reports/m2le_fig2.csv",
+    log:
+        "logs/m2le/fig2.log",
+    benchmark:
+        "benchmarks/m2le/fig2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/m2le/fig2.py"

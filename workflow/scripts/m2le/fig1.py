@@ -1,0 +1,10 @@
+"""Fig. 1: accuracy on task 1 and the running average over the sequence, per method."""
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.m2le.figures import fig1, fig1_table
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+table = fig1_table(pd.read_csv(snakemake.input.curve))  # noqa: F821
+save(fig1(table), table, snakemake.output.pdf)  # noqa: F821

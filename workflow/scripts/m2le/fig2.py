@@ -1,0 +1,10 @@
+"""Fig. 2: distribution of the element-wise modulation per layer, with the scalar optimum marked."""
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.m2le.figures import fig2, fig2_table
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+table = fig2_table(pd.read_csv(snakemake.input.modulation))  # noqa: F821
+save(fig2(table), table, snakemake.output.pdf)  # noqa: F821

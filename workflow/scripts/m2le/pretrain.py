@@ -1,0 +1,13 @@
+"""Pretrain the backbone of one (sequence, seed) on the sequence's base task."""
+import torch
+
+from repro.io import atomic_path
+from repro.jobs import Job
+from repro.papers.m2le.experiment import build_sequence, pretrain_backbone
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+sequence, seed = job.wildcards["sequence"], int(job.wildcards["seed"])
+seq = build_sequence(job.cfg, sequence, job.seed_for("m2le_data", sequence=sequence, seed=seed))
+state, stats = pretrain_backbone(job.cfg, seq, job.seed_for("m2le_pretrain", sequence=sequence, seed=seed))
+with atomic_path(snakemake.output.backbone) as tmp:  # noqa: F821
+    torch.save({"state": state, "stats": stats}, tmp)
