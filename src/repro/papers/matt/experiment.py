@@ -1,0 +1,206 @@
+"""matt's experiment: source model, target embeddings per method, LM training at one budget, evaluation.
+
+Methods: ``mean`` (floor), ``fvt``, ``focus`` (heuristic initialisations, then next-token training)
+and ``matt`` (FOCUS, the AIM warm-up, then next-token training). Every method gets the same token
+budget (AIM's student tokens count against MATT's budget) and the same seed, so the same batches of
+the training stream; CPU-seconds are measured at every checkpoint. Next-token training updates the
+new embedding rows only (tied input/output rows), as AIM does; the paper trains the model further.
+
+Recovery = target quality / source quality on the same items: multiple-choice accuracy, greedy
+completion accuracy, and bits per character (source bpc / target bpc, lower is better).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from repro.papers.matt import aim, init, tokens
+from repro.seeding import torch_generator
+
+__all__ = ["METHODS", "train_source", "Source", "initial_rows", "aim_rows", "run_method", "evaluate", "summarise"]
+
+METHODS = ("mean", "fvt", "focus", "matt")
+
+
+class Source:
+    """Source network + tokenizer, and the target tokenizer."""
+
+    def __init__(self, net, src_tok, tgt_tok) -> None:
+        self.net, self.src_tok, self.tgt_tok = net, src_tok, tgt_tok
+        self.bos = src_tok.token_to_id(tokens.BOS) if src_tok.token_to_id(tokens.BOS) is not None else \
+            src_tok.token_to_id("<|im_start|>")
+        self.W_src = net.source_embeddings.detach()
+        self.new_ids = tokens.new_token_ids(src_tok, tgt_tok)
+        if self.new_ids != list(range(len(self.W_src), len(self.W_src) + len(self.new_ids))):
+            raise ValueError("the target tokenizer's new ids must follow the source vocabulary")
+
+
+def _windows(docs: list[list[int]], context: int, batch: int, gen: torch.Generator) -> torch.Tensor:
+    rows = []
+    for _ in range(batch):
+        seq: list[int] = []
+        while len(seq) < context + 1:
+            seq += docs[int(torch.randint(len(docs), (1,), generator=gen))]
+        rows.append(seq[:context + 1])
+    return torch.tensor(rows)
+
+
+def train_source(texts: list[str], tok, model_cfg: dict, steps: int, batch_size: int, lr: float, seed: int):
+    """A tiny GPT (repro.llm.tiny's layout) trained from scratch on ``texts`` tokenised by ``tok``."""
+    from repro.llm.tiny import TinyConfig, TinyGPT
+
+    cfg = TinyConfig(vocab_size=tok.get_vocab_size(), **model_cfg)
+    gen = torch_generator(seed)
+    model = TinyGPT(cfg)
+    model.init_weights(gen)
+    bos, eos = tok.token_to_id(tokens.BOS), tok.token_to_id(tokens.EOS)
+    docs = [[bos, *tok.encode(t, add_special_tokens=False).ids, eos] for t in texts]
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, betas=(0.9, 0.95))
+    pos = torch.arange(cfg.context).expand(batch_size, -1)
+    mask = torch.ones_like(pos)
+    losses = []
+    for step in range(steps):
+        batch = _windows(docs, cfg.context, batch_size, gen)
+        for g in opt.param_groups:
+            g["lr"] = lr * min(1.0, (step + 1) / 20) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps)))
+        logits, _ = model(batch[:, :-1], mask, pos)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    return model.eval(), losses
+
+
+def _fit(text: str, tok, limit: int) -> str:
+    """The longest word-prefix of ``text`` whose tokenisation has at most ``limit`` tokens."""
+    words = text.split(" ")
+    while len(tok.encode(" ".join(words), add_special_tokens=False).ids) > limit and len(words) > 1:
+        words = words[:-1]
+    return " ".join(words)
+
+
+def initial_rows(src: Source, method: str, aux_texts: list[str], aux_dim: int) -> np.ndarray:
+    """The new rows before training: mean, fvt, or focus (matt starts from focus)."""
+    E = src.W_src.numpy().astype(np.float64)
+    if method == "mean":
+        return init.mean_init(E, len(src.new_ids))
+    if method == "fvt":
+        pieces = [src.src_tok.encode(src.tgt_tok.decode([i]), add_special_tokens=False).ids for i in src.new_ids]
+        return init.fvt_init(E, pieces)
+    if method in ("focus", "matt"):
+        seqs = [src.tgt_tok.encode(t, add_special_tokens=False).ids for t in aux_texts]
+        aux, seen = init.auxiliary_embeddings(seqs, src.tgt_tok.get_vocab_size(), aux_dim)
+        return init.focus_init(E, src.new_ids, list(range(len(E))), aux, seen)
+    raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+
+
+def aim_rows(src: Source, texts: list[str], context: int) -> list[aim.AimRow]:
+    rows = []
+    for text in texts:
+        text = _fit(text, src.src_tok, context - 1)
+        s = src.src_tok.encode(text, add_special_tokens=False).ids
+        t = src.tgt_tok.encode(text, add_special_tokens=False).ids
+        segs = tokens.align_segments(tokens.byte_ends(src.src_tok, s), tokens.byte_ends(src.tgt_tok, t))
+        rows.append(aim.AimRow([src.bos, *s], [src.bos, *t], segs))
+    return rows
+
+
+def _padded(seqs: list[list[int]]) -> torch.Tensor:
+    T = max(map(len, seqs))
+    return torch.tensor([s + [0] * (T - len(s)) for s in seqs])
+
+
+@torch.no_grad()
+def evaluate(net, W: torch.Tensor, tok, bos: int, data: dict, context: int, max_new: int = 8) -> dict:
+    """Per-item scores of one model: mc (0/1), gen (0/1), bpc (per held-out document)."""
+    def enc(text):
+        return tok.encode(text, add_special_tokens=False).ids
+
+    mc = []
+    for item in data["mc"]:
+        ctx = [bos, *enc(item["context"])]
+        seqs = [ctx + enc(c) for c in item["choices"]]
+        logp = net.logits(_padded(seqs), W).log_softmax(-1)
+        scores = [float(sum(logp[r, p - 1, s[p]] for p in range(len(ctx), len(s)))) for r, s in enumerate(seqs)]
+        mc.append(float(int(np.argmax(scores)) == item["answer"]))
+    gen = []
+    for item in data["gen"]:
+        ids = [bos, *enc(item["prompt"])]
+        start = len(ids)
+        for _ in range(max_new):
+            ids.append(int(net.logits(torch.tensor([ids[-context:]]), W)[0, -1].argmax()))
+        text = tok.decode(ids[start:])
+        gen.append(float(text.startswith(item["answer"])))
+    bpc = []
+    for text in data["heldout"]:
+        ids = [bos, *enc(text)]
+        logp = net.logits(torch.tensor([ids]), W).log_softmax(-1)[0]
+        nll = -float(logp[torch.arange(len(ids) - 1), torch.tensor(ids[1:])].sum())
+        bpc.append(nll / math.log(2) / len(text))
+    return {"mc": mc, "gen": gen, "bpc": bpc}
+
+
+def heldout_texts(src: Source, docs: list[str], context: int) -> list[str]:
+    """Held-out documents cut at a word boundary so that the source tokenisation (the longer) fits."""
+    return [_fit(d, src.src_tok, context - 1) for d in docs]
+
+
+def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> dict:
+    """Initialise, (matt: warm up with AIM), train next-token on the new rows, evaluate at each budget.
+
+    ``cfg``: context, batch_size, lr, budgets (target tokens, ascending), aux_dim, and ``aim``
+    (layer, steps, lr, batch_size, n_rows).
+    """
+    gen = torch_generator(seed)
+    t0 = time.process_time()
+    new = torch.tensor(initial_rows(src, method, data["ukrainian_train"], cfg["aux_dim"]), dtype=src.W_src.dtype)
+    record = {"method": method, "seed": seed, "checkpoints": [], "aim_loss": [], "aim_tokens": 0}
+    tokens_seen = 0
+    if method == "matt":
+        a = cfg["aim"]
+        rows = aim_rows(src, data["ukrainian_train"][:a["n_rows"]], cfg["context"])
+        new, record["aim_loss"], tokens_seen = aim.warm_up(src.net, src.W_src, new, rows, layer=a["layer"],
+                                                           steps=a["steps"], lr=a["lr"], batch_size=a["batch_size"],
+                                                           generator=torch_generator(seed + 1))
+        record["aim_tokens"] = tokens_seen
+    budgets = list(cfg["budgets"])
+    if budgets[0] < tokens_seen:
+        raise ValueError(f"matt's AIM warm-up reads {tokens_seen} tokens, more than the first budget {budgets[0]}")
+    eos = src.tgt_tok.token_to_id(tokens.EOS)
+    docs = [[src.bos, *src.tgt_tok.encode(t, add_special_tokens=False).ids] + ([eos] if eos is not None else [])
+            for t in data["ukrainian_train"]]
+    param = torch.nn.Parameter(new.clone())
+    opt = torch.optim.AdamW([param], lr=cfg["lr"], weight_decay=0.0)
+    lm_gen = torch_generator(seed + 2)  # the same stream of batches for every method
+    lm_loss = []
+
+    def checkpoint(budget):
+        W = torch.cat([src.W_src, param.detach()])
+        scores = evaluate(src.net, W, src.tgt_tok, src.bos, data, cfg["context"])
+        record["checkpoints"].append({"budget": budget, "tokens": tokens_seen,
+                                      "cpu_s": time.process_time() - t0, **scores})
+
+    if budgets[0] == 0:
+        checkpoint(0)
+        budgets = budgets[1:]
+    for budget in budgets:
+        while tokens_seen + cfg["batch_size"] * cfg["context"] <= budget:
+            batch = _windows(docs, cfg["context"], cfg["batch_size"], lm_gen)
+            logits = src.net.logits(batch[:, :-1], torch.cat([src.W_src, param]))
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            lm_loss.append(loss.item())
+            tokens_seen += batch.shape[0] * cfg["context"]
+        checkpoint(budget)
+    record["lm_loss"] = lm_loss
+    record["new_rows_final"] = None
+    return record
