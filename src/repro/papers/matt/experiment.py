@@ -171,8 +171,9 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
                                                            generator=torch_generator(seed + 1))
         record["aim_tokens"] = tokens_seen
     budgets = list(cfg["budgets"])
-    if budgets[0] < tokens_seen:
-        raise ValueError(f"matt's AIM warm-up reads {tokens_seen} tokens, more than the first budget {budgets[0]}")
+    nonzero = [b for b in budgets if b > 0]
+    if nonzero and nonzero[0] < tokens_seen:
+        raise ValueError(f"matt's AIM warm-up reads {tokens_seen} tokens, more than the first budget {nonzero[0]}")
     eos = src.tgt_tok.token_to_id(tokens.EOS)
     docs = [[src.bos, *src.tgt_tok.encode(t, add_special_tokens=False).ids] + ([eos] if eos is not None else [])
             for t in data["ukrainian_train"]]
@@ -187,7 +188,7 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
         record["checkpoints"].append({"budget": budget, "tokens": tokens_seen,
                                       "cpu_s": time.process_time() - t0, **scores})
 
-    if budgets[0] == 0:
+    if budgets[0] == 0:  # the initialisation (matt: after its warm-up, whose tokens are recorded)
         checkpoint(0)
         budgets = budgets[1:]
     for budget in budgets:
@@ -202,5 +203,106 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
             tokens_seen += batch.shape[0] * cfg["context"]
         checkpoint(budget)
     record["lm_loss"] = lm_loss
-    record["new_rows_final"] = None
     return record
+
+
+TASKS = ("mc", "gen", "bpc")
+
+
+def save_source(out_dir, model, src_tok, tgt_tok) -> None:
+    """The tiny source model (repro.llm.tiny's format) and both tokenisers, in ``out_dir``."""
+    from pathlib import Path
+
+    from repro.io import atomic_path
+    from repro.llm.tiny import save_tiny, tiny_lm
+
+    out = Path(out_dir)
+    save_tiny(tiny_lm(model, "matt-source"), out)
+    for name, tok in (("tokenizer.json", src_tok), ("target_tokenizer.json", tgt_tok)):
+        with atomic_path(out / name) as tmp:
+            tok.save(str(tmp))
+
+
+def load_source(kind: str, model_dir, tokenizer_dir) -> Source:
+    """``kind`` tiny: model and tokenisers in ``model_dir``; pretrained: a Hugging Face folder
+    ``model_dir`` (its tokenizer is the source one) and the target tokenizer in ``tokenizer_dir``."""
+    from pathlib import Path
+
+    from tokenizers import Tokenizer
+
+    tgt = Tokenizer.from_file(str(Path(tokenizer_dir) / "target_tokenizer.json"))
+    if kind == "tiny":
+        from repro.llm.tiny import load_tiny
+
+        model = load_tiny(model_dir).module
+        return Source(aim.TinyNet(model), Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json")), tgt)
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), local_files_only=True, dtype=torch.float32)
+    return Source(aim.HFNet(model), source_tokenizer(kind, model_dir), tgt)
+
+
+def source_tokenizer(kind: str, model_dir):
+    """The pretrained model's own tokenizer as a ``tokenizers.Tokenizer``."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True).backend_tokenizer
+
+
+def _mean_over_seeds(runs: list[dict], budget_index: int, task: str) -> np.ndarray:
+    return np.mean([r["checkpoints"][budget_index][task] for r in runs], axis=0)
+
+
+def summarise(source_scores: dict, runs: dict[str, list[dict]]) -> tuple[dict, list[dict]]:
+    """metrics.json and the recovery table from the source model's scores and every run.
+
+    ``runs[method]`` holds one record per unit (its ``unit``, with the seed that unit fixes) (the same seeds for every method). Recovery of a task
+    is the target's mean score over the source's (bits per character: source over target, so that 1
+    is full recovery and less is worse).
+    """
+    from repro.claims import require_paired, sample
+
+    runs = {m: sorted(rs, key=lambda r: r["unit"]) for m, rs in runs.items()}
+    require_paired({m: {r["unit"]: r["seed"] for r in rs} for m, rs in runs.items()}, "matt runs")
+    seeds = [r["unit"] for r in next(iter(runs.values()))]
+    budgets = [c["budget"] for c in next(iter(runs.values()))[0]["checkpoints"]]
+    src_mean = {t: float(np.mean(source_scores[t])) for t in TASKS}
+
+    def recovery(task, value):
+        return src_mean[task] / value if task == "bpc" else (value / src_mean[task] if src_mean[task] > 0 else float("nan"))
+
+    table = []
+    for method, rs in runs.items():
+        for b, budget in enumerate(budgets):
+            row = {"method": method, "budget_tokens": budget,
+                   "tokens": float(np.mean([r["checkpoints"][b]["tokens"] for r in rs])),
+                   "cpu_s": float(np.mean([r["checkpoints"][b]["cpu_s"] for r in rs]))}
+            for t in TASKS:
+                score = float(np.mean(_mean_over_seeds(rs, b, t)))
+                row[f"{t}"] = score
+                row[f"recovery_{t}"] = recovery(t, score)
+            table.append(row)
+    last, first = len(budgets) - 1, 0
+    item_ids = {t: [f"{t}{k}" for k in range(len(source_scores[t]))] for t in TASKS}
+    metrics = {
+        "source": {t: sample(source_scores[t], item_ids[t], "item") for t in TASKS},
+        "score": {t: {m: sample(_mean_over_seeds(rs, last, t).tolist(), item_ids[t], "item") for m, rs in runs.items()}
+                  for t in TASKS},
+        "score_first_budget": {t: {m: sample(_mean_over_seeds(rs, first, t).tolist(), item_ids[t], "item")
+                                   for m, rs in runs.items()} for t in TASKS},
+        "recovery": {t: {m: sample([recovery(t, float(np.mean(r["checkpoints"][last][t]))) for r in rs], seeds, "seed")
+                         for m, rs in runs.items()} for t in TASKS},
+        "recovery_first_budget": {t: {m: sample([recovery(t, float(np.mean(r["checkpoints"][first][t]))) for r in rs],
+                                                seeds, "seed") for m, rs in runs.items()} for t in TASKS},
+        "budgets_tokens": budgets,
+        "cpu_s": {m: float(np.mean([r["checkpoints"][last]["cpu_s"] for r in rs])) for m, rs in runs.items()},
+        "aim": {"tokens": float(np.mean([r["aim_tokens"] for r in runs.get("matt", [])])) if "matt" in runs else None,
+                "loss_first": float(np.mean([r["aim_loss"][0] for r in runs["matt"]])) if "matt" in runs else None,
+                "loss_last": float(np.mean([r["aim_loss"][-1] for r in runs["matt"]])) if "matt" in runs else None},
+    }
+    if "matt" in runs and "focus" in runs:
+        # the gain of MATT over FOCUS (bits per character saved) at the first budget minus at the last
+        def gain(b):
+            return _mean_over_seeds(runs["focus"], b, "bpc") - _mean_over_seeds(runs["matt"], b, "bpc")
+        metrics["early_minus_late_gain_bpc"] = sample((gain(first) - gain(last)).tolist(), item_ids["bpc"], "item")
+    return metrics, table
