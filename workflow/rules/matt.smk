@@ -59,7 +59,7 @@ rule matt_source:
     benchmark:
         "benchmarks/matt/source.tsv"
     params:
-        cfg=lambda wc: {**preset("matt", "model"), "context": preset("matt", "transfer", "context")},
+        cfg=lambda wc: {**preset("matt", "model"), **{k: preset("matt", "transfer", k) for k in ("context", "max_new_tokens")}},
     threads: 1
     resources:
         mem_mb=4000,

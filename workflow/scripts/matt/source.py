@@ -30,6 +30,6 @@ else:
     tgt_tok.save(str(snakemake.output.target_tokenizer))  # noqa: F821
 src = load_source(cfg["kind"], model_dir, out)
 data["heldout"] = heldout_texts(src, data["ukrainian_heldout"], cfg["context"])
-scores = evaluate(src.net, src.W_src, src.src_tok, src.bos, data, cfg["context"])
+scores = evaluate(src.net, src.W_src, src.src_tok, src.bos, data, cfg["context"], cfg["max_new_tokens"])
 write_json(snakemake.output.scores, {"scores": scores, "heldout": data["heldout"], "loss": losses,  # noqa: F821
                                      "n_new": len(src.new_ids), "source_vocab": len(src.W_src)})

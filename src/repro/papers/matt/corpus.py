@@ -12,7 +12,8 @@
 Evaluation items, the same for the source and every target model:
 
 - ``mc`` (discriminative, scored by log-probability): a context from the chain, then four
-  candidate next words: a chain successor of the last word and three words that never follow it.
+  candidate next words: a chain successor of the last word and three words that never follow it,
+  drawn with the same word frequencies (so frequency and token count give no cue).
 - ``gen`` (generative, greedy): a context, then the first half of a word whose prefix makes the
   completion unique in the word list; correct when the greedy continuation starts with the rest.
 - ``heldout``: documents never seen in training, for bits per character.
@@ -116,8 +117,9 @@ def make_items(n_mc: int, n_gen: int, seed: int, words: dict[str, list[str]] | N
         text = " ".join(context)
         text = text[0].upper() + text[1:]
         if len(mc) < n_mc and (len(mc) <= len(gen) or len(gen) >= n_gen):
-            others = [k for k in range(len(lex)) if k not in succ]
-            wrong = [lex[k] for k in rng.choice(others, size=3, replace=False)]
+            others = np.array([k for k in range(len(lex)) if k not in succ])
+            p = chain.start[others] / chain.start[others].sum()  # as frequent as successors are: no unigram cue
+            wrong = [lex[k] for k in rng.choice(others, size=3, replace=False, p=p)]
             perm = rng.permutation(4)
             choices = [answer, *wrong]
             mc.append({"id": f"mc{len(mc)}", "context": text, "choices": [" " + choices[p] for p in perm],

@@ -118,7 +118,7 @@ def _padded(seqs: list[list[int]]) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate(net, W: torch.Tensor, tok, bos: int, data: dict, context: int, max_new: int = 8) -> dict:
+def evaluate(net, W: torch.Tensor, tok, bos: int, data: dict, context: int, max_new: int) -> dict:
     """Per-item scores of one model: mc (0/1), gen (0/1), bpc (per held-out document)."""
     def enc(text):
         return tok.encode(text, add_special_tokens=False).ids
@@ -184,7 +184,7 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
 
     def checkpoint(budget):
         W = torch.cat([src.W_src, param.detach()])
-        scores = evaluate(src.net, W, src.tgt_tok, src.bos, data, cfg["context"])
+        scores = evaluate(src.net, W, src.tgt_tok, src.bos, data, cfg["context"], cfg["max_new_tokens"])
         record["checkpoints"].append({"budget": budget, "tokens": tokens_seen,
                                       "cpu_s": time.process_time() - t0, **scores})
 
@@ -290,10 +290,12 @@ def summarise(source_scores: dict, runs: dict[str, list[dict]]) -> tuple[dict, l
                   for t in TASKS},
         "score_first_budget": {t: {m: sample(_mean_over_seeds(rs, first, t).tolist(), item_ids[t], "item")
                                    for m, rs in runs.items()} for t in TASKS},
+        # recovery is undefined for a task the source model never gets right (listed in recovery_undefined)
         "recovery": {t: {m: sample([recovery(t, float(np.mean(r["checkpoints"][last][t]))) for r in rs], seeds, "seed")
-                         for m, rs in runs.items()} for t in TASKS},
+                         for m, rs in runs.items()} for t in TASKS if src_mean[t] > 0},
         "recovery_first_budget": {t: {m: sample([recovery(t, float(np.mean(r["checkpoints"][first][t]))) for r in rs],
-                                                seeds, "seed") for m, rs in runs.items()} for t in TASKS},
+                                                seeds, "seed") for m, rs in runs.items()} for t in TASKS if src_mean[t] > 0},
+        "recovery_undefined": [t for t in TASKS if src_mean[t] <= 0],
         "budgets_tokens": budgets,
         "cpu_s": {m: float(np.mean([r["checkpoints"][last]["cpu_s"] for r in rs])) for m, rs in runs.items()},
         "aim": {"tokens": float(np.mean([r["aim_tokens"] for r in runs.get("matt", [])])) if "matt" in runs else None,
