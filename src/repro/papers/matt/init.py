@@ -43,10 +43,18 @@ def fvt_init(source_emb: np.ndarray, pieces: list[list[int]]) -> np.ndarray:
 
 
 def auxiliary_embeddings(sequences: list[list[int]], vocab_size: int, dim: int, window: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """PPMI + SVD token embeddings from co-occurrence within ``window`` tokens; returns (vectors, seen)."""
-    counts = np.zeros((vocab_size, vocab_size))
+    """PPMI + SVD token embeddings from co-occurrence within ``window`` tokens; returns (vectors, seen).
+
+    Counts are kept over the tokens that occur only (a large source vocabulary stays cheap); tokens
+    that never occur get zero vectors and ``seen`` False.
+    """
+    seen_ids = np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in sequences if len(s)]))
+    local = np.full(vocab_size, -1)
+    local[seen_ids] = np.arange(len(seen_ids))
+    n = len(seen_ids)
+    counts = np.zeros((n, n))
     for seq in sequences:
-        s = np.asarray(seq)
+        s = local[np.asarray(seq, dtype=np.int64)]
         for d in range(1, window + 1):
             np.add.at(counts, (s[:-d], s[d:]), 1.0)
             np.add.at(counts, (s[d:], s[:-d]), 1.0)
@@ -55,9 +63,13 @@ def auxiliary_embeddings(sequences: list[list[int]], vocab_size: int, dim: int, 
     with np.errstate(divide="ignore", invalid="ignore"):
         pmi = np.log(counts * total / (row * col))
     ppmi = np.where(np.isfinite(pmi) & (pmi > 0), pmi, 0.0)
-    u, s, _ = np.linalg.svd(ppmi, full_matrices=False)
-    vectors = u[:, :dim] * np.sqrt(s[:dim])
-    return vectors, counts.sum(1) > 0
+    u, sv, _ = np.linalg.svd(ppmi, full_matrices=False)
+    k = min(dim, n)
+    vectors = np.zeros((vocab_size, dim))
+    vectors[seen_ids, :k] = u[:, :k] * np.sqrt(sv[:k])
+    seen = np.zeros(vocab_size, dtype=bool)
+    seen[seen_ids] = counts.sum(1) > 0
+    return vectors, seen
 
 
 def focus_init(source_emb: np.ndarray, new_ids: list[int], overlap_ids: list[int], aux: np.ndarray,
