@@ -20,11 +20,12 @@ register_targets(
 )
 
 
-def matt_model_file():
-    """The source model's weights: trained by matt_source (tiny) or cached by llm_cache (pretrained)."""
-    if MATT_KIND == "tiny":
-        return "results/matt/source/model.safetensors"
-    return f"resources/llm/{preset('matt', 'model', 'name')}/model.safetensors"
+# The source model's weights: trained by matt_source (tiny) or cached by llm_cache (pretrained)
+MATT_MODEL_FILE = (
+    "results/matt/source/model.safetensors"
+    if MATT_KIND == "tiny"
+    else f"resources/llm/{preset('matt', 'model', 'name')}/model.safetensors"
+)
 
 
 rule matt_data:
@@ -49,7 +50,7 @@ rule matt_data:
 rule matt_source:
     input:
         data=rules.matt_data.output.data,
-        model=[] if MATT_KIND == "tiny" else matt_model_file(),
+        model=[] if MATT_KIND == "tiny" else MATT_MODEL_FILE,
     output:
         target_tokenizer="results/matt/source/target_tokenizer.json",
         scores="results/matt/source/scores.json",
@@ -74,7 +75,7 @@ rule matt_transfer:
     input:
         data=rules.matt_data.output.data,
         scores=rules.matt_source.output.scores,
-        model=matt_model_file(),
+        model=MATT_MODEL_FILE,
     output:
         run="results/matt/runs/{method}/{seed}.json",
     log:
