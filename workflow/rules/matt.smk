@@ -1,0 +1,162 @@
+# matt: "Model-Aware Tokenizer Transfer" (arXiv 2510.21954). Source model + tokenizer (tiny, trained here
+# at smoke; SmolLM2-135M at small and paper), a target tokenizer extended on Ukrainian text, new
+# embeddings initialised by mean / FVT / FOCUS or FOCUS + the AIM warm-up (MATT), then next-token
+# training at one token budget, recovery of the source model's quality.
+# DAG: data -> source (model, tokenisers, source scores) -> transfer {method}/{seed} -> aggregate
+#      (metrics.json, recovery.csv) -> fig1, table1.
+
+MATT_SEEDS = list(range(preset("matt", "seeds")))
+MATT_KIND = preset("matt", "model", "kind")
+
+
+register_targets(
+    "matt",
+    [
+        "reports/matt_fig1.pdf",
+        "reports/matt_table1.csv",
+        "reports/matt_table1.md",
+        "results/matt/metrics.json",
+    ],
+)
+
+
+# The source model's weights: trained by matt_source (tiny) or cached by llm_cache (pretrained)
+MATT_MODEL_FILE = (
+    "results/matt/source/model.safetensors"
+    if MATT_KIND == "tiny"
+    else f"resources/llm/{preset('matt', 'model', 'name')}/model.safetensors"
+)
+
+
+rule matt_data:
+    output:
+        data="results/matt/data.json",
+    log:
+        "logs/matt/data.log",
+    benchmark:
+        "benchmarks/matt/data.tsv"
+    params:
+        cfg=lambda wc: preset("matt", "data"),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/matt/data.py"
+
+
+rule matt_source:
+    input:
+        data=rules.matt_data.output.data,
+        model=[] if MATT_KIND == "tiny" else MATT_MODEL_FILE,
+    output:
+        target_tokenizer="results/matt/source/target_tokenizer.json",
+        scores="results/matt/source/scores.json",
+        model=["results/matt/source/model.safetensors"] if MATT_KIND == "tiny" else [],
+    log:
+        "logs/matt/source.log",
+    benchmark:
+        "benchmarks/matt/source.tsv"
+    params:
+        cfg=lambda wc: {**preset("matt", "model"), **{k: preset("matt", "transfer", k) for k in ("context", "max_new_tokens")}},
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("matt", "runtime_min"),
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/matt/source.py"
+
+
+rule matt_transfer:
+    input:
+        data=rules.matt_data.output.data,
+        scores=rules.matt_source.output.scores,
+        model=MATT_MODEL_FILE,
+    output:
+        run="results/matt/runs/{method}/{seed}.json",
+    log:
+        "logs/matt/transfer/{method}/{seed}.log",
+    benchmark:
+        "benchmarks/matt/transfer/{method}/{seed}.tsv"
+    wildcard_constraints:
+        method=r"mean|fvt|focus|matt",
+        seed=r"\d+",
+    params:
+        cfg=lambda wc: {**preset("matt", "transfer"), "kind": MATT_KIND},
+    # one thread: CPU-seconds are the budget, and two OpenMP threads spin-wait each other on a busy node
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("matt", "runtime_min"),
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/matt/transfer.py"
+
+
+rule matt_aggregate:
+    input:
+        scores=rules.matt_source.output.scores,
+        runs=lambda wc: expand("results/matt/runs/{method}/{seed}.json", method=preset("matt", "methods"),
+                               seed=MATT_SEEDS),
+    output:
+        metrics="results/matt/metrics.json",
+        table="results/matt/recovery.csv",
+    log:
+        "logs/matt/aggregate.log",
+    benchmark:
+        "benchmarks/matt/aggregate.tsv"
+    params:
+        scale=lambda wc: scale_of("matt"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/matt/aggregate.py"
+
+
+rule matt_fig1:
+    input:
+        table=rules.matt_aggregate.output.table,
+    output:
+        pdf=report("reports/matt_fig1.pdf", caption="../report/matt_fig1.rst", category="matt"),
+        csv="reports/matt_fig1.csv",
+    log:
+        "logs/matt/fig1.log",
+    benchmark:
+        "benchmarks/matt/fig1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/matt/fig1.py"
+
+
+rule matt_table1:
+    input:
+        table=rules.matt_aggregate.output.table,
+    output:
+        csv="reports/matt_table1.csv",
+        md="reports/matt_table1.md",
+    log:
+        "logs/matt/table1.log",
+    benchmark:
+        "benchmarks/matt/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/matt/table1.py"
