@@ -245,13 +245,22 @@ class MetricMissing(KeyError):
 
 
 def lookup_metric(metrics: Mapping[str, Any], dotted: str) -> Any:
-    """The node at ``dotted`` (``a.b.c``) in ``metrics``; raises :class:`MetricMissing`."""
+    """The node at ``dotted`` (``a.b.c``) in ``metrics``; raises :class:`MetricMissing`.
+
+    A key may itself hold dots (a model named ``smollm2-t0.7``): where a part is not a key, the
+    shortest run of the following parts, joined by dots, that is a key is taken instead.
+    """
     node: Any = metrics
-    for part in dotted.split("."):
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
+    parts = dotted.split(".")
+    i = 0
+    while i < len(parts):
+        if isinstance(node, Mapping):
+            j = next((j for j in range(i + 1, len(parts) + 1) if ".".join(parts[i:j]) in node), None)
+            if j is None:
+                raise MetricMissing(dotted)
+            node, i = node[".".join(parts[i:j])], j
+        elif isinstance(node, list) and parts[i].isdigit() and int(parts[i]) < len(node):
+            node, i = node[int(parts[i])], i + 1
         else:
             raise MetricMissing(dotted)
     if node is None:

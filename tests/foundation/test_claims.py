@@ -281,3 +281,14 @@ def test_cross_validation_folds_are_widened_for_their_overlap(tmp_path):
     assert refused.status == INCONCLUSIVE and "cross-validation folds" in refused.reason
     with pytest.raises(ValueError, match="cv is n_test / n_train"):
         sample([0.1, 0.2], ["a", "b"], "seed", cv=0)
+
+
+def test_a_metric_key_with_dots_is_found_and_a_missing_one_is_named():
+    from repro.claims import MetricMissing, lookup_metric
+
+    metrics = {"kbv": {"smollm2-t0.7": {"values": [1.0]}, "smollm2": 2.0}, "runs": [{"a": 3.0}]}
+    assert lookup_metric(metrics, "kbv.smollm2-t0.7") == {"values": [1.0]}
+    assert lookup_metric(metrics, "kbv.smollm2") == 2.0          # a plain key still wins
+    assert lookup_metric(metrics, "runs.0.a") == 3.0
+    with pytest.raises(MetricMissing, match="kbv.smollm2-t0.8"):
+        lookup_metric(metrics, "kbv.smollm2-t0.8")
