@@ -55,7 +55,7 @@ import yaml
 from repro.seeding import job_seed
 from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
 
-__all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "as_evidence", "sample", "rate",
+__all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "put_sample", "as_evidence", "sample", "rate",
            "interval", "undecided", "require_paired", "verdict",
            "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
 
@@ -266,6 +266,15 @@ def lookup_metric(metrics: Mapping[str, Any], dotted: str) -> Any:
     if node is None:
         raise MetricMissing(f"{dotted} (null: not defined in this run)")
     return node
+
+
+def put_sample(metrics: dict[str, Any], path: tuple[str, ...], values, ids, unit: str) -> None:
+    """Store ``sample(values, ids, unit)`` at the nested ``path`` of ``metrics``, creating the mappings on
+    the way (where :func:`lookup_metric` finds it as ``".".join(path)``)."""
+    node = metrics
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = sample(values, ids, unit)
 
 
 def as_evidence(node: Any, where: str) -> float | Sample | Interval:

@@ -292,3 +292,12 @@ def test_a_metric_key_with_dots_is_found_and_a_missing_one_is_named():
     assert lookup_metric(metrics, "runs.0.a") == 3.0
     with pytest.raises(MetricMissing, match="kbv.smollm2-t0.8"):
         lookup_metric(metrics, "kbv.smollm2-t0.8")
+
+
+def test_put_sample_stores_where_lookup_metric_finds_it():
+    from repro.claims import lookup_metric, put_sample
+
+    metrics = {"avg_acc": {"blocks": {"him": 0.0}}}
+    put_sample(metrics, ("avg_acc", "blocks", "m2le"), [0.5, 0.7], [0, 1], "seed")
+    assert lookup_metric(metrics, "avg_acc.blocks.m2le") == sample([0.5, 0.7], [0, 1], "seed")
+    assert lookup_metric(metrics, "avg_acc.blocks.him") == 0.0   # siblings kept

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from repro.claims import sample
+from repro.claims import put_sample
 from repro.methods.immunization.curvature import exact_hessian, extremal_eigenvalues
 from repro.methods.immunization.train import adversary, immunize
 from repro.papers.immunize.synth import BENIGN_CLASSES, HARMFUL_CLASSES, Tasks, make_tasks
@@ -180,13 +180,6 @@ def run_scaling(cfg: dict[str, Any], data_seed: int, train_seed: int) -> list[di
     return rows
 
 
-def _put(metrics: dict, path: tuple, values, ids) -> None:
-    node = metrics
-    for part in path[:-1]:
-        node = node.setdefault(part, {})
-    node[path[-1]] = sample(values, ids, "seed")
-
-
 def aggregate(units: dict[tuple[str, int], dict], scaling: dict[int, list[dict]], methods: list[str]
               ) -> tuple[dict[str, Any], "pd.DataFrame", "pd.DataFrame", "pd.DataFrame"]:
     """metrics.json (per-seed samples) and tidy tables: per-unit scalars, adversary curves, scaling rows."""
@@ -228,30 +221,32 @@ def aggregate(units: dict[tuple[str, int], dict], scaling: dict[int, list[dict]]
     for m, g in wide.items():
         for col in ("time_s", "benign_acc", "downstream_acc", "relearn_auc", "kappa_harmful_after",
                     "kappa_benign_after", "lanczos_err_harmful_after", "rir"):
-            _put(metrics, (col, m), g[col], seeds)
+            put_sample(metrics, (col, m), g[col], seeds, "seed")
         for key in settings:
-            _put(metrics, ("harmful_acc_auc", key, m), g[f"auc_{key}"], seeds)
+            put_sample(metrics, ("harmful_acc_auc", key, m), g[f"auc_{key}"], seeds, "seed")
         for col in (c for c in tidy.columns if c.startswith("service_")):
-            _put(metrics, (col, m), g[col], seeds)
+            put_sample(metrics, (col, m), g[col], seeds, "seed")
         if m != "none":
             none = wide["none"]
             for key in settings:
-                _put(metrics, ("slowdown_vs_none", m, key), none[f"auc_{key}"] - g[f"auc_{key}"], seeds)
-            _put(metrics, ("benign_acc_drop", m), none["benign_acc"] - g["benign_acc"], seeds)
-            _put(metrics, ("downstream_acc_drop", m), none["downstream_acc"] - g["downstream_acc"], seeds)
-            _put(metrics, ("relearn_resistance", m), none["relearn_auc"] - g["relearn_auc"], seeds)
-            _put(metrics, ("kappa_ratio", m), g["kappa_harmful_after"] / g["kappa_harmful_before"], seeds)
+                put_sample(metrics, ("slowdown_vs_none", m, key), none[f"auc_{key}"] - g[f"auc_{key}"], seeds, "seed")
+            put_sample(metrics, ("benign_acc_drop", m), none["benign_acc"] - g["benign_acc"], seeds, "seed")
+            put_sample(metrics, ("downstream_acc_drop", m), none["downstream_acc"] - g["downstream_acc"], seeds, "seed")
+            put_sample(metrics, ("relearn_resistance", m), none["relearn_auc"] - g["relearn_auc"], seeds, "seed")
+            put_sample(metrics, ("kappa_ratio", m), g["kappa_harmful_after"] / g["kappa_harmful_before"], seeds, "seed")
     if "ours" in wide and "condnum" in wide:
         for key in settings:
-            _put(metrics, ("slowdown_vs_condnum", key), wide["condnum"][f"auc_{key}"] - wide["ours"][f"auc_{key}"], seeds)
+            put_sample(metrics, ("slowdown_vs_condnum", key),
+                wide["condnum"][f"auc_{key}"] - wide["ours"][f"auc_{key}"], seeds, "seed")
     scal = pd.DataFrame([r | {"seed": s} for s, rs in scaling.items() for r in rs])
     sseeds = sorted(scaling)
     slope = lambda col, s: float(np.polyfit(np.log(scal[scal.seed == s].n_params),  # noqa: E731
                                             np.log(scal[scal.seed == s][col]), 1)[0])
-    _put(metrics, ("time_slope", "exact"), [slope("exact_s", s) for s in sseeds], sseeds)
-    _put(metrics, ("time_slope", "lanczos"), [slope("lanczos_s", s) for s in sseeds], sseeds)
-    _put(metrics, ("time_slope_gap",), [slope("exact_s", s) - slope("lanczos_s", s) for s in sseeds], sseeds)
-    _put(metrics, ("lanczos_rel_err_max",), scal.groupby("seed").rel_err_max.max().loc[sseeds], sseeds)
+    put_sample(metrics, ("time_slope", "exact"), [slope("exact_s", s) for s in sseeds], sseeds, "seed")
+    put_sample(metrics, ("time_slope", "lanczos"), [slope("lanczos_s", s) for s in sseeds], sseeds, "seed")
+    put_sample(metrics, ("time_slope_gap",), [slope("exact_s", s) - slope("lanczos_s", s) for s in sseeds],
+        sseeds, "seed")
+    put_sample(metrics, ("lanczos_rel_err_max",), scal.groupby("seed").rel_err_max.max().loc[sseeds], sseeds, "seed")
     return metrics, tidy, pd.DataFrame(curves), scal
 
 

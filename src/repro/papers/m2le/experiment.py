@@ -53,7 +53,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from repro.claims import sample
+from repro.claims import put_sample
 from repro.methods.merging import elementwise_modulation, pm_alpha
 from repro.papers.m2le.model import BackboneConfig, LoraMLP, accuracy, fisher_diag, local_labels, pretrain
 from repro.papers.m2le.synth import Sequence, Task, make_sequence
@@ -308,12 +308,6 @@ def aggregate(runs: dict[tuple[str, int], dict], cfg: dict[str, Any]):
     tidy = pd.DataFrame(rows)
     metrics: dict[str, Any] = {}
 
-    def put(path, values, ids):
-        node = metrics
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = sample(values, ids, "seed")
-
     baselines = [m for m in ("seq", "fixed", "pm", "olora", "ewc") if m in set(tidy.method)]
     scalars = [m for m in ("fixed", "pm") if m in set(tidy.method)]
     for sequence, unit in tidy.groupby("sequence", sort=True):
@@ -323,18 +317,19 @@ def aggregate(runs: dict[tuple[str, int], dict], cfg: dict[str, Any]):
             for method, g in wide.items():
                 vals = g.loc[seeds, metric]
                 if vals.notna().all():
-                    put((metric, sequence, method), vals, seeds)
+                    put_sample(metrics, (metric, sequence, method), vals, seeds, "seed")
         best = lambda names: np.max([wide[m].loc[seeds, "avg_acc"].to_numpy() for m in names], axis=0)  # noqa: E731
         if "m2le" in wide and baselines:
-            put(("m2le_minus_best_peft", sequence), wide["m2le"].loc[seeds, "avg_acc"].to_numpy()
-                - best([b for b in baselines + ["him"] if b in wide]), seeds)
+            put_sample(metrics, ("m2le_minus_best_peft", sequence), wide["m2le"].loc[seeds, "avg_acc"].to_numpy()
+                - best([b for b in baselines + ["him"] if b in wide]), seeds, "seed")
         if "him" in wide and scalars:
-            put(("him_minus_best_scalar", sequence), wide["him"].loc[seeds, "avg_acc"].to_numpy() - best(scalars),
-                seeds)
+            put_sample(metrics, ("him_minus_best_scalar", sequence), wide["him"].loc[seeds,
+                "avg_acc"].to_numpy() - best(scalars),
+                seeds, "seed")
         if "him" in wide and "m2le" in wide:
-            put(("tsp_gain", sequence), wide["m2le"].loc[seeds, "avg_acc"].to_numpy()
-                - wide["him"].loc[seeds, "avg_acc"].to_numpy(), seeds)
-            put(("modulation_sd", sequence), wide["m2le"].loc[seeds, "mod_sd"], seeds)
+            put_sample(metrics, ("tsp_gain", sequence), wide["m2le"].loc[seeds, "avg_acc"].to_numpy()
+                - wide["him"].loc[seeds, "avg_acc"].to_numpy(), seeds, "seed")
+            put_sample(metrics, ("modulation_sd", sequence), wide["m2le"].loc[seeds, "mod_sd"], seeds, "seed")
     return metrics, tidy, pd.DataFrame(curve), pd.DataFrame(mod)
 
 

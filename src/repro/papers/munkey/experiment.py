@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from repro.claims import sample
+from repro.claims import put_sample
 from repro.methods.munkey import MemoryConfig, MemoryModel, PlainModel, knn_predict, predict_logits, train_model
 from repro.methods.unlearning import UnlearnConfig, loss_mia_auc, per_example_loss, unlearn
 from repro.papers.munkey.synth import forget_indices, make_regime
@@ -146,12 +146,6 @@ def aggregate(runs: dict[tuple[str, str, int], dict], sweeps: dict[tuple[str, in
     sweep = pd.DataFrame([row | {"seed": s} for (r, s), rs in sweeps.items() for row in rs])
     metrics: dict[str, Any] = {}
 
-    def put(path, values, ids):
-        node = metrics
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = sample(values, ids, "seed")
-
     for (regime, fs), unit in tidy.groupby(["regime", "forget_set"], sort=True):
         wide = {m: g.set_index("seed") for m, g in unit.groupby("method")}
         seeds = sorted(wide["munkey"].index)
@@ -159,18 +153,22 @@ def aggregate(runs: dict[tuple[str, str, int], dict], sweeps: dict[tuple[str, in
             for method, g in wide.items():
                 vals = g.loc[seeds, metric]
                 if vals.notna().all():
-                    put((metric, regime, fs, method), vals, seeds)
+                    put_sample(metrics, (metric, regime, fs, method), vals, seeds, "seed")
         post = [wide[b].loc[seeds] for b in cfg["baselines"]]
         for gap in ("gap_own", "gap_plain"):
             best = np.min([p[gap].to_numpy() for p in post], axis=0)
-            put((f"{gap}_margin", regime, fs), best - wide["munkey"].loc[seeds, gap].to_numpy(), seeds)
+            put_sample(metrics, (f"{gap}_margin", regime, fs), best - wide["munkey"].loc[seeds, gap].to_numpy(),
+                seeds, "seed")
         fastest = np.min([p["time_s"].to_numpy() for p in post], axis=0)
-        put(("forget_speedup_log10", regime, fs),
-            np.log10(fastest / np.maximum(wide["munkey"].loc[seeds, "time_s"].to_numpy(), 1e-9)), seeds)
-        put(("weights_changed", regime, fs), wide["munkey"].loc[seeds, "weights_changed"], seeds)
-        put(("test_acc_drop", regime, fs),
-            wide["original"].loc[seeds, "acc_test"].to_numpy() - wide["munkey"].loc[seeds, "acc_test"].to_numpy(), seeds)
-        put(("pathway_sensitivity", regime, fs), wide["munkey"].loc[seeds, "pathway_sensitivity"], seeds)
+        put_sample(metrics, ("forget_speedup_log10", regime, fs),
+            np.log10(fastest / np.maximum(wide["munkey"].loc[seeds, "time_s"].to_numpy(), 1e-9)), seeds, "seed")
+        put_sample(metrics, ("weights_changed", regime, fs), wide["munkey"].loc[seeds, "weights_changed"],
+            seeds, "seed")
+        put_sample(metrics, ("test_acc_drop", regime, fs),
+            wide["original"].loc[seeds, "acc_test"].to_numpy() - wide["munkey"].loc[seeds, "acc_test"].to_numpy(),
+            seeds, "seed")
+        put_sample(metrics, ("pathway_sensitivity", regime, fs), wide["munkey"].loc[seeds, "pathway_sensitivity"],
+            seeds, "seed")
     return metrics, tidy, sweep
 
 
