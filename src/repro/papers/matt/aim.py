@@ -34,9 +34,7 @@ class TinyNet:
     """A :class:`repro.llm.tiny.TinyGPT` read with an explicit (tied) embedding matrix."""
 
     def __init__(self, model) -> None:
-        self.model = model.eval()
-        for p in model.parameters():
-            p.requires_grad_(False)
+        self.model = model.eval().requires_grad_(False)
         self.n_layers = model.cfg.n_layer
         self.context = model.cfg.context
 
@@ -80,9 +78,7 @@ class HFNet:
         if not model.config.tie_word_embeddings:
             raise ValueError("HFNet needs a model with tied input and output embeddings")
         model.config._attn_implementation = "eager"  # attention weights are read
-        self.model = model.eval()
-        for p in model.parameters():
-            p.requires_grad_(False)
+        self.model = model.eval().requires_grad_(False)
         self.n_layers = model.config.num_hidden_layers
         self.context = model.config.max_position_embeddings
 
