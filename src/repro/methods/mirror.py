@@ -41,7 +41,8 @@ Preprocessing, fits and penalty (issue 18; the reference is the authors' R packa
   leaves less than 5% of a column), give C_J by the polar formula above; (3) a lasso of y on
   (X_J + Z_J C_J, X_J - Z_J C_J, X_-J) with an intercept and internally standardised columns (glmnet's
   ``standardize = TRUE``), at the same penalty; M_J from its two copies' coefficients.
-- Penalty (``penalty="reference"``, the default): the 10-fold CV minimum over the package's grid,
+- Penalty (``penalty="reference"``, the default): cv.glmnet's 10-fold CV minimum over the package's grid
+  (fold fits standardised within the fold, the largest lambda at the minimum; :func:`_glmnet_cv_min`),
   100 values from lambda_max = max_j |x_j'y| / n^(3/2) down to lambda_max / 100, i.e. the usual lasso
   lambda_max (max |x_j'y| / n) divided by sqrt(n). Why a penalty this small, from the method's
   derivation: M_j is null-symmetric when the coefficients of the two copies are (nearly) independent
@@ -53,15 +54,33 @@ Preprocessing, fits and penalty (issue 18; the reference is the authors' R packa
   for prediction and sat 1.7-3.4x above the package's lambda; the sign diagnostic (null M above vs
   below 0 per replicate, ``repro.papers.groupfdr.symmetry``; README, Table 3) is what the choice is
   judged by, never the FDR number.
-- Deviations from the package, named: c_J from the realised residual norms of Z_J (exact decoupling on
-  the screened projection) where the package uses their expectation n - |S| (sigma_z^2 =
-  pp / (1 - |S|/n)), and a matrix C_J for blocks; one lasso per block with every other column
-  unmirrored (the package mirrors one feature per fit, the same); sklearn's coordinate descent with a
-  warm start from step (1) in place of glmnet; CV folds not re-standardised within each fold; the
-  0.9 n cap keeps the largest |coef| (the package's code zeroes the first columns by index, an evident
-  slip); no bootstrap variance of the FDR (``var.est``).
-  Coordinate descent stops at sklearn's ``tol`` (1e-4 by default, ``lasso_tol``) where glmnet stops at
-  ``thresh = 1e-7``; glmnet's internal sd (1/n) makes its effective penalty sqrt((n - 1)/n) times ours.
+- Checked against the package itself (2026-12-04; R 4.2, glmnet 4.1-6, GM from BioAlgs/GM run unmodified
+  through ``workflow/scripts/groupfdr/gm_reference.R``; ``repro.papers.groupfdr.reference_check``;
+  fixtures in tests/groupfdr/data). Given the package's own Z (recorded from its ``rnorm`` calls) and
+  folds (replayed from its seed), ``mirror_scale="package"`` reproduces its lambda grid (1e-10), c_j
+  (1e-8), the screening support, the exact zeros of M, the signs, M to within 2.4% of max |M| and the
+  selection; what is left is glmnet's tolerance (its KKT conditions hold to ~2%, ours to 1e-4), which
+  also moves lambda.min by one grid step on near-ties of the CV error. On 30 shared draws per design
+  (README) the package itself has FDR 0.135 +- 0.021 (n = 60, P = 90) and 0.129 +- 0.026 (AR(0.5),
+  n = 100, p = 200) at q = 0.1 under its own rule, ours within 0.015 of it paired: the FDR excess at
+  P > n is the method's as its authors' code runs it, not a deviation of ours.
+- Definitions changed to match it (issue 18, tests in test_groupfdr_gm_fixture.py): the CV is
+  cv.glmnet's (within-fold standardisation, ties to the larger lambda; sklearn's ``LassoCV`` chose
+  another grid point on the fixtures); the screening lasso standardises internally as glmnet does
+  (penalty sqrt((n - 1)/n) times the old one on R's ``scale``d columns); ``foldid`` takes the CV folds.
+- Deviations from the package, named: (1) c_J (``mirror_scale="exact"``, the default) from the realised
+  residual norms of Z_J (exact decoupling U'V = 0 on the screened projection) where the package divides
+  x_j's residual variance pp = 1 - ||P x_j||^2 / n by the EXPECTED residual variance of z_j, 1 - |S|/n
+  (|S| counting j; ``mirror_scale="package"`` is that, singleton groups only): c_j differs by tens of %
+  at p > n (a chi-square with n - 0.95|S| degrees of freedom over its mean), and a matrix C_J for blocks;
+  (2) Z and random folds from numpy, not R's ``rnorm`` / ``sample``; (3) sklearn's coordinate descent,
+  run to ``lasso_tol`` (1e-4 by default) with a warm start from the screening fit, in place of glmnet
+  (thresh 1e-7); glmnet's path truncation (``fdev``, ``devmax``) of the lambda list is not copied;
+  (4) the 0.9 n cap keeps the largest |coef| (the package's code zeroes the first columns by index, an
+  evident slip); (5) the fallback to 10 singular vectors checks the residual share of x_j and z_j (the
+  package: pp < 0.05 for x_j) in the exact scale; (6) the default selection rule is Eq. 2.5 (``min_t``);
+  the package's step-down (``gm_package``) hard-codes q = 0.1 and selects the top statistic when its
+  first estimate already exceeds q (R's ``1:0``); (7) no bootstrap variance of the FDR (``var.est``).
 - Null sign symmetry, measured (2026-12-03, helper diagnostic, group mirror with d = 2-3 lags, lasso path,
   ``penalty="reference"``; share of positive among nonzero null M, mean of the per-draw share with a
   normal interval, the draw the unit; Wilson interval for one fixed null block per draw):
@@ -77,9 +96,8 @@ Preprocessing, fits and penalty (issue 18; the reference is the authors' R packa
   penalty (1.2x larger here) gives the same lean (pooled 0.585, 0.551), and a solver tolerance of 1e-8
   instead of 1e-4 leaves the counts unchanged (4.0 vs 2.6; 1.35 vs 1.75 in the low design). The penalty
   is the package's definition (checked against R/gm.R: the grid, 10-fold CV, lambda.min); the 10-fold
-  CV minimum is the grid's TOP, lambda_max / sqrt(n), in every draw checked (6 of 6, n = 150, with and
-  without signals: the CV error still falls at the largest penalty the grid allows), so the package's
-  penalty is in effect max_j |x_j'y| / n^(3/2). The lean, present only with signals and correlated
+  CV minimum was the grid's TOP, lambda_max / sqrt(n), in every n = 150 draw checked (6 of 6), but not
+  at p > n: the package's own CV chose grid index 34-35 of 100 on the p > n fixtures. The lean, present only with signals and correlated
   designs, is the shrinkage-bias mechanism above at the reference's own penalty: inherent in the lasso
   mirror as the reference runs it, not a deviation of ours that we could find. Left as is; the FDR
   claims carry its consequence, and Table 3 (small scale, 100 replicates per design) is the grid-wide
@@ -320,7 +338,8 @@ def group_index(groups: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
 
 def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z: np.ndarray, *,
                             fit: str = "lasso", norm: str = "l2", penalty="reference", lasso_tol: float = 1e-4,
-                            standardise: bool = True, random_state: int = 0) -> dict:
+                            standardise: bool = True, random_state: int = 0, foldid: np.ndarray | None = None,
+                            mirror_scale: str = "exact") -> dict:
     """Block mirror statistics M_J for every group (lasso or OLS fits).
 
     Parameters
@@ -330,6 +349,10 @@ def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z:
     fit : "lasso" (the Gaussian mirror's fit, the default) or "ols" (our variant; n > P + max block size).
     norm : "l2" or "whitened" (OLS only).
     penalty : lasso penalty, see :func:`choose_penalty`; lasso_tol : tol of sklearn's coordinate descent.
+    foldid : (n,) CV fold of each row for ``penalty="reference"`` (cv.glmnet's ``foldid``); None: random folds.
+    mirror_scale : "exact" (C_J from the realised residual norms, the default) or "package" (singleton
+        groups, lasso path: c_j^2 = (1 - ||P x_j||^2 / n) / (1 - |S| / n), the GM package's ``sigmaz``;
+        ``Z`` is then the package's standard normal draw, its ``z`` divided by its sd).
     standardise : centre and scale X's columns (:func:`standardize`) and centre y first, as the GM
         package does; the statistics are then those of the standardised design.
 
@@ -344,12 +367,16 @@ def group_mirror_statistics(X: np.ndarray, y: np.ndarray, groups: np.ndarray, Z:
         raise ValueError(f"groups has {len(groups)} labels for {X.shape[1]} columns")
     if standardise:
         X, y = standardize(X), y - y.mean()
+    if mirror_scale not in ("exact", "package"):
+        raise ValueError(f"mirror_scale must be 'exact' or 'package', got {mirror_scale!r}")
+    if mirror_scale == "package" and (fit != "lasso" or max(len(b) for b in blocks) > 1):
+        raise ValueError("mirror_scale='package' is the GM package's c_j: singleton groups on the lasso path only")
     if fit == "ols":
         return _group_mirror_ols(X, y, Z, labels, blocks, norm)
     if fit == "lasso":
         if norm != "l2":
             raise ValueError(f"norm={norm!r} needs fit='ols' (the lasso path uses the l2 block norm)")
-        return _group_mirror_lasso(X, y, Z, labels, blocks, penalty, lasso_tol, random_state)
+        return _group_mirror_lasso(X, y, Z, labels, blocks, penalty, lasso_tol, random_state, foldid, mirror_scale)
     raise ValueError(f"fit must be 'ols' or 'lasso', got {fit!r}")
 
 
@@ -413,27 +440,54 @@ def reference_lambda_grid(X: np.ndarray, y: np.ndarray, n_lambda: int = 100) -> 
     return lam_max * (1e-2) ** (np.arange(n_lambda) / n_lambda)
 
 
-def choose_penalty(X: np.ndarray, y: np.ndarray, penalty="reference", *, random_state: int = 0) -> float:
+def choose_penalty(X: np.ndarray, y: np.ndarray, penalty="reference", *, random_state: int = 0,
+                   foldid: np.ndarray | None = None) -> float:
     """The lasso penalty of the mirror fits (sklearn's scale: (1/2n)||y - Xb||^2 + alpha ||b||_1).
 
-    ``"reference"``: 10-fold CV minimum over :func:`reference_lambda_grid` (the GM package);
+    ``"reference"``: cv.glmnet's 10-fold CV minimum over :func:`reference_lambda_grid` (the GM package;
+    :func:`_glmnet_cv_min`), on the folds ``foldid`` (one label per row, cv.glmnet's ``foldid``) when given,
+    else on random folds of equal size;
     ``"cv"``: 5-fold ``LassoCV`` minimum over sklearn's own grid of 30 (this module's choice before
     issue 18, which unbalanced the null signs); a number: that penalty.
     """
     from sklearn.linear_model import LassoCV
-    from sklearn.model_selection import KFold
 
     if isinstance(penalty, (int, float)) and not isinstance(penalty, bool):
         if penalty <= 0:
             raise ValueError(f"a lasso penalty must be > 0, got {penalty}")
         return float(penalty)
     if penalty == "reference":
-        cv = KFold(10, shuffle=True, random_state=random_state)
-        fit = LassoCV(alphas=reference_lambda_grid(X, y), cv=cv, max_iter=10_000).fit(X, y)
-        return float(fit.alpha_)
+        if foldid is None:  # as cv.glmnet: sample(rep(1:10, length = n))
+            foldid = np.random.default_rng(random_state).permutation(np.arange(len(y)) % 10)
+        return _glmnet_cv_min(X, y, reference_lambda_grid(X, y), np.asarray(foldid))
     if penalty == "cv":
         return float(LassoCV(cv=5, random_state=random_state, alphas=30, max_iter=5000).fit(X, y).alpha_)
     raise ValueError(f"penalty must be 'reference', 'cv' or a positive number, got {penalty!r}")
+
+
+def _glmnet_cv_min(X: np.ndarray, y: np.ndarray, grid: np.ndarray, foldid: np.ndarray, tol: float = 1e-4) -> float:
+    """cv.glmnet's ``lambda.min`` for the Gaussian lasso: on each fold's training rows a lasso path over ``grid``
+    (descending) with an intercept on columns standardised within the fold (glmnet's ``standardize =
+    TRUE``, sd with 1/n), the squared error of the held-out rows at each lambda summed over folds; the
+    LARGEST lambda whose mean error is the minimum. Not sklearn's ``LassoCV``, which neither standardises
+    within the fold nor breaks ties upward: on the package's fixtures it chose a different grid point.
+    ``tol`` is sklearn's (1e-4, as ``LassoCV``): 1e-7 cost 25-40x more at p > n and moved no fixture's
+    choice by more than the one grid step that glmnet's own tolerance does."""
+    from sklearn.linear_model import lasso_path
+
+    if foldid.shape != (len(y),):
+        raise ValueError(f"foldid needs one fold label per row: {foldid.shape} for {len(y)} rows")
+    err = np.zeros(len(grid))
+    for f in np.unique(foldid):
+        train, test = foldid != f, foldid == f
+        Xt = X[train]
+        mu, sd = Xt.mean(0), Xt.std(0)
+        sd[sd == 0] = 1.0
+        y_mu = y[train].mean()
+        _, coefs, _ = lasso_path((Xt - mu) / sd, y[train] - y_mu, alphas=grid, tol=tol, max_iter=100_000)
+        pred = y_mu + (X[test] - mu) @ (coefs / sd[:, None])
+        err += ((y[test, None] - pred) ** 2).sum(0)
+    return float(np.max(grid[err <= err.min()]))
 
 
 def _screened_set(coef: np.ndarray, n: int) -> np.ndarray:
@@ -486,21 +540,48 @@ def _glmnet_like_lasso(design: np.ndarray, y: np.ndarray, alpha: float, tol: flo
     return est.fit((design - mu) / sd, y - y.mean()).coef_ / sd
 
 
-def _group_mirror_lasso(X, y, Z, labels, blocks, penalty, tol, random_state):
-    from sklearn.linear_model import Lasso
+def _package_scale(A: np.ndarray, x: np.ndarray, n_screened: int) -> float:
+    """The GM package's c_j (its ``sqrt(sigmaz_vec[j])``): pp = 1 - ||P x_j||^2 / n with P the projection on
+    the leading floor(0.95 k) left singular vectors of the k columns A = X_{S \\ j} (the leading 10 when
+    pp < 0.05), and c_j^2 = pp / (1 - |S| / n): the residual variance of x_j over the EXPECTED residual
+    variance of a standard normal z_j (|S| counted with j), not its realised one as :func:`block_perturbation`."""
+    n = len(x)
 
+    def pp(keep: int) -> float:
+        if keep == 0:
+            return 1.0
+        U = A @ (W[:, :keep] / np.sqrt(ev[:keep]))
+        return 1.0 - float(np.sum((U.T @ x) ** 2)) / n
+
+    if A.shape[1] == 0:
+        ev, W = np.ones(0), np.zeros((0, 0))
+        value = pp(0)
+    else:
+        ev, W = np.linalg.eigh(A.T @ A)
+        ev, W = ev[::-1], W[:, ::-1]
+        rank = int(np.sum(ev > ev[0] * 1e-14))
+        value = pp(min(max(int(0.95 * A.shape[1]), 1), n, rank))
+        if value < 0.05:
+            value = pp(min(10, rank))
+    return float(np.sqrt(value / (1.0 - n_screened / n)))
+
+
+def _group_mirror_lasso(X, y, Z, labels, blocks, penalty, tol, random_state, foldid=None, mirror_scale="exact"):
     n, P = X.shape
-    alpha = choose_penalty(X, y, penalty, random_state=random_state)
-    init = Lasso(alpha=alpha, max_iter=100_000, tol=tol).fit(X, y - y.mean()).coef_
+    alpha = choose_penalty(X, y, penalty, random_state=random_state, foldid=foldid)
+    init = _glmnet_like_lasso(X, y, alpha, tol)
     screened = _screened_set(init, n)
     out = {"labels": labels, "M": np.empty(len(blocks)), "C": [], "b_plus": [], "b_minus": [], "alpha": alpha,
-           "n_screened": int(screened.size)}
+           "n_screened": int(screened.size), "init_coef": init}
     for g, J in enumerate(blocks):
         rest_idx = np.setdiff1d(np.arange(P), J)
         others = np.setdiff1d(screened, J)
         d = len(J)
-        resid = _residual_on(X[:, others], np.hstack([X[:, J], Z[:, J]]))
-        C = block_perturbation(resid[:, :d], resid[:, d:])
+        if mirror_scale == "package":
+            C = np.array([[_package_scale(X[:, others], X[:, J[0]], screened.size)]])
+        else:
+            resid = _residual_on(X[:, others], np.hstack([X[:, J], Z[:, J]]))
+            C = block_perturbation(resid[:, :d], resid[:, d:])
         design = np.hstack([X[:, J] + Z[:, J] @ C, X[:, J] - Z[:, J] @ C, X[:, rest_idx]])
         coef = _glmnet_like_lasso(design, y, alpha, tol, init=np.concatenate([np.zeros(2 * d), init[rest_idx]]))
         bp, bm = coef[:d], coef[d:2 * d]
