@@ -8,8 +8,10 @@
 - :mod:`.experiment`: LM training at a fixed budget, evaluation, recovery and the summary.
 - :mod:`.figures`: fig1.
 
-Deviations from the paper and its reference code (ybochkov/matt; the AIM definition follows the
-spec's reading of that code, which was not itself re-read for this build):
+Deviations from the paper and its reference code (ybochkov/matt, re-read for this build: aim_impl.py
+at fb9ba34, aim.py, modeling/base.py, config.py, preparation.py at 6510a1e; :mod:`.aim` lists the
+definitions matched: pairs i <= j per row and head, the last of the first n_layers layers, pooled
+MSE, AdamW with decay 0.01, gradient clip 1.0, shuffled passes):
 
 - Ukrainian "text" is sentences drawn from a fixed random bigram chain over faker's ``uk_UA`` word
   lists (no running Ukrainian prose ships offline), not web text.
@@ -20,5 +22,7 @@ spec's reading of that code, which was not itself re-read for this build):
 - Next-token training updates only the new (tied) embedding rows, not the whole model.
 - The budget is counted in target tokens (and CPU-seconds are recorded), not GPU-hours.
 - The target tokenizer's pre-tokenizer is plain ByteLevel, so SmolLM2's digit splitting is lost.
+- AIM runs in float32 on CPU (the reference: bf16 mixed precision on GPU), for a few steps over
+  texts cut to ``context`` tokens at a word boundary (the reference: one epoch, 256-512 tokens).
 - WECHSEL and TokAlign are not built (they need bilingual or parallel resources not available offline).
 """

@@ -156,7 +156,7 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
     """Initialise, (matt: warm up with AIM), train next-token on the new rows, evaluate at each budget.
 
     ``cfg``: context, batch_size, lr, budgets (target tokens, ascending), aux_dim, and ``aim``
-    (layer, steps, lr, batch_size, n_rows).
+    (n_layers, steps, lr, batch_size, n_rows).
     """
     gen = torch_generator(seed)
     t0 = time.process_time()
@@ -166,7 +166,7 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
     if method == "matt":
         a = cfg["aim"]
         rows = aim_rows(src, data["ukrainian_train"][:a["n_rows"]], cfg["context"])
-        new, record["aim_loss"], tokens_seen = aim.warm_up(src.net, src.W_src, new, rows, layer=a["layer"],
+        new, record["aim_loss"], tokens_seen = aim.warm_up(src.net, src.W_src, new, rows, n_layers=a["n_layers"],
                                                            steps=a["steps"], lr=a["lr"], batch_size=a["batch_size"],
                                                            generator=torch_generator(seed + 1))
         record["aim_tokens"] = tokens_seen
