@@ -33,9 +33,10 @@ Choices the paper leaves open
 
 Deviations
 ----------
-- Only the maze is built: gymnasium (Pendulum, MountainCarContinuous) and MuJoCo tasks are not,
-  and neither is online fine-tuning nor the model-free (SAC/TD3) baseline; Fig. 1 therefore shows
-  the score per method and distance bucket on the maze, not return vs environment steps.
+- The maze here; gymnasium's Pendulum and MountainCarContinuous in :mod:`repro.papers.gtp.control`
+  (Table 2). MuJoCo tasks, online fine-tuning and the model-free (SAC/TD3) baseline are not built;
+  Fig. 1 therefore shows the score per method and distance bucket on the maze, not return vs
+  environment steps.
 """
 
 from __future__ import annotations
