@@ -41,10 +41,11 @@ import torch
 
 from repro.claims import sample
 from repro.config import from_dict
-from repro.papers.gtp.experiment import PlanConfig
+from repro.papers.gtp.data import DatasetConfig
+from repro.papers.gtp.experiment import PlanConfig, plan_actions
 from repro.rl.diffusion_prior import ActionDiffusion
-from repro.rl.planners import cem, mppi, refine_from_prior, shift
-from repro.rl.world_model import WorldModel, model_return
+from repro.rl.planners import shift
+from repro.rl.world_model import WorldModel
 from repro.seeding import torch_generator
 
 __all__ = ["TASKS", "METHODS", "ControlDataConfig", "make_env", "expert_action", "collect", "run_episodes",
@@ -58,19 +59,12 @@ METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "expert", "random")
 
 
 @dataclass(frozen=True)
-class ControlDataConfig:
-    episodes: int = 100
-    """behaviour episodes"""
-    length: int = 200
-    """steps per episode (also the evaluation episode length)"""
-    random_frac: float = 0.3
-    """share of episodes from the random policy"""
-    noise: float = 0.3
-    """sd of the Gaussian noise on the scripted controller's actions (in [-1, 1] units)"""
+class ControlDataConfig(DatasetConfig):
+    """The maze dataset's fields (``noise`` on the scripted controller's actions, in [-1, 1] units;
+    ``length`` is also the evaluation episode length) and one more."""
+
     max_eps: float = 0.5
     """per-episode probability of a random action is drawn from U(0, max_eps)"""
-    persistence: float = 0.8
-    """AR(1) coefficient of the random policy's actions"""
 
 
 def _task(task: str) -> tuple[str, float]:
@@ -151,7 +145,6 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
             break
         decisions += 1
         s0 = torch.as_tensor(obs, dtype=torch.float32)
-        score = lambda acts: model_return(wm, s0, acts)  # noqa: E731
         if method == "expert":
             a = expert_action(task, obs)
         elif method == "random":
@@ -161,19 +154,8 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
                 a = prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A)[:, 0].numpy()
             denoiser += prior.cfg.steps
         else:
-            with torch.no_grad():
-                if method == "gtp":
-                    cand = prior.sample(s0, plan.n_samples, gen).reshape(E, plan.n_samples, H, A)
-                    denoiser += prior.cfg.steps * plan.n_samples
-                    best, n = refine_from_prior(score, cand, sigma=plan.sigma, iterations=plan.iterations,
-                                                temperature=plan.temperature, generator=gen)
-                elif method == "mppi":
-                    best, n = mppi(score, warm, sigma=plan.sigma, n_samples=plan.n_samples,
-                                   iterations=plan.iterations, temperature=plan.temperature, generator=gen)
-                else:
-                    best, n = cem(score, warm, sigma=plan.sigma, n_samples=plan.n_samples,
-                                  iterations=plan.iterations, elite_frac=plan.elite_frac, generator=gen)
-            evals += n
+            best, n, k = plan_actions(method, wm, prior, s0, warm, plan, gen)
+            evals, denoiser = evals + n, denoiser + k
             warm = shift(best)
             a = best[:, 0].numpy()
         for i, env in enumerate(envs):
