@@ -149,10 +149,6 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
             a = expert_action(task, obs)
         elif method == "random":
             a = rng.uniform(-1, 1, size=(E, A))
-        elif method == "diffusion_policy":
-            with torch.no_grad():
-                a = prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A)[:, 0].numpy()
-            denoiser += prior.cfg.steps
         else:
             best, n, k = plan_actions(method, wm, prior, s0, warm, plan, gen)
             evals, denoiser = evals + n, denoiser + k

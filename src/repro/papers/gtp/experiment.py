@@ -129,10 +129,13 @@ def load_models(path) -> tuple[WorldModel, ActionDiffusion]:
 def plan_actions(method: str, wm: WorldModel, prior: ActionDiffusion, s0: torch.Tensor, warm: torch.Tensor,
                  plan: PlanConfig, gen: torch.Generator) -> tuple[torch.Tensor, int, int]:
     """One decision of a planner (``gtp``, ``mppi``, ``cem``) from states ``s0`` (E, S) under the learned
-    model: the plan (E, H, A), the model evaluations and the denoiser calls it spent per problem."""
+    model, or of the prior used as a policy (``diffusion_policy``: one sample): the plan (E, H, A), the
+    model evaluations and the denoiser calls it spent per problem."""
     E, H, A = warm.shape
     score = lambda acts: model_return(wm, s0, acts)  # noqa: E731
     with torch.no_grad():
+        if method == "diffusion_policy":
+            return prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A), 0, prior.cfg.steps
         if method == "gtp":
             cand = prior.sample(s0, plan.n_samples, gen).reshape(E, plan.n_samples, H, A)
             best, n = refine_from_prior(score, cand, sigma=plan.sigma, iterations=plan.iterations,
@@ -170,9 +173,6 @@ def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray
             a = expert_actions(maze, xy)
         elif method == "random":
             a = rng.uniform(-1, 1, size=(E, A))
-        elif method == "diffusion_policy":
-            a = prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A)[:, 0].numpy()
-            denoiser += prior.cfg.steps
         else:
             best, n, k = plan_actions(method, wm, prior, s0, warm, plan, gen)
             evals, denoiser = evals + n, denoiser + k
