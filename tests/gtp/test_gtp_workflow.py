@@ -16,7 +16,7 @@ SCHEMA = REPO / "workflow/schemas/gtp.schema.yaml"
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["gtp"]
 
 TARGETS = ["reports/gtp_fig1.pdf", "reports/gtp_fig2.pdf", "reports/gtp_fig3.pdf", "reports/gtp_table1.md",
-           "results/gtp/metrics.json"]
+           "reports/gtp_table2.md", "results/gtp/metrics.json"]
 
 
 @pytest.mark.slow
@@ -29,6 +29,14 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     assert set(metrics["score"]) == {"gtp", "mppi", "cem", "diffusion_policy", "oracle", "random"}
     ids = {m: s["ids"] for m, s in metrics["score"].items()}
     assert all(v == ids["gtp"] for v in ids.values())  # paired by seed
+    control = metrics["control"]
+    assert set(control) == {"pendulum", "mountaincar"}
+    for task, block in control.items():
+        assert set(block["return"]) == {"gtp", "mppi", "cem", "diffusion_policy", "expert", "random"}
+        assert all(s["ids"] == block["return"]["gtp"]["ids"] for s in block["return"].values())
+    pend = control["pendulum"]["return"]
+    assert np.mean(pend["expert"]["values"]) > np.mean(pend["random"]["values"])  # the controller holds or lifts the pole
+    assert "mountaincar" in (smoke_dir / "reports/gtp_table2.md").read_text()
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

@@ -3,6 +3,8 @@
 #      -> receding-horizon evaluation of every method (and the budget sweep) on the same starts per seed
 #      -> aggregate (metrics.json, tidy table) -> fig1 (score by distance), fig2 (success vs distance),
 #      fig3 (score vs planning budget), table1.
+# Classic control (gymnasium): the same data -> train -> evaluate per {task} and {seed}, into the same
+#      aggregate (metrics.json "control" block) -> table2.
 # The seed is the unit of every claim; every method of a seed sees the same data, models and starts.
 from repro.papers.gtp import grid as gtp_grid
 
@@ -15,6 +17,8 @@ register_targets(
         "reports/gtp_fig3.pdf",
         "reports/gtp_table1.csv",
         "reports/gtp_table1.md",
+        "reports/gtp_table2.csv",
+        "reports/gtp_table2.md",
         "results/gtp/metrics.json",
     ],
 )
@@ -92,9 +96,11 @@ rule gtp_evaluate:
 rule gtp_aggregate:
     input:
         runs=lambda wc: gtp_grid.eval_targets(preset("gtp")),
+        control=lambda wc: gtp_grid.control_eval_targets(preset("gtp")),
     output:
         metrics="results/gtp/metrics.json",
         tidy="results/gtp/summary.csv",
+        control_tidy="results/gtp/control_summary.csv",
     log:
         "logs/gtp/aggregate.log",
     benchmark:
@@ -197,3 +203,96 @@ rule gtp_table1:
         "../../envs/stats.yaml"
     script:
         "../scripts/gtp/table1.py"
+
+
+# classic-control tasks (gymnasium Pendulum-v1, MountainCarContinuous-v0): the same three steps per (task, seed)
+rule gtp_control_data:
+    output:
+        data="results/gtp/control/{task}/data/seed{seed}.npz",
+        sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
+    log:
+        "logs/gtp/control/{task}/data/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/control/{task}/data/seed{seed}.tsv"
+    wildcard_constraints:
+        task=r"[a-z]+",
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/control_data.py"
+
+
+rule gtp_control_train:
+    input:
+        data="results/gtp/control/{task}/data/seed{seed}.npz",
+        sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
+    output:
+        models="results/gtp/control/{task}/models/seed{seed}.pt",
+    log:
+        "logs/gtp/control/{task}/train/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/control/{task}/train/seed{seed}.tsv"
+    wildcard_constraints:
+        task=r"[a-z]+",
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.control_train_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/train.py"
+
+
+rule gtp_control_evaluate:
+    input:
+        models="results/gtp/control/{task}/models/seed{seed}.pt",
+    output:
+        run="results/gtp/control/{task}/eval/seed{seed}.json",
+    log:
+        "logs/gtp/control/{task}/eval/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/control/{task}/eval/seed{seed}.tsv"
+    wildcard_constraints:
+        task=r"[a-z]+",
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.control_eval_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/control_evaluate.py"
+
+
+rule gtp_table2:
+    input:
+        tidy="results/gtp/control_summary.csv",
+    output:
+        csv="reports/gtp_table2.csv",
+        md="reports/gtp_table2.md",
+    log:
+        "logs/gtp/table2.log",
+    benchmark:
+        "benchmarks/gtp/table2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/table2.py"

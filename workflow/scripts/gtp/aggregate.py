@@ -1,11 +1,18 @@
-"""Aggregate the seeds into results/gtp/metrics.json and the tidy per-seed table."""
+"""Aggregate the seeds (maze and classic-control tasks) into results/gtp/metrics.json and the tidy per-seed tables."""
 from repro.figures.style import save_csv
 from repro.io import read_json
 from repro.jobs import Job
+from repro.papers.gtp.control import aggregate_control
 from repro.papers.gtp.experiment import aggregate
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 runs = {int(p.rsplit("seed", 1)[1].split(".")[0]): read_json(p) for p in snakemake.input.runs}  # noqa: F821
 metrics, tidy = aggregate(runs, job.cfg)
+control_runs = {}
+for p in snakemake.input.control:  # noqa: F821  results/gtp/control/<task>/eval/seed<s>.json
+    r = read_json(p)
+    control_runs[(r["task"], int(p.rsplit("seed", 1)[1].split(".")[0]))] = r
+metrics["control"], control_tidy = aggregate_control(control_runs) if control_runs else ({}, None)
 save_csv(tidy, snakemake.output.tidy)  # noqa: F821
+save_csv(control_tidy if control_tidy is not None else tidy.iloc[:0], snakemake.output.control_tidy)  # noqa: F821
 job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

@@ -7,6 +7,7 @@ sequences as the proposal of a planner under learned dynamics, reward and value.
   step lattice, with the proof that it is exact in the module docstring).
 - :mod:`.data`: the goal-agnostic offline dataset (waypoint following + random), saved with its sha256.
 - :mod:`.experiment`: training, receding-horizon control of every method, aggregation, Table 1.
+- :mod:`.control`: gymnasium Pendulum-v1 and MountainCarContinuous-v0 with the same models and planners (Table 2).
 - :mod:`.figures`: Fig. 1-3.
 
 Shared pieces: the planners (MPPI, CEM, prior-seeded MPPI) in :mod:`repro.rl.planners`, the DDPM

@@ -33,9 +33,10 @@ Choices the paper leaves open
 
 Deviations
 ----------
-- Only the maze is built: gymnasium (Pendulum, MountainCarContinuous) and MuJoCo tasks are not,
-  and neither is online fine-tuning nor the model-free (SAC/TD3) baseline; Fig. 1 therefore shows
-  the score per method and distance bucket on the maze, not return vs environment steps.
+- The maze here; gymnasium's Pendulum and MountainCarContinuous in :mod:`repro.papers.gtp.control`
+  (Table 2). MuJoCo tasks, online fine-tuning and the model-free (SAC/TD3) baseline are not built;
+  Fig. 1 therefore shows the score per method and distance bucket on the maze, not return vs
+  environment steps.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from repro.rl.planners import cem, mppi, refine_from_prior, shift
 from repro.rl.world_model import ModelConfig, WorldModel, fit_world_model, model_return
 from repro.seeding import torch_generator
 
-__all__ = ["METHODS", "PLANNERS", "PlanConfig", "train_models", "save_models", "load_models", "evaluate_seed",
+__all__ = ["METHODS", "PLANNERS", "PlanConfig", "plan_actions", "train_models", "save_models", "load_models", "evaluate_seed",
            "aggregate", "table1"]
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,32 @@ def load_models(path) -> tuple[WorldModel, ActionDiffusion]:
 
 
 # control -------------------------------------------------------------------------------------------
+def plan_actions(method: str, wm: WorldModel, prior: ActionDiffusion, s0: torch.Tensor, warm: torch.Tensor,
+                 plan: PlanConfig, gen: torch.Generator) -> tuple[torch.Tensor, int, int]:
+    """One decision of a planner (``gtp``, ``mppi``, ``cem``) from states ``s0`` (E, S) under the learned
+    model, or of the prior used as a policy (``diffusion_policy``: one sample): the plan (E, H, A), the
+    model evaluations and the denoiser calls it spent per problem."""
+    E, H, A = warm.shape
+    score = lambda acts: model_return(wm, s0, acts)  # noqa: E731
+    with torch.no_grad():
+        if method == "diffusion_policy":
+            return prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A), 0, prior.cfg.steps
+        if method == "gtp":
+            cand = prior.sample(s0, plan.n_samples, gen).reshape(E, plan.n_samples, H, A)
+            best, n = refine_from_prior(score, cand, sigma=plan.sigma, iterations=plan.iterations,
+                                        temperature=plan.temperature, generator=gen)
+            return best, n, prior.cfg.steps * plan.n_samples
+        if method == "mppi":
+            best, n = mppi(score, warm, sigma=plan.sigma, n_samples=plan.n_samples, iterations=plan.iterations,
+                           temperature=plan.temperature, generator=gen)
+        elif method == "cem":
+            best, n = cem(score, warm, sigma=plan.sigma, n_samples=plan.n_samples, iterations=plan.iterations,
+                          elite_frac=plan.elite_frac, generator=gen)
+        else:
+            raise ValueError(f"gtp: {method!r} is not a planner; choose from {PLANNERS}")
+    return best, n, 0
+
+
 def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray, gamma: float, *,
                  wm: WorldModel | None, prior: ActionDiffusion | None, plan: PlanConfig, seed: int) -> dict[str, np.ndarray]:
     """Receding-horizon control of all episodes at once; returns per-episode return, steps, success."""
@@ -135,7 +162,6 @@ def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray
     gen, rng = torch_generator(seed), np.random.default_rng(seed)
     E, H, A = len(starts), plan.horizon, 2
     warm = torch.zeros(E, H, A)
-    score = lambda s0: lambda acts: model_return(wm, s0, acts)  # noqa: E731
     evals = denoiser = decisions = 0
     for t in range(int(limits.max())):
         live = ~env.done & (t < limits)
@@ -147,23 +173,9 @@ def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray
             a = expert_actions(maze, xy)
         elif method == "random":
             a = rng.uniform(-1, 1, size=(E, A))
-        elif method == "diffusion_policy":
-            a = prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A)[:, 0].numpy()
-            denoiser += prior.cfg.steps
         else:
-            with torch.no_grad():
-                if method == "gtp":
-                    cand = prior.sample(s0, plan.n_samples, gen).reshape(E, plan.n_samples, H, A)
-                    denoiser += prior.cfg.steps * plan.n_samples
-                    best, n = refine_from_prior(score(s0), cand, sigma=plan.sigma, iterations=plan.iterations,
-                                                temperature=plan.temperature, generator=gen)
-                elif method == "mppi":
-                    best, n = mppi(score(s0), warm, sigma=plan.sigma, n_samples=plan.n_samples,
-                                   iterations=plan.iterations, temperature=plan.temperature, generator=gen)
-                else:
-                    best, n = cem(score(s0), warm, sigma=plan.sigma, n_samples=plan.n_samples,
-                                  iterations=plan.iterations, elite_frac=plan.elite_frac, generator=gen)
-            evals += n
+            best, n, k = plan_actions(method, wm, prior, s0, warm, plan, gen)
+            evals, denoiser = evals + n, denoiser + k
             warm = shift(best)
             a = best[:, 0].numpy()
         a = np.where(live[:, None], a, 0.0)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["seeds", "eval_targets", "data_config", "train_config", "eval_config", "aggregate_config"]
+__all__ = ["seeds", "eval_targets", "data_config", "train_config", "eval_config", "aggregate_config", "control_tasks",
+           "control_eval_targets", "control_data_config", "control_train_config", "control_eval_config"]
 
 
 def seeds(cfg: dict) -> list[int]:
@@ -34,3 +35,28 @@ def eval_config(cfg: dict) -> dict[str, Any]:
 
 def aggregate_config(cfg: dict) -> dict[str, Any]:
     return {"main_n_samples": cfg["plan"]["n_samples"]}
+
+
+# classic-control tasks (gymnasium): one dataset, one set of models and one evaluation per (task, seed)
+def control_tasks(cfg: dict) -> list[str]:
+    return list(cfg.get("control", {}).get("tasks", []))
+
+
+def control_eval_targets(cfg: dict, prefix: str = "results/gtp/control") -> list[str]:
+    n = cfg["control"].get("seeds", cfg["seeds"]) if control_tasks(cfg) else 0
+    return [f"{prefix}/{t}/eval/seed{s}.json" for t in control_tasks(cfg) for s in range(n)]
+
+
+def control_data_config(cfg: dict) -> dict[str, Any]:
+    return {"dataset": cfg["control"]["dataset"]}
+
+
+def control_train_config(cfg: dict) -> dict[str, Any]:
+    c = cfg["control"]
+    # dense rewards (Pendulum's cost, MountainCar's action cost and goal bonus): a regression reward model
+    return {"model": {**c["model"], "binary_reward": False}, "diffusion": c["diffusion"], "horizon": c["plan"]["horizon"]}
+
+
+def control_eval_config(cfg: dict) -> dict[str, Any]:
+    c = cfg["control"]
+    return {"episodes": c["episodes"], "length": c["dataset"]["length"], "methods": c["methods"], "plan": c["plan"]}

@@ -1,0 +1,12 @@
+"""Every method on the same reset seeds of one classic-control task and seed."""
+from repro.jobs import Job
+from repro.papers.gtp.control import evaluate_task
+from repro.papers.gtp.experiment import load_models
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+task, seed = job.wildcards["task"], int(job.wildcards["seed"])
+wm, prior = load_models(snakemake.input.models)  # noqa: F821
+# reset seeds and method randomness derive from the unit (task, seed), never from the method: paired comparison
+out = evaluate_task(wm, prior, task, job.cfg, job.seed_for("gtp_control_starts", task=task, seed=seed),
+                    job.seed_for("gtp_control_plan", task=task, seed=seed))
+job.write_metrics(snakemake.output.run, out)  # noqa: F821
