@@ -28,7 +28,7 @@ def test_probe_eigs_lanczos_equals_closed_form():
 
 
 def test_scaling_estimator_matches_exact_on_small_mlps():
-    rows = run_scaling({"data": {"k": 4}, "scaling": {"hidden": [2, 3], "n": 60, "lanczos_iter": 200}}, 0, 0)
+    rows = run_scaling({"scaling": {"hidden": [2, 3], "n": 60, "lanczos_iter": 200}}, make_tasks(0, k=4), 0)
     for r in rows:  # Lanczos run to the full dimension is exact
         assert r["rel_err_max"] < 1e-6 and r["rel_err_min"] < 1e-6
         assert r["n_params"] == 64 * r["hidden"] + r["hidden"] * 10
@@ -39,5 +39,6 @@ def test_keys_have_no_dots():
 
 
 def test_aggregate_refuses_unpaired_units():
-    with pytest.raises(ValueError, match=r"missing \[\('ours', 0\)\]"):
-        aggregate({("none", 0): {}}, {}, ["none", "ours"])
+    record = {"checkpoints": [1], "models": {"mlp": {"release": {}, "methods": {"none": {}}}}}
+    with pytest.raises(ValueError, match=r"missing \[\('mlp', 'ours', 0\)\]"):
+        aggregate({0: record}, ["none", "ours"], ["mlp"])

@@ -18,12 +18,22 @@ TARGETS = ["reports/immunize_fig1.pdf", "reports/immunize_fig2.pdf", "reports/im
 def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     workflow_build(smoke_dir, TARGETS)
     metrics = json.loads((smoke_dir / "results/immunize/metrics.json").read_text())
-    # the estimator recorded during immunization agrees with the closed form Z^T Z / n
-    for method in CONFIG["smoke"]["methods"]:
-        assert max(metrics["lanczos_err_harmful_after"][method]["values"]) < 1e-6
-    # every defence is paired on the same seeds
-    ids = {tuple(metrics["benign_acc"][m]["ids"]) for m in CONFIG["smoke"]["methods"]}
+    # every model's estimator recorded during immunization agrees with the closed form Z^T Z / n
+    models, methods = CONFIG["smoke"]["models"], CONFIG["smoke"]["methods"]
+    assert set(models) == {"linear", "mlp", "transformer"}  # smoke exercises every model's path
+    for model in models:
+        for method in methods:
+            assert max(metrics[model]["lanczos_err_harmful_after"][method]["values"]) < 1e-6
+    # every model and defence is paired on the same seeds, and every claim's metric exists at smoke
+    ids = {tuple(metrics[mo]["benign_acc"][m]["ids"]) for mo in models for m in methods}
     assert ids == {("0", "1")}
+    from repro.claims import MetricMissing, load_claims, lookup_metric
+
+    for claim in load_claims(REPO / "workflow/claims/immunize.yaml", REPO / "workflow/schemas/claims.schema.yaml"):
+        try:
+            lookup_metric(metrics, claim.metric)
+        except MetricMissing:
+            pytest.fail(f"claim {claim.id}: metric {claim.metric} missing from the smoke build")
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

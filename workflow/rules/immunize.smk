@@ -1,8 +1,9 @@
 # immunize: immunization against harmful fine-tuning by plateau and curvature conditioning (issue 26).
-# DAG: per {method}/seed{seed}: digits tasks + released extractor -> defence (immunize) -> attacks in the three
-#      settings (open weights, fine-tuning as a service, relearning after unlearning); per seed{seed}: estimator
-#      vs exact Hessian as the model grows -> aggregate (metrics.json, tidy tables) -> fig1, fig2, table1.
-# The seed is the unit of every claim; every defence of a seed sees the same data, extractor and attack data.
+# DAG: per seed{seed} (one job: the start-up of a job costs more than a smoke unit's work): digits tasks -> per
+#      model (linear, mlp, transformer) its released extractor -> per defence: immunize -> attacks in the three
+#      settings (open weights, fine-tuning as a service, relearning after unlearning); the estimator vs the exact
+#      Hessian as the model grows -> aggregate (metrics.json, tidy tables) -> report (fig1, fig2, table1).
+# The seed is the unit of every claim; every model and defence of a seed sees the same data and attack data.
 
 
 register_targets(
@@ -15,80 +16,32 @@ register_targets(
 IMMUNIZE_SEEDS = range(preset("immunize", "seeds"))
 
 
-rule immunize_defend:
+rule immunize_unit:
     output:
-        theta="results/immunize/defend/{method}/seed{seed}.npy",
-        info="results/immunize/defend/{method}/seed{seed}.json",
+        unit="results/immunize/units/seed{seed}.json",
+        thetas="results/immunize/units/seed{seed}.npz",
     log:
-        "logs/immunize/defend/{method}/seed{seed}.log",
+        "logs/immunize/unit/seed{seed}.log",
     benchmark:
-        "benchmarks/immunize/defend/{method}/seed{seed}.tsv"
-    wildcard_constraints:
-        seed=r"[0-9]+",
-        method=r"[a-z]+",
-    params:
-        cfg=lambda wc: {k: preset("immunize", k) for k in ("data", "immunize")},
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/immunize/defend.py"
-
-
-rule immunize_attack:
-    input:
-        theta="results/immunize/defend/{method}/seed{seed}.npy",
-        info="results/immunize/defend/{method}/seed{seed}.json",
-    output:
-        unit="results/immunize/units/{method}/seed{seed}.json",
-    log:
-        "logs/immunize/attack/{method}/seed{seed}.log",
-    benchmark:
-        "benchmarks/immunize/attack/{method}/seed{seed}.tsv"
-    wildcard_constraints:
-        seed=r"[0-9]+",
-        method=r"[a-z]+",
-    params:
-        cfg=lambda wc: {k: preset("immunize", k) for k in ("data", "adversary", "utility", "service", "relearn")},
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/immunize/attack.py"
-
-
-rule immunize_scaling:
-    output:
-        rows="results/immunize/scaling/seed{seed}.json",
-    log:
-        "logs/immunize/scaling/seed{seed}.log",
-    benchmark:
-        "benchmarks/immunize/scaling/seed{seed}.tsv"
+        "benchmarks/immunize/unit/seed{seed}.tsv"
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: {k: preset("immunize", k) for k in ("data", "scaling")},
+        cfg=lambda wc: {k: preset("immunize", k) for k in ("models", "methods", "data", "release", "immunize",
+                                                           "adversary", "utility", "service", "relearn", "scaling")},
     threads: 1
     resources:
         mem_mb=4000,
-        runtime=20,
+        runtime=60,
     conda:
         "../../envs/torch.yaml"
     script:
-        "../scripts/immunize/scaling.py"
+        "../scripts/immunize/unit.py"
 
 
 rule immunize_aggregate:
     input:
-        units=lambda wc: expand("results/immunize/units/{method}/seed{seed}.json",
-                                method=preset("immunize", "methods"), seed=IMMUNIZE_SEEDS),
-        scaling=lambda wc: expand("results/immunize/scaling/seed{seed}.json", seed=IMMUNIZE_SEEDS),
+        units=lambda wc: expand("results/immunize/units/seed{seed}.json", seed=IMMUNIZE_SEEDS),
     output:
         metrics="results/immunize/metrics.json",
         tidy="results/immunize/summary.csv",
@@ -99,7 +52,7 @@ rule immunize_aggregate:
     benchmark:
         "benchmarks/immunize/aggregate.tsv"
     params:
-        cfg=lambda wc: {"methods": preset("immunize", "methods")},
+        cfg=lambda wc: {"methods": preset("immunize", "methods"), "models": preset("immunize", "models")},
     threads: 1
     resources:
         mem_mb=1000,
@@ -110,37 +63,22 @@ rule immunize_aggregate:
         "../scripts/immunize/aggregate.py"
 
 
-rule immunize_fig1:
-    input:
-        curves="results/immunize/curves.csv",
-    output:
-        pdf=report("reports/immunize_fig1.pdf", caption="../report/immunize_fig1.rst", category="immunize"),
-        csv="reports/immunize_fig1.csv",
-    log:
-        "logs/immunize/fig1.log",
-    benchmark:
-        "benchmarks/immunize/fig1.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs/stats.yaml"
-    script:
-        "../scripts/immunize/fig1.py"
-
-
-rule immunize_fig2:
+rule immunize_report:
     input:
         tidy="results/immunize/summary.csv",
+        curves="results/immunize/curves.csv",
         scaling="results/immunize/scaling.csv",
     output:
-        pdf=report("reports/immunize_fig2.pdf", caption="../report/immunize_fig2.rst", category="immunize"),
-        csv="reports/immunize_fig2.csv",
+        fig1=report("reports/immunize_fig1.pdf", caption="../report/immunize_fig1.rst", category="immunize"),
+        fig1_csv="reports/immunize_fig1.csv",
+        fig2=report("reports/immunize_fig2.pdf", caption="../report/immunize_fig2.rst", category="immunize"),
+        fig2_csv="reports/immunize_fig2.csv",
+        table_csv="reports/immunize_table1.csv",
+        table_md="reports/immunize_table1.md",
     log:
-        "logs/immunize/fig2.log",
+        "logs/immunize/report.log",
     benchmark:
-        "benchmarks/immunize/fig2.tsv"
+        "benchmarks/immunize/report.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -148,24 +86,4 @@ rule immunize_fig2:
     conda:
         "../../envs/stats.yaml"
     script:
-        "../scripts/immunize/fig2.py"
-
-
-rule immunize_table1:
-    input:
-        tidy="results/immunize/summary.csv",
-    output:
-        csv="reports/immunize_table1.csv",
-        md="reports/immunize_table1.md",
-    log:
-        "logs/immunize/table1.log",
-    benchmark:
-        "benchmarks/immunize/table1.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs/stats.yaml"
-    script:
-        "../scripts/immunize/table1.py"
+        "../scripts/immunize/report.py"

@@ -1,4 +1,5 @@
-"""Immunizing a linear feature extractor theta (z = x @ theta), and the probe adversary that attacks it.
+"""Immunizing a feature extractor theta (z = f_theta(x); linear, MLP or patch transformer, see ``extractors``),
+and the probe adversary that attacks it.
 
 ``immunize`` runs Adam on theta for one of the defences (``DEFENCES``); each keeps the benign task
 well conditioned with the condition-number baseline's R_well (normalised by its value at theta0, so
@@ -13,8 +14,8 @@ the weights are dimensionless) and adds its harmful-task term:
   the harmful loss after one simulated normalised adversary step of size ``booster_alpha`` on the
   probe (L_H(w0) - L_H(w0 - alpha g / ||g||)); Booster's benign alignment loss is R_well here.
 
-Every defence keeps the benign features' scale: after each step theta is rescaled so that
-||X_benign theta||_F equals its value at theta0. Without it a defence could shrink every feature
+Every defence keeps the benign features' scale: after each step the extractor's output layer (all
+of a linear theta) is rescaled so that ||f_theta(X_benign)||_F equals its value at theta0. Without it a defence could shrink every feature
 (slowing every later fine-tuning, benign included) or blow up the harmful ones, which no
 fine-tuning-speed claim should reward. (A choice of this rebuild; the reference code normalises
 nothing and applies the regularisers to the extractor's weight matrix.)
@@ -31,6 +32,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from repro.methods.immunization.extractors import Extractor, LinearExtractor
 from repro.methods.immunization.regularizers import plateau, r_ill, r_well
 
 __all__ = ["DEFENCES", "immunize", "adversary", "booster_drop"]
@@ -46,30 +48,41 @@ def booster_drop(z: torch.Tensor, y: torch.Tensor, w0: torch.Tensor, alpha: floa
     return F.cross_entropy(z @ w0, y) - F.cross_entropy(z @ w1, y)
 
 
+def _linear_for(theta: torch.Tensor) -> Extractor:
+    if theta.ndim != 2:
+        raise ValueError(f"a flat parameter vector needs its extractor; got theta of shape {tuple(theta.shape)}")
+    return LinearExtractor(*theta.shape)
+
+
 def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor, theta0: torch.Tensor, *,
              method: str, steps: int, lr: float, w_ill: float = 1.0, w_well: float = 1.0, w_plateau: float = 1.0,
              radius: float = 0.1, n_samples: int = 4, w_booster: float = 1.0, booster_alpha: float = 1.0,
-             seed: int = 0) -> tuple[torch.Tensor, float]:
-    """(immunized copy of ``theta0``, seconds taken); ``method`` is one of ``DEFENCES``."""
+             seed: int = 0, extractor: Extractor | None = None) -> tuple[torch.Tensor, float]:
+    """(immunized copy of ``theta0``, seconds taken); ``method`` is one of ``DEFENCES``.
+
+    ``extractor`` maps ``theta`` to features (default: linear, ``theta0`` a d x k matrix).
+    """
     if method not in DEFENCES:
         raise ValueError(f"immunize: unknown defence {method!r}; known: {', '.join(DEFENCES)}")
     if steps < 0 or lr <= 0:
         raise ValueError(f"immunize: need steps >= 0 and lr > 0; got {steps}, {lr}")
+    ext = extractor or _linear_for(theta0)
+    feat = ext.features
     started = time.perf_counter()
     if method == "none":
         return theta0.clone(), 0.0
     n_classes = int(y_harm.max()) + 1
-    w0 = torch.zeros(theta0.shape[1], n_classes, dtype=theta0.dtype)
+    w0 = torch.zeros(ext.width, n_classes, dtype=theta0.dtype)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        scale0 = (x_benign @ theta0).norm()
-        well0 = r_well(x_benign @ theta0).clamp_min(1e-12)
-        plat0 = plateau(x_harm @ theta0, y_harm, w0, radius=radius, n_samples=n_samples,
+        scale0 = feat(theta0, x_benign).norm()
+        well0 = r_well(feat(theta0, x_benign)).clamp_min(1e-12)
+        plat0 = plateau(feat(theta0, x_harm), y_harm, w0, radius=radius, n_samples=n_samples,
                         generator=torch.Generator().manual_seed(seed)).clamp_min(1e-12)
     theta = theta0.clone().requires_grad_(True)
     opt = torch.optim.Adam([theta], lr=lr)
     for _ in range(steps):
-        zh, zb = x_harm @ theta, x_benign @ theta
+        zh, zb = feat(theta, x_harm), feat(theta, x_benign)
         loss = w_well * r_well(zb) / well0
         if method in ("condnum", "ours"):
             loss = loss + w_ill * r_ill(zh)
@@ -81,32 +94,35 @@ def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor,
         loss.backward()
         opt.step()
         with torch.no_grad():
-            theta.mul_(scale0 / (x_benign @ theta).norm())
+            ext.rescale_(theta, scale0 / feat(theta, x_benign).norm())
     return theta.detach(), time.perf_counter() - started
 
 
 def adversary(z: torch.Tensor, y: torch.Tensor, z_eval: torch.Tensor, y_eval: torch.Tensor, *, optimizer: str,
               lr: float, checkpoints: list[int], w_init: torch.Tensor | None = None, n_classes: int | None = None,
-              classes: list[int] | None = None, theta: torch.Tensor | None = None) -> list[float]:
+              classes: list[int] | None = None, theta: torch.Tensor | None = None,
+              extractor: Extractor | None = None) -> list[float]:
     """Accuracy on (``z_eval``, ``y_eval``) of a softmax probe fine-tuned on (``z``, ``y``), full batch, at each checkpoint.
 
     The probe starts at ``w_init`` (default zero, ``n_classes`` columns); ``classes`` restricts the
     argmax at evaluation to those columns (the harmful task's own classes). With ``theta`` the
     adversary fine-tunes the extractor too (full fine-tuning of the open weights): ``z`` and
-    ``z_eval`` are then the inputs, and the features are ``z @ theta`` with theta trained jointly.
+    ``z_eval`` are then the inputs, and the features are ``extractor.features(theta, x)`` (default
+    linear: ``x @ theta``) with theta trained jointly.
     """
     if optimizer not in ("sgd", "adam"):
         raise ValueError(f"adversary: optimizer must be 'sgd' or 'adam'; got {optimizer!r}")
     if lr <= 0 or not checkpoints or min(checkpoints) < 0 or list(checkpoints) != sorted(checkpoints):
         raise ValueError(f"adversary: need lr > 0 and sorted non-negative checkpoints; got {lr}, {checkpoints}")
-    width = z.shape[1] if theta is None else theta.shape[1]
+    ext = None if theta is None else (extractor or _linear_for(theta))
+    width = z.shape[1] if theta is None else ext.width
     if w_init is None:
         w_init = torch.zeros(width, n_classes or int(y.max()) + 1, dtype=z.dtype)
     w = w_init.clone().requires_grad_(True)
     params = [w] if theta is None else [w, theta.clone().requires_grad_(True)]
     opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(params, lr=lr)
     cols = torch.as_tensor(classes) if classes is not None else torch.arange(w.shape[1])
-    features = (lambda x: x) if theta is None else (lambda x: x @ params[1])  # noqa: E731
+    features = (lambda x: x) if theta is None else (lambda x: ext.features(params[1], x))  # noqa: E731
 
     def accuracy() -> float:
         with torch.no_grad():

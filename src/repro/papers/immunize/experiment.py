@@ -1,9 +1,11 @@
-"""One unit of the immunize rebuild (defence x seed): immunize, then attack in three settings; the estimator scaling; aggregation.
+"""One unit of the immunize rebuild (a seed): per model and defence, immunize, then attack in three settings; the
+estimator scaling; aggregation.
 
-Per seed every defence sees the same split, released extractor, immunization seed and attack data
-(paired by seed). ``defend`` immunizes theta0 and records the harmful / benign probe Hessians'
+Per seed every model and defence sees the same split, immunization seed and attack data (paired by
+seed); each model (``linear``, ``mlp``, ``transformer``; ``synth.released``) has its own released
+extractor, shared by its defences. ``defend`` immunizes the release and records the harmful / benign probe Hessians'
 extremal eigenvalues before and after, by Lanczos on Hessian-vector products and exactly
-(Z^T Z / n, the closed form of a squared-loss linear probe). ``attack`` measures on the immunized
+(Z^T Z / n, the closed form of a squared-loss linear probe on features Z = f_theta(X)). ``attack`` measures on the immunized
 extractor:
 
 - (ii) open weights: a fresh five-way probe fine-tuned on harmful data (mode ``probe``: on frozen
@@ -37,10 +39,11 @@ import torch.nn.functional as F
 
 from repro.claims import put_sample
 from repro.methods.immunization.curvature import exact_hessian, extremal_eigenvalues
+from repro.methods.immunization.extractors import Extractor
 from repro.methods.immunization.train import adversary, immunize
-from repro.papers.immunize.synth import BENIGN_CLASSES, HARMFUL_CLASSES, Tasks, make_tasks
+from repro.papers.immunize.synth import BENIGN_CLASSES, HARMFUL_CLASSES, Tasks, make_tasks, released
 
-__all__ = ["setting_key", "rate_key", "defend", "attack", "run_scaling", "aggregate", "table1"]
+__all__ = ["setting_key", "rate_key", "defend", "attack", "run_unit", "run_scaling", "aggregate", "table1"]
 
 log = logging.getLogger(__name__)
 
@@ -63,18 +66,19 @@ def _probe_eigs(z: torch.Tensor, seed: int) -> dict[str, float]:
     return {"lanczos_min": lo, "lanczos_max": hi, "exact_min": float(ev[0]), "exact_max": float(ev[-1])}
 
 
-def defend(cfg: dict[str, Any], method: str, data_seed: int, train_seed: int) -> tuple[torch.Tensor, dict[str, Any]]:
-    """(immunized extractor, {time_s, eigenvalues before/after of the harmful and benign probe Hessians})."""
-    tasks = make_tasks(data_seed, **cfg.get("data", {}))
+def defend(cfg: dict[str, Any], method: str, tasks: Tasks, ext: Extractor, theta0: torch.Tensor, train_seed: int
+           ) -> tuple[torch.Tensor, dict[str, Any]]:
+    """(immunized extractor parameters, {time_s, eigenvalues before/after of the harmful and benign probe Hessians})."""
     xh, yh = tasks.split("train", "harmful")
     xb, _ = tasks.split("train", "benign")
-    theta, seconds = immunize(xh, yh - HARMFUL_CLASSES[0], xb, tasks.theta0, method=method, seed=train_seed,
-                              **cfg["immunize"])
+    theta, seconds = immunize(xh, yh - HARMFUL_CLASSES[0], xb, theta0, method=method, seed=train_seed,
+                              extractor=ext, **cfg["immunize"])
     info: dict[str, Any] = {"method": method, "time_s": seconds}
-    for when, th in (("before", tasks.theta0), ("after", theta)):
-        for which, x in (("harmful", xh), ("benign", xb)):
-            info[f"{which}_{when}"] = _probe_eigs(x @ th, train_seed)
-    log.info("%s: harmful kappa %.3g -> %.3g in %.2f s", method,
+    with torch.no_grad():
+        for when, th in (("before", theta0), ("after", theta)):
+            for which, x in (("harmful", xh), ("benign", xb)):
+                info[f"{which}_{when}"] = _probe_eigs(ext.features(th, x), train_seed)
+    log.info("%s %s: harmful kappa %.3g -> %.3g in %.2f s", ext.kind, method,
              info["harmful_before"]["exact_max"] / info["harmful_before"]["exact_min"],
              info["harmful_after"]["exact_max"] / info["harmful_after"]["exact_min"], seconds)
     return theta, info
@@ -96,16 +100,16 @@ def _acc(z, y, w, classes=None) -> float:
     return float((cols[(z @ w)[:, cols].argmax(1)] == y).to(torch.float64).mean())
 
 
-def attack(cfg: dict[str, Any], theta: torch.Tensor, data_seed: int, attack_seed: int) -> dict[str, Any]:
-    """Every setting's measurements on extractor ``theta`` (see the module docstring)."""
-    tasks = make_tasks(data_seed, **cfg.get("data", {}))
+def attack(cfg: dict[str, Any], tasks: Tasks, ext: Extractor, theta: torch.Tensor, attack_seed: int) -> dict[str, Any]:
+    """Every setting's measurements on extractor parameters ``theta`` (see the module docstring)."""
     adv, util, svc, rel = cfg["adversary"], cfg["utility"], cfg["service"], cfg["relearn"]
     xh, yh = tasks.split("train", "harmful")
     xh_t, yh_t = tasks.split("test", "harmful")
     xb, yb = tasks.split("train", "benign")
     xb_t, yb_t = tasks.split("test", "benign")
     h0 = HARMFUL_CLASSES[0]
-    zh, zh_t, zb, zb_t = xh @ theta, xh_t @ theta, xb @ theta, xb_t @ theta
+    with torch.no_grad():
+        zh, zh_t, zb, zb_t = (ext.features(theta, x) for x in (xh, xh_t, xb, xb_t))
     out: dict[str, Any] = {"open_weights": {}, "service": {}}
     for mode in adv["modes"]:
         for optimizer, lrs in adv["grid"].items():
@@ -115,7 +119,7 @@ def attack(cfg: dict[str, Any], theta: torch.Tensor, data_seed: int, attack_seed
                                      checkpoints=adv["checkpoints"])
                 else:
                     accs = adversary(xh, yh - h0, xh_t, yh_t - h0, optimizer=optimizer, lr=lr,
-                                     checkpoints=adv["checkpoints"], theta=theta)
+                                     checkpoints=adv["checkpoints"], theta=theta, extractor=ext)
                 out["open_weights"][setting_key(mode, optimizer, lr)] = {
                     "mode": mode, "optimizer": optimizer, "lr": lr, "acc": accs, "acc_auc": float(np.mean(accs))}
     w = _fit_head(zb, yb, len(BENIGN_CLASSES), util["steps"], util["lr"])
@@ -133,7 +137,7 @@ def attack(cfg: dict[str, Any], theta: torch.Tensor, data_seed: int, attack_seed
         y = torch.cat([yh[ih], yb[ib]])
         w = _fit_head(z, y, 10, util["steps"], util["lr"])
         out["service"][rate_key(rate)] = {"rate": rate, "harmful_acc": _acc(zh_t, yh_t, w),
-                                                     "benign_acc": _acc(zb_t, yb_t, w)}
+                                          "benign_acc": _acc(zb_t, yb_t, w)}
     # (iii) the head is unlearned (retrained without the harmful classes), re-fit on the immunized features
     head = _fit_head(zb, yb, 10, util["steps"], util["lr"])
     ir = rng.permutation(len(yh))[: rel["n"]]
@@ -142,6 +146,29 @@ def attack(cfg: dict[str, Any], theta: torch.Tensor, data_seed: int, attack_seed
     out["relearn"] = {"acc": accs, "acc_auc": float(np.mean(accs)),
                       "unlearned_harmful_acc": _acc(zh_t, yh_t, head)}
     return out
+
+
+def run_unit(cfg: dict[str, Any], data_seed: int, train_seed: int, attack_seed: int
+             ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """One seed: per model, the release, every defence and every attack; the estimator scaling.
+
+    Returns (record, {"<model>/<method>": immunized parameters}). Every model and defence of the
+    seed sees the same split, immunization seed and attack data (paired by seed).
+    """
+    tasks = make_tasks(data_seed, **cfg.get("data", {}))
+    record: dict[str, Any] = {"checkpoints": cfg["adversary"]["checkpoints"], "models": {}}
+    thetas: dict[str, np.ndarray] = {}
+    for model in cfg["models"]:
+        ext, theta0, diag = released(model, tasks, seed=train_seed, **cfg.get("release", {}).get(model, {}))
+        log.info("release %s: %s", model, diag)
+        rec: dict[str, Any] = {"release": diag, "methods": {}}
+        for method in cfg["methods"]:
+            theta, info = defend(cfg, method, tasks, ext, theta0, train_seed)
+            rec["methods"][method] = {"defend": info, "attack": attack(cfg, tasks, ext, theta, attack_seed)}
+            thetas[f"{model}/{method}"] = theta.numpy()
+        record["models"][model] = rec
+    record["scaling"] = run_scaling(cfg, tasks, train_seed)
+    return record, thetas
 
 
 def _mlp_loss(x: torch.Tensor, y: torch.Tensor, hidden: int):
@@ -155,9 +182,8 @@ def _mlp_loss(x: torch.Tensor, y: torch.Tensor, hidden: int):
     return loss, n1 + hidden * c
 
 
-def run_scaling(cfg: dict[str, Any], data_seed: int, train_seed: int) -> list[dict[str, Any]]:
+def run_scaling(cfg: dict[str, Any], tasks: Tasks, train_seed: int) -> list[dict[str, Any]]:
     """Per MLP width: parameters D, seconds and relative error of Lanczos extremal eigenvalues vs the exact Hessian."""
-    tasks = make_tasks(data_seed, **cfg.get("data", {}))
     sc = cfg["scaling"]
     x, y = tasks.x_train[: sc["n"]], tasks.y_train[: sc["n"]]
     warm, dim = _mlp_loss(x, y, sc["hidden"][0])  # first calls pay a one-off set-up: not the estimator's cost
@@ -180,85 +206,95 @@ def run_scaling(cfg: dict[str, Any], data_seed: int, train_seed: int) -> list[di
     return rows
 
 
-def aggregate(units: dict[tuple[str, int], dict], scaling: dict[int, list[dict]], methods: list[str]
+def aggregate(records: dict[int, dict], methods: list[str], models: list[str]
               ) -> tuple[dict[str, Any], "pd.DataFrame", "pd.DataFrame", "pd.DataFrame"]:
-    """metrics.json (per-seed samples) and tidy tables: per-unit scalars, adversary curves, scaling rows."""
+    """metrics.json (per-seed samples, per model under ``<model>.``) and tidy tables: per-unit scalars, curves, scaling."""
     import pandas as pd
 
-    seeds = sorted({s for _, s in units})
-    missing = [(m, s) for m in methods for s in seeds if (m, s) not in units]
+    seeds = sorted(records)
+    missing = [(mo, m, s) for s in seeds for mo in models for m in methods
+               if m not in records[s].get("models", {}).get(mo, {}).get("methods", {})]
     if missing:
-        raise ValueError(f"immunize aggregate: every defence needs every seed; missing {missing}")
+        raise ValueError(f"immunize aggregate: every model and defence needs every seed; missing {missing}")
     rows, curves = [], []
-    for (m, s), u in units.items():
-        d, a = u["defend"], u["attack"]
-        row = {"method": m, "seed": s, "time_s": d["time_s"], "benign_acc": a["benign_acc"],
-               "downstream_acc": a["downstream_acc"], "relearn_auc": a["relearn"]["acc_auc"],
-               "unlearned_harmful_acc": a["relearn"]["unlearned_harmful_acc"]}
-        for which in ("harmful", "benign"):
-            for when in ("before", "after"):
-                e = d[f"{which}_{when}"]
-                row[f"kappa_{which}_{when}"] = e["exact_max"] / e["exact_min"]
-                row[f"{which}_{when}_min"], row[f"{which}_{when}_max"] = e["exact_min"], e["exact_max"]
-                row[f"lanczos_err_{which}_{when}"] = max(abs(e["lanczos_max"] - e["exact_max"]) / e["exact_max"],
-                                                         abs(e["lanczos_min"] - e["exact_min"]) / e["exact_max"])
-        row["rir"] = (row["kappa_harmful_after"] / row["kappa_harmful_before"]) / (
-            row["kappa_benign_after"] / row["kappa_benign_before"])
-        for key, r in a["open_weights"].items():
-            row[f"auc_{key}"] = r["acc_auc"]
-            curves += [{"method": m, "seed": s, "setting": key, "mode": r["mode"], "optimizer": r["optimizer"],
-                        "lr": r["lr"], "step": st,
-                        "harmful_acc": acc} for st, acc in zip(u["checkpoints"], r["acc"])]
-        curves += [{"method": m, "seed": s, "setting": "relearn", "mode": "probe", "optimizer": "adam", "lr": np.nan, "step": st,
-                    "harmful_acc": acc} for st, acc in zip(u["checkpoints"], a["relearn"]["acc"])]
-        for key, r in a["service"].items():
-            row[f"service_harm_{key}"], row[f"service_benign_{key}"] = r["harmful_acc"], r["benign_acc"]
-        rows.append(row)
-    tidy = pd.DataFrame(rows).sort_values(["method", "seed"], kind="stable").reset_index(drop=True)
-    wide = {m: g.set_index("seed").loc[seeds] for m, g in tidy.groupby("method")}
+    for s in seeds:
+        checkpoints = records[s]["checkpoints"]
+        for mo in models:
+            rel = records[s]["models"][mo]["release"]
+            for m in methods:
+                u = records[s]["models"][mo]["methods"][m]
+                d, a = u["defend"], u["attack"]
+                row = {"model": mo, "method": m, "seed": s, "n_params": rel["n_params"], "time_s": d["time_s"],
+                       "benign_acc": a["benign_acc"], "downstream_acc": a["downstream_acc"],
+                       "relearn_auc": a["relearn"]["acc_auc"],
+                       "unlearned_harmful_acc": a["relearn"]["unlearned_harmful_acc"]}
+                for which in ("harmful", "benign"):
+                    for when in ("before", "after"):
+                        e = d[f"{which}_{when}"]
+                        row[f"kappa_{which}_{when}"] = e["exact_max"] / e["exact_min"]
+                        row[f"{which}_{when}_min"], row[f"{which}_{when}_max"] = e["exact_min"], e["exact_max"]
+                        row[f"lanczos_err_{which}_{when}"] = max(
+                            abs(e["lanczos_max"] - e["exact_max"]) / e["exact_max"],
+                            abs(e["lanczos_min"] - e["exact_min"]) / e["exact_max"])
+                row["rir"] = (row["kappa_harmful_after"] / row["kappa_harmful_before"]) / (
+                    row["kappa_benign_after"] / row["kappa_benign_before"])
+                base = {"model": mo, "method": m, "seed": s}
+                for key, r in a["open_weights"].items():
+                    row[f"auc_{key}"] = r["acc_auc"]
+                    curves += [base | {"setting": key, "mode": r["mode"], "optimizer": r["optimizer"], "lr": r["lr"],
+                                       "step": st, "harmful_acc": acc} for st, acc in zip(checkpoints, r["acc"])]
+                curves += [base | {"setting": "relearn", "mode": "probe", "optimizer": "adam", "lr": np.nan, "step": st,
+                                   "harmful_acc": acc} for st, acc in zip(checkpoints, a["relearn"]["acc"])]
+                for key, r in a["service"].items():
+                    row[f"service_harm_{key}"], row[f"service_benign_{key}"] = r["harmful_acc"], r["benign_acc"]
+                rows.append(row)
+    tidy = pd.DataFrame(rows).sort_values(["model", "method", "seed"], kind="stable").reset_index(drop=True)
     settings = sorted(c[4:] for c in tidy.columns if c.startswith("auc_"))
     metrics: dict[str, Any] = {}
-    for m, g in wide.items():
-        for col in ("time_s", "benign_acc", "downstream_acc", "relearn_auc", "kappa_harmful_after",
-                    "kappa_benign_after", "lanczos_err_harmful_after", "rir"):
-            put_sample(metrics, (col, m), g[col], seeds, "seed")
-        for key in settings:
-            put_sample(metrics, ("harmful_acc_auc", key, m), g[f"auc_{key}"], seeds, "seed")
-        for col in (c for c in tidy.columns if c.startswith("service_")):
-            put_sample(metrics, (col, m), g[col], seeds, "seed")
-        if m != "none":
-            none = wide["none"]
+    for mo in models:
+        wide = {m: g.set_index("seed").loc[seeds] for m, g in tidy[tidy.model == mo].groupby("method")}
+
+        def put(path, values):
+            put_sample(metrics, (mo, *path), values, seeds, "seed")
+
+        for m, g in wide.items():
+            for col in ("time_s", "benign_acc", "downstream_acc", "relearn_auc", "kappa_harmful_after",
+                        "kappa_benign_after", "lanczos_err_harmful_after", "rir"):
+                put((col, m), g[col])
             for key in settings:
-                put_sample(metrics, ("slowdown_vs_none", m, key), none[f"auc_{key}"] - g[f"auc_{key}"], seeds, "seed")
-            put_sample(metrics, ("benign_acc_drop", m), none["benign_acc"] - g["benign_acc"], seeds, "seed")
-            put_sample(metrics, ("downstream_acc_drop", m), none["downstream_acc"] - g["downstream_acc"], seeds, "seed")
-            put_sample(metrics, ("relearn_resistance", m), none["relearn_auc"] - g["relearn_auc"], seeds, "seed")
-            put_sample(metrics, ("kappa_ratio", m), g["kappa_harmful_after"] / g["kappa_harmful_before"], seeds, "seed")
-    if "ours" in wide and "condnum" in wide:
-        for key in settings:
-            put_sample(metrics, ("slowdown_vs_condnum", key),
-                wide["condnum"][f"auc_{key}"] - wide["ours"][f"auc_{key}"], seeds, "seed")
-    scal = pd.DataFrame([r | {"seed": s} for s, rs in scaling.items() for r in rs])
-    sseeds = sorted(scaling)
+                put(("harmful_acc_auc", key, m), g[f"auc_{key}"])
+            for col in (c for c in tidy.columns if c.startswith("service_")):
+                put((col, m), g[col])
+            if m != "none" and "none" in wide:
+                none = wide["none"]
+                for key in settings:
+                    put(("slowdown_vs_none", m, key), none[f"auc_{key}"] - g[f"auc_{key}"])
+                put(("benign_acc_drop", m), none["benign_acc"] - g["benign_acc"])
+                put(("downstream_acc_drop", m), none["downstream_acc"] - g["downstream_acc"])
+                put(("relearn_resistance", m), none["relearn_auc"] - g["relearn_auc"])
+                put(("kappa_ratio", m), g["kappa_harmful_after"] / g["kappa_harmful_before"])
+        if "ours" in wide and "condnum" in wide:
+            for key in settings:
+                put(("slowdown_vs_condnum", key), wide["condnum"][f"auc_{key}"] - wide["ours"][f"auc_{key}"])
+    scal = pd.DataFrame([r | {"seed": s} for s in seeds for r in records[s]["scaling"]])
     slope = lambda col, s: float(np.polyfit(np.log(scal[scal.seed == s].n_params),  # noqa: E731
                                             np.log(scal[scal.seed == s][col]), 1)[0])
-    put_sample(metrics, ("time_slope", "exact"), [slope("exact_s", s) for s in sseeds], sseeds, "seed")
-    put_sample(metrics, ("time_slope", "lanczos"), [slope("lanczos_s", s) for s in sseeds], sseeds, "seed")
-    put_sample(metrics, ("time_slope_gap",), [slope("exact_s", s) - slope("lanczos_s", s) for s in sseeds],
-        sseeds, "seed")
-    put_sample(metrics, ("lanczos_rel_err_max",), scal.groupby("seed").rel_err_max.max().loc[sseeds], sseeds, "seed")
+    put_sample(metrics, ("time_slope", "exact"), [slope("exact_s", s) for s in seeds], seeds, "seed")
+    put_sample(metrics, ("time_slope", "lanczos"), [slope("lanczos_s", s) for s in seeds], seeds, "seed")
+    put_sample(metrics, ("time_slope_gap",), [slope("exact_s", s) - slope("lanczos_s", s) for s in seeds], seeds, "seed")
+    put_sample(metrics, ("lanczos_rel_err_max",), scal.groupby("seed").rel_err_max.max().loc[seeds], seeds, "seed")
     return metrics, tidy, pd.DataFrame(curves), scal
 
 
 def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
-    """Per defence: mean ± sd over seeds of utility, downstream trainability, cost, relearning and service columns."""
+    """Per model and defence: mean ± sd over seeds of utility, downstream trainability, cost, relearning and service columns."""
     import pandas as pd
 
     cols = ["benign_acc", "downstream_acc", "time_s", "relearn_auc", "kappa_harmful_after", "kappa_benign_after", "rir"]
     cols += sorted(c for c in tidy.columns if c.startswith("service_harm_"))
     rows = []
-    for method, g in tidy.groupby("method", sort=False):
-        row = {"method": method, "n_seeds": len(g)}
+    for (model, method), g in tidy.groupby(["model", "method"], sort=False):
+        row = {"model": model, "method": method, "n_params": int(g.n_params.iloc[0]), "n_seeds": len(g)}
         for c in cols:
             v = g[c]
             row[c] = f"{v.mean():.3g} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.2g}"

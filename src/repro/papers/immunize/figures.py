@@ -27,61 +27,63 @@ def _mean_se(df: pd.DataFrame, by: list[str], col: str) -> pd.DataFrame:
 
 
 def fig1_table(curves: pd.DataFrame) -> pd.DataFrame:
-    """Mean and s.e. over seeds of harmful accuracy per (setting, method, step)."""
-    return _mean_se(curves, ["setting", "method", "step"], "harmful_acc")
+    """Mean and s.e. over seeds of harmful accuracy per (model, setting, method, step)."""
+    return _mean_se(curves, ["model", "setting", "method", "step"], "harmful_acc")
 
 
 def fig1(table: pd.DataFrame):
+    """One row of panels per model, one column per adversary setting (and relearning)."""
     settings = sorted(s for s in set(table.setting) if s != "relearn") + ["relearn"]
-    ncol = min(4, len(settings))
-    nrow = -(-len(settings) // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(2.3 * ncol, 2.2 * nrow), squeeze=False, sharey=True)
-    for ax, setting in zip(axes.flat, settings):
-        for method, g in table[table.setting == setting].groupby("method", sort=False):
+    models = list(dict.fromkeys(table.model))
+    ncol, nrow = len(settings), len(models)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(1.9 * ncol, 1.9 * nrow), squeeze=False, sharey=True)
+    for ax, (model, setting) in zip(axes.flat, [(mo, st) for mo in models for st in settings]):
+        sel = table[(table.setting == setting) & (table.model == model)]
+        for method, g in sel.groupby("method", sort=False):
             ax.errorbar(g.step, g["mean"], yerr=g["se"], marker="o", ms=3, color=COLORS(method), label=LABELS[method])
         ax.set_xscale("log")
-        ax.set_title(setting.replace("_lr", ", lr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
-                     if setting != "relearn" else "relearn after unlearning (adam)", fontsize=8)
-        ax.set_xlabel("adversary steps")
+        name = (setting.replace("_lr", ", lr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
+                if setting != "relearn" else "relearn (adam)")
+        ax.set_title(f"{model}: {name}", fontsize=6)
+        ax.set_xlabel("adversary steps", fontsize=6)
     for ax in axes[:, 0]:
-        ax.set_ylabel("harmful test accuracy")
-    for ax in list(axes.flat)[len(settings):]:
-        ax.axis("off")
-    axes[0, 0].legend(fontsize=6)
+        ax.set_ylabel("harmful test accuracy", fontsize=6)
+    axes[0, 0].legend(fontsize=5)
     fig.tight_layout()
     return fig
 
 
 def fig2_table(tidy: pd.DataFrame, scaling: pd.DataFrame) -> pd.DataFrame:
-    """Long table: panel ``eigen`` (method x task x when x extreme) and panels ``error`` / ``time`` (vs n_params)."""
+    """Long table: panel ``eigen`` (model x method x task x when x extreme) and panels ``error`` / ``time`` (vs n_params)."""
     rows = []
     for which in ("harmful", "benign"):
         for when in ("before", "after"):
             for ext in ("min", "max"):
-                t = _mean_se(tidy, ["method"], f"{which}_{when}_{ext}")
+                t = _mean_se(tidy, ["model", "method"], f"{which}_{when}_{ext}")
                 rows.append(t.assign(panel="eigen", series=f"{which} λ_{ext} {when}", x=np.nan))
     for col, panel, series in (("rel_err_max", "error", "λ_max"), ("rel_err_min", "error", "λ_min"),
                                ("exact_s", "time", "exact"), ("lanczos_s", "time", "lanczos")):
         t = _mean_se(scaling, ["n_params"], col).rename(columns={"n_params": "x"})
-        rows.append(t.assign(panel=panel, series=series, method=""))
-    cols = ["panel", "series", "method", "x", "mean", "se", "n_seeds"]
+        rows.append(t.assign(panel=panel, series=series, model="", method=""))
+    cols = ["panel", "series", "model", "method", "x", "mean", "se", "n_seeds"]
     return pd.concat(rows, ignore_index=True)[cols]
 
 
 def fig2(table: pd.DataFrame):
     fig, axes = plt.subplots(1, 3, figsize=(9.5, 2.8))
     eig = table[table.panel == "eigen"]
-    methods = list(dict.fromkeys(eig.method))
-    for i, method in enumerate(methods):
+    pairs = list(dict.fromkeys(zip(eig.model, eig.method)))
+    for i, (model, method) in enumerate(pairs):
+        sel = eig[(eig.model == model) & (eig.method == method)]
         for which, marker in (("harmful", "o"), ("benign", "s")):
             for ext in ("min", "max"):
-                before = eig[(eig.method == method) & (eig.series == f"{which} λ_{ext} before")]["mean"].iloc[0]
-                after = eig[(eig.method == method) & (eig.series == f"{which} λ_{ext} after")]["mean"].iloc[0]
+                before = sel[sel.series == f"{which} λ_{ext} before"]["mean"].iloc[0]
+                after = sel[sel.series == f"{which} λ_{ext} after"]["mean"].iloc[0]
                 x = i + (0.15 if which == "benign" else -0.15)
                 axes[0].plot([x, x], [before, after], color=COLORS(method), lw=1)
                 axes[0].plot([x], [after], marker=marker, color=COLORS(method), ms=4)
     axes[0].set_yscale("log")
-    axes[0].set_xticks(range(len(methods)), [m for m in methods], fontsize=7)
+    axes[0].set_xticks(range(len(pairs)), [f"{mo}/{me}" for mo, me in pairs], fontsize=5, rotation=90)
     axes[0].set_ylabel("probe Hessian eigenvalue\n(line: before -> marker: after)")
     axes[0].set_title("o harmful, s benign: λ_min, λ_max", fontsize=8)
     for series, g in table[table.panel == "error"].groupby("series"):

@@ -10,16 +10,26 @@ both tasks, an unsupervised "pretrained encoder" that carries the harmful task a
 benign one. For a probe with the squared loss the Hessian is Z^T Z / n with Z = X theta, so the
 harmful and benign condition numbers are known in closed form (the planted ground truth that the
 curvature estimators are checked against).
+
+``released`` gives the extractor of each model choice: ``linear`` is theta0 itself; ``mlp`` and
+``transformer`` are pretrained on the ten-way digit task of the training split (all classes, so
+the release carries the harmful task too; ``repro.methods.immunization.extractors.pretrain``) and
+their output layer is then scaled so that the mean squared feature norm over the training images
+equals the linear release's: the adversary's learning-rate grid then means the same step size
+relative to the features for every model (a choice of this rebuild).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["Tasks", "make_tasks", "HARMFUL_CLASSES", "BENIGN_CLASSES"]
+from repro.methods.immunization.extractors import Extractor, make_extractor, pretrain
+
+__all__ = ["Tasks", "make_tasks", "released", "HARMFUL_CLASSES", "BENIGN_CLASSES"]
 
 BENIGN_CLASSES = (0, 1, 2, 3, 4)
 HARMFUL_CLASSES = (5, 6, 7, 8, 9)
@@ -58,3 +68,17 @@ def make_tasks(seed: int, *, k: int = 16, test_frac: float = 0.3) -> Tasks:
     _, _, vt = np.linalg.svd(x[train], full_matrices=False)
     t = torch.as_tensor
     return Tasks(t(x[train]), t(y[train]), t(x[test]), t(y[test]), t(vt[:k].T.copy()))
+
+
+def released(model: str, tasks: Tasks, *, seed: int, hidden: int = 32, dim: int = 16, patch: int = 4,
+             steps: int = 300, lr: float = 0.01) -> tuple[Extractor, torch.Tensor, dict[str, Any]]:
+    """(extractor, its released flat parameters, pretraining diagnostics) of ``model`` for ``tasks``."""
+    d, k = tasks.theta0.shape
+    ext = make_extractor(model, d, k, hidden=hidden, dim=dim, patch=patch)
+    if model == "linear":
+        return ext, tasks.theta0.reshape(-1).clone(), {"n_params": ext.n_params}
+    params, diag = pretrain(ext, tasks.x_train, tasks.y_train, steps=steps, lr=lr, seed=seed)
+    with torch.no_grad():
+        target = (tasks.x_train @ tasks.theta0).pow(2).sum(1).mean()
+        ext.rescale_(params, (target / ext.features(params, tasks.x_train).pow(2).sum(1).mean()).sqrt())
+    return ext, params, diag | {"n_params": ext.n_params}

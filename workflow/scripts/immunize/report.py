@@ -1,0 +1,17 @@
+"""Fig. 1 (harmful accuracy vs adversary steps), Fig. 2 (curvature before/after; estimator scaling) and Table 1."""
+import pandas as pd
+
+from repro.figures.style import save, save_table
+from repro.jobs import Job
+from repro.papers.immunize.experiment import table1
+from repro.papers.immunize.figures import fig1, fig1_table, fig2, fig2_table
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+inp, out = snakemake.input, snakemake.output  # noqa: F821
+tidy = pd.read_csv(inp.tidy)
+table = fig1_table(pd.read_csv(inp.curves))
+save(fig1(table), table, out.fig1)
+table = fig2_table(tidy, pd.read_csv(inp.scaling))
+save(fig2(table), table, out.fig2)
+save_table(table1(tidy), out.table_csv,
+           title="immunize: utility, downstream trainability, cost and relearning per model and defence (mean ± sd over seeds)")
