@@ -1,5 +1,5 @@
 # m2le: "M²LE: merging strength modulation via joint loss estimation" (NeurIPS 2026; abstract only).
-# DAG: one backbone per {sequence}/seed{seed} pretrained on the sequence's base task -> every method
+# DAG: (remote only) fetch the image benchmark, checked by sha256 -> one backbone per {sequence}/seed{seed} pretrained on the sequence's base task -> every method
 #      (M²LE, HIM alone, scalar merges, O-LoRA, EWC, sequential, joint) over the task sequence ->
 #      aggregate (metrics.json, tidy tables) -> table1, fig1 (task-1 accuracy over the sequence),
 #      fig2 (distribution of the element-wise modulation per layer).
@@ -15,9 +15,36 @@ register_targets(
 
 
 M2LE_SEEDS = range(preset("m2le", "seeds"))
+M2LE_REMOTE = "results/m2le/data/remote.npz"
+
+
+def m2le_data(wc):
+    """The fetched image set, for the remote sequence only (the others are generated or ship offline)."""
+    return {"data": M2LE_REMOTE} if wc.sequence == "remote" else {}
+
+
+rule m2le_fetch:
+    output:
+        data=M2LE_REMOTE,
+    log:
+        "logs/m2le/fetch.log",
+    benchmark:
+        "benchmarks/m2le/fetch.tsv"
+    params:
+        cfg=lambda wc: {"remote": preset("m2le", "sequences")["remote"]},
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/m2le/fetch.py"
 
 
 rule m2le_pretrain:
+    input:
+        unpack(m2le_data),
     output:
         backbone="results/m2le/backbone/{sequence}/seed{seed}.pt",
     log:
@@ -41,6 +68,7 @@ rule m2le_pretrain:
 
 rule m2le_run:
     input:
+        unpack(m2le_data),
         backbone="results/m2le/backbone/{sequence}/seed{seed}.pt",
     output:
         run="results/m2le/runs/{sequence}/seed{seed}.json",

@@ -7,7 +7,8 @@ from repro.papers.m2le.experiment import build_sequence, pretrain_backbone
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 sequence, seed = job.wildcards["sequence"], int(job.wildcards["seed"])
-seq = build_sequence(job.cfg, sequence, job.seed_for("m2le_data", sequence=sequence, seed=seed))
+seq = build_sequence(job.cfg, sequence, job.seed_for("m2le_data", sequence=sequence, seed=seed),
+                     snakemake.input.get("data"))  # noqa: F821
 state, stats = pretrain_backbone(job.cfg, seq, job.seed_for("m2le_pretrain", sequence=sequence, seed=seed))
 with atomic_path(snakemake.output.backbone) as tmp:  # noqa: F821
     torch.save({"state": state, "stats": stats}, tmp)

@@ -9,5 +9,5 @@ sequence, seed = job.wildcards["sequence"], int(job.wildcards["seed"])
 backbone = torch.load(snakemake.input.backbone)  # noqa: F821
 # the data and training seeds name the unit, never the method: every method is paired
 out = run_unit(job.cfg, sequence, backbone["state"], job.seed_for("m2le_data", sequence=sequence, seed=seed),
-               job.seed_for("m2le_train", sequence=sequence, seed=seed))
+               job.seed_for("m2le_train", sequence=sequence, seed=seed), snakemake.input.get("data"))  # noqa: F821
 job.write_metrics(snakemake.output.run, out | {"backbone": backbone["stats"]})  # noqa: F821

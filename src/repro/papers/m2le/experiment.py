@@ -35,11 +35,17 @@ and BWT ``mean_{i<T} R[T, i] - R[i, i]`` (Lopez-Paz & Ranzato 2017; Chaudhry et 
   ``n_fisher`` training examples, and added to the running sum of previous tasks (no replay).
 - Previous tasks' optima are taken at the previous merged weights (as P&M does), so ``m`` is the
   curvature ratio ``h_t / (h_t + sum_{i<t} h_i)``.
-- Task-incremental evaluation for split digits (logits restricted to the task's classes).
+- Task-incremental evaluation for split digits, shapes and remote (logits restricted to the task's
+  classes; the class splits read the first k logits).
+- ``shapes`` and ``remote``: 10 classes form the base task the backbone is pretrained on, disjoint
+  from every task's classes (the pretrained ViT of the paper has seen ImageNet, not the benchmark's
+  split); 5 classes per task.
 
 **Deviations.** A 2-hidden-layer MLP pretrained on a permuted/synthetic base task instead of a
-ViT-B/16 pretrained on ImageNet; LoRA on its linear layers (no attention); 8x8 digits and
-synthetic feature-block tasks instead of ImageNet-R / CIFAR-100 class splits; the frozen
+ViT-B/16 pretrained on ImageNet; LoRA on its linear layers (no attention); 8x8 digits, synthetic
+feature-block tasks and 10x10 generated shape images instead of ImageNet-R / CIFAR-100 class splits
+(the ``remote`` sequence reads those splits, downsampled, but is not run at any preset: it needs
+the network); the frozen
 pretrained head is shared by all tasks (no per-task classifier).
 """
 
@@ -109,8 +115,14 @@ for _name, _m in {"seq": _Method("one"), "fixed": _Method("fixed"), "pm": _Metho
 METHODS.register("joint")(lambda: None)
 
 
-def build_sequence(cfg: dict[str, Any], sequence: str, data_seed: int) -> Sequence:
-    spec = dict(cfg["sequences"][sequence])
+REMOTE_FETCH_KEYS = ("url", "sha256", "image_size", "mode")
+
+
+def build_sequence(cfg: dict[str, Any], sequence: str, data_seed: int, data_path: str | None = None) -> Sequence:
+    """The sequence's tasks; ``remote`` reads the fetched set at ``data_path`` (its fetch keys are the rule's)."""
+    spec = {k: v for k, v in cfg["sequences"][sequence].items() if k not in REMOTE_FETCH_KEYS}
+    if sequence == "remote":
+        spec["path"] = data_path
     return make_sequence(sequence, spec.pop("n_tasks"), data_seed, **spec)
 
 
@@ -258,9 +270,9 @@ def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor
 
 
 def run_unit(cfg: dict[str, Any], sequence: str, state: dict[str, torch.Tensor], data_seed: int,
-             train_seed: int) -> dict[str, Any]:
+             train_seed: int, data_path: str | None = None) -> dict[str, Any]:
     """Every method on one (sequence, seed) unit: same data, backbone, LoRA inits and batch orders."""
-    seq = build_sequence(cfg, sequence, data_seed)
+    seq = build_sequence(cfg, sequence, data_seed, data_path)
     out = {}
     for name in cfg["methods"]:
         out[name] = run_method(cfg, seq, state, name, train_seed)

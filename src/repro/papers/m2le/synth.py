@@ -14,6 +14,18 @@ restrict the answer to its own classes (``classes``), as split digits does (task
   5 tasks); base task: all digits under a fixed random pixel permutation.
 - ``perm_digits``: every task is all 10 digits under its own random pixel permutation (the
   classic permuted-MNIST sequence, on 8x8 digits); base task: a further permutation.
+- ``shapes`` (generated images): 60 classes, each a (shape, colour, texture) of 6 x 5 x 2, drawn as
+  ``image_size`` x ``image_size`` RGB images with random position, size, brightness and pixel noise.
+  A class split like ``remote``'s: 10 classes form the base task, the next ``n_tasks`` groups of
+  ``classes_per_task`` the tasks (10 tasks of 5 at small).
+- ``remote``: a real image benchmark (an image folder with one subfolder per class, e.g. CIFAR-100
+  or ImageNet-R, or an ``.npz``), fetched and checked by sha256 (``repro.data.image_folder``) and
+  split by class: the seed shuffles the classes, the first 10 form the base task and the next
+  ``n_tasks`` groups of ``classes_per_task`` the tasks.
+
+The class splits are evaluated task-incrementally: task ``i``'s classes are relabelled 0..k-1 and
+read from the first k logits of the shared head (its task id is known at test time, as in split
+digits); pixels are standardised per feature over the whole set.
 
 Each task has a train/test split; the seed fixes the split, permutations, teachers and task order.
 """
@@ -27,7 +39,7 @@ import torch
 
 __all__ = ["Task", "Sequence", "make_sequence", "SEQUENCES"]
 
-SEQUENCES = ("blocks", "split_digits", "perm_digits")
+SEQUENCES = ("blocks", "split_digits", "perm_digits", "shapes", "remote")
 N_CLASSES = 10
 
 
@@ -108,9 +120,79 @@ def _perm_digits(n_tasks, rng, test_frac=0.3, n_per_task=None):
     return Sequence("perm_digits", base, tasks, x.shape[1])
 
 
+def _class_split(name, x, y, n_tasks, rng, classes_per_task, test_frac=0.3, n_per_class=None):
+    """Base task on 10 classes, then ``n_tasks`` tasks of ``classes_per_task`` further classes each."""
+    n_classes = int(y.max()) + 1
+    if not 2 <= classes_per_task <= N_CLASSES:
+        raise ValueError(f"{name}: classes_per_task must be 2..{N_CLASSES} (the shared head); got {classes_per_task}")
+    need = N_CLASSES + n_tasks * classes_per_task
+    if need > n_classes:
+        raise ValueError(f"{name}: {n_tasks} tasks of {classes_per_task} classes plus {N_CLASSES} base classes "
+                         f"need {need} classes; the set has {n_classes}")
+    x = x.reshape(len(x), -1)
+    x = (x - x.mean(0)) / (x.std(0) + 0.1)
+    order = rng.permutation(n_classes)
+
+    def task(classes, task_name):
+        rows = np.concatenate([rng.permutation(np.flatnonzero(y == c))[:n_per_class] for c in classes])
+        lookup = np.full(n_classes, -1)
+        lookup[classes] = np.arange(len(classes))  # class classes[j] -> local label j
+        local = lookup[y[rows]]
+        return _split(x[rows], local, rng, test_frac, task_name, range(len(classes)))
+
+    base = task(order[:N_CLASSES], "base")
+    groups = order[N_CLASSES:need].reshape(n_tasks, classes_per_task)
+    return Sequence(name, base, [task(g, f"task{i}") for i, g in enumerate(groups)], x.shape[1])
+
+
+SHAPES = ("square", "disc", "ring", "cross", "triangle", "diamond")
+COLOURS = np.array([[1, 0.15, 0.15], [0.15, 0.9, 0.15], [0.2, 0.3, 1], [1, 0.9, 0.1], [0.9, 0.2, 0.9]])
+TEXTURES = ("solid", "stripes")
+
+
+def _shape_mask(shape, size, rng):
+    c = (size - 1) / 2 + rng.uniform(-1, 1, 2)
+    r = rng.uniform(0.3, 0.45) * size
+    yy, xx = np.mgrid[:size, :size].astype(float)
+    dy, dx = yy - c[0], xx - c[1]
+    d = np.hypot(dx, dy)
+    return {"square": np.maximum(abs(dx), abs(dy)) <= 0.8 * r, "disc": d <= r,
+            "ring": (d <= r) & (d >= r - max(1.2, 0.3 * r)),
+            "cross": ((abs(dx) <= 0.25 * r) & (abs(dy) <= r)) | ((abs(dy) <= 0.25 * r) & (abs(dx) <= r)),
+            "triangle": (dy <= r) & (abs(dx) <= (dy + r) / 2), "diamond": abs(dx) + abs(dy) <= r}[shape]
+
+
+def shape_images(n_per_class: int, rng, image_size: int = 10, noise: float = 0.25):
+    """Images (N x size x size x 3) and labels of the 60 (shape, colour, texture) classes."""
+    xs, ys = [], []
+    stripes = (np.arange(image_size) % 2 == 0)[:, None, None]
+    for k, (s, c, t) in enumerate((s, c, t) for s in SHAPES for c in range(len(COLOURS)) for t in TEXTURES):
+        for _ in range(n_per_class):
+            mask = _shape_mask(s, image_size, rng)[..., None]
+            fill = COLOURS[c] * rng.uniform(0.7, 1.0) * (np.where(stripes, 1.0, 0.3) if t == "stripes" else 1.0)
+            xs.append(mask * fill + noise * rng.normal(size=(image_size, image_size, 3)))
+            ys.append(k)
+    return np.stack(xs), np.asarray(ys)
+
+
+def _shapes(n_tasks, rng, classes_per_task=5, n_per_class=60, image_size=10, noise=0.25, test_frac=0.3):
+    x, y = shape_images(n_per_class, rng, image_size, noise)
+    return _class_split("shapes", x, y, n_tasks, rng, classes_per_task, test_frac)
+
+
+def _remote(n_tasks, rng, path=None, classes_per_task=5, n_per_class=None, test_frac=0.3):
+    from repro.data.image_folder import read_npz
+
+    if path is None:
+        raise ValueError("remote: no data file; the workflow fetches it (rule m2le_fetch) and passes its path")
+    images = read_npz(path)
+    return _class_split("remote", images.x, images.y, n_tasks, rng, classes_per_task, test_frac, n_per_class)
+
+
 def make_sequence(name: str, n_tasks: int, seed: int, **kw) -> Sequence:
     """The sequence ``name`` with ``n_tasks`` tasks, drawn from ``seed`` (same seed, same tasks)."""
-    makers = {"blocks": _blocks, "split_digits": _split_digits, "perm_digits": _perm_digits}
+    makers = {"blocks": _blocks, "split_digits": _split_digits, "perm_digits": _perm_digits, "shapes": _shapes,
+              "remote": _remote}
     if name not in makers:
         raise ValueError(f"unknown m2le sequence {name!r}; known: {', '.join(SEQUENCES)}")
     if n_tasks < 2:
