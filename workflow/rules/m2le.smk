@@ -18,9 +18,8 @@ M2LE_SEEDS = range(preset("m2le", "seeds"))
 M2LE_REMOTE = "results/m2le/data/remote.npz"
 
 
-def m2le_data(wc):
-    """The fetched image set, for the remote sequence only (the others are generated or ship offline)."""
-    return {"data": M2LE_REMOTE} if wc.sequence == "remote" else {}
+# the fetched image set, for the remote sequence only (the others are generated or ship offline)
+m2le_data = lambda wc: {"data": M2LE_REMOTE} if wc.sequence == "remote" else {}
 
 
 rule m2le_fetch:
