@@ -15,6 +15,7 @@ MODELLENS_DUMP = [modellens_grid.DUMP] if MODELLENS_SOURCE == "remote" else []
 
 
 if MODELLENS_SOURCE == "remote":
+    MODELLENS_REMOTE = modellens_grid.check_remote(config["modellens"])
 
     rule modellens_fetch:
         output:
@@ -24,7 +25,7 @@ if MODELLENS_SOURCE == "remote":
         benchmark:
             "benchmarks/modellens/fetch.tsv"
         params:
-            cfg=lambda wc: modellens_grid.check_remote(config["modellens"]),
+            cfg=MODELLENS_REMOTE,
         threads: 1
         resources:
             mem_mb=2000,
