@@ -1,16 +1,11 @@
 """ModelLens with one part removed (each variant of the preset's ablations) on one seed: same data, same seed."""
-import numpy as np
-
 import repro.methods.modellens  # noqa: F401  (registers "modellens")
 from repro.jobs import Job
-from repro.papers.modellens.experiment import lookup_embedding, prepare_seed, run_ablations
+from repro.papers.modellens.experiment import prepare_seed, run_ablations, unit_inputs
 from repro.papers.modellens.real import prepare_real, read_real
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
-seed = int(job.wildcards["seed"])
-data_seed, method_seed = job.seed_for("modellens_data", seed=seed), job.seed_for("modellens_method", seed=seed)
-table = np.load(snakemake.input.emb)  # noqa: F821
-embed = lookup_embedding(table["texts"], table["emb"])
+data_seed, method_seed, embed = unit_inputs(job, snakemake.input.emb)  # noqa: F821
 if snakemake.params.source == "remote":  # noqa: F821
     _, problem, _, evaluate = prepare_real(read_real(snakemake.input.dump[0]), job.cfg, data_seed, embed)  # noqa: F821
 else:

@@ -31,7 +31,7 @@ from repro.papers.modellens.synth import METRICS, SKILLS, Leaderboard, Leaderboa
 __all__ = ["SPLITS", "hashed_text_embedding", "texts_of", "build_problem", "split_candidates", "evaluate_truth",
            "evaluate_scores", "probe_quality", "regret_curve", "routing_accuracy", "modellens_variant", "run_ablations",
            "prepare_seed", "run_seed", "aggregate", "table1", "ablation_table", "encode", "embed_leaderboards",
-           "lookup_embedding"]
+           "lookup_embedding", "unit_inputs"]
 
 log = logging.getLogger(__name__)
 SPLITS = ("seen_seen", "unseen_seen", "seen_unseen", "unseen_unseen")
@@ -350,3 +350,11 @@ def lookup_embedding(texts: np.ndarray, emb: np.ndarray):
         return emb[[index[t] for t in batch]]
 
     return embed
+
+
+def unit_inputs(job, emb_path: str) -> tuple[int, int, object]:
+    """A seed job's data seed and method seed (both from the unit, never the method: paired) and its ``embed``."""
+    seed = int(job.wildcards["seed"])
+    table = np.load(emb_path)
+    return (job.seed_for("modellens_data", seed=seed), job.seed_for("modellens_method", seed=seed),
+            lookup_embedding(table["texts"], table["emb"]))
