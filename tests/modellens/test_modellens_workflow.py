@@ -3,6 +3,7 @@
 import copy
 import json
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -13,7 +14,7 @@ SCHEMA = REPO / "workflow/schemas/modellens.schema.yaml"
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["modellens"]
 
 TARGETS = ["reports/modellens_fig1.pdf", "reports/modellens_fig2.pdf", "reports/modellens_fig3.pdf", "reports/modellens_table1.md",
-           "results/modellens/metrics.json"]
+           "reports/modellens_ablations.md", "results/modellens/metrics.json"]
 
 
 @pytest.mark.slow
@@ -23,6 +24,8 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     oracle = metrics["ndcg"]["unseen_unseen"]["oracle"]["per_unit"]
     assert oracle["unit"] == "seed" and min(oracle["values"]) == pytest.approx(1.0)
     assert set(metrics["ndcg"]["unseen_unseen"]) >= {"modellens", "meta_knn", "popularity", "mf", "random"}
+    ablations = pd.read_csv(smoke_dir / "reports/modellens_ablations.csv")
+    assert set(ablations.variant) == {"full", *CONFIG["smoke"]["ablations"]} and set(ablations.n_seeds) == {3}
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

@@ -1,25 +1,44 @@
 # modellens: "ModelLens: Finding the Best for Your Task from Myriads of Models" (arXiv 2605.07075).
 # DAG: text embeddings of every seed's synthetic leaderboard (MiniLM, loaded once) -> one run per
 #      {seed}: every recommender + oracle + run-every-candidate, evaluated by split -> aggregate
-#      (metrics.json, tidy tables) -> fig1 (NDCG@K by split), fig2 (regret vs cost), fig3 (routing), table1.
+#      (metrics.json, tidy tables) -> fig1 (NDCG@K by split), fig2 (regret vs cost), fig3 (routing), table1;
+#      ablations per {seed} (ModelLens with one part removed, same data and seed) -> the ablation table.
+# source: remote: fetch (local path or checksummed URL, validated before it lands) -> embed the dump's
+#      texts -> one split of the dump per {seed} (held-out records are the truth) -> fig1, table1,
+#      ablations; no fig2/fig3 (a dump has no probe set and no per-query results).
 # The seed is the unit of every claim; every method of a seed sees the same leaderboard and seed.
 from repro.papers.modellens import grid as modellens_grid
 
+MODELLENS_SOURCE = config["modellens"].get("source", "synthetic")
+register_targets("modellens", modellens_grid.targets(MODELLENS_SOURCE), sources=modellens_grid.SOURCES)
+MODELLENS_DUMP = [modellens_grid.DUMP] if MODELLENS_SOURCE == "remote" else []
 
-register_targets(
-    "modellens",
-    [
-        "reports/modellens_fig1.pdf",
-        "reports/modellens_fig2.pdf",
-        "reports/modellens_fig3.pdf",
-        "reports/modellens_table1.csv",
-        "reports/modellens_table1.md",
-        "results/modellens/metrics.json",
-    ],
-)
+
+if MODELLENS_SOURCE == "remote":
+    MODELLENS_REMOTE = modellens_grid.check_remote(config["modellens"])
+
+    rule modellens_fetch:
+        output:
+            dump=modellens_grid.DUMP,
+        log:
+            "logs/modellens/fetch.log",
+        benchmark:
+            "benchmarks/modellens/fetch.tsv"
+        params:
+            cfg=MODELLENS_REMOTE,
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=30,
+        conda:
+            "../../envs/stats.yaml"
+        script:
+            "../scripts/modellens/fetch.py"
 
 
 rule modellens_embed:
+    input:
+        dump=MODELLENS_DUMP,
     output:
         emb="results/modellens/text_embeddings.npz",
     log:
@@ -28,6 +47,7 @@ rule modellens_embed:
         "benchmarks/modellens/embed.tsv"
     params:
         cfg=lambda wc: modellens_grid.embed_config(preset("modellens")),
+        source=MODELLENS_SOURCE,
     threads: 1
     resources:
         mem_mb=3000,
@@ -41,6 +61,7 @@ rule modellens_embed:
 rule modellens_run:
     input:
         emb="results/modellens/text_embeddings.npz",
+        dump=MODELLENS_DUMP,
     output:
         run="results/modellens/runs/seed{seed}.json",
     log:
@@ -51,6 +72,7 @@ rule modellens_run:
         seed=r"[0-9]+",
     params:
         cfg=lambda wc: modellens_grid.run_config(preset("modellens")),
+        source=MODELLENS_SOURCE,
     threads: 1
     resources:
         mem_mb=3000,
@@ -59,6 +81,54 @@ rule modellens_run:
         "../../envs/torch.yaml"
     script:
         "../scripts/modellens/run.py"
+
+
+rule modellens_ablation:
+    input:
+        emb="results/modellens/text_embeddings.npz",
+        dump=MODELLENS_DUMP,
+    output:
+        run="results/modellens/ablations/seed{seed}.json",
+    log:
+        "logs/modellens/ablations/seed{seed}.log",
+    benchmark:
+        "benchmarks/modellens/ablations/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: modellens_grid.ablation_config(preset("modellens")),
+        source=MODELLENS_SOURCE,
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/modellens/ablation.py"
+
+
+rule modellens_ablation_table:
+    input:
+        runs=lambda wc: modellens_grid.run_targets(preset("modellens")),
+        ablations=lambda wc: modellens_grid.ablation_targets(preset("modellens")),
+    output:
+        csv="reports/modellens_ablations.csv",
+        md="reports/modellens_ablations.md",
+    log:
+        "logs/modellens/ablation_table.log",
+    benchmark:
+        "benchmarks/modellens/ablation_table.tsv"
+    params:
+        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/modellens/ablation_table.py"
 
 
 rule modellens_aggregate:

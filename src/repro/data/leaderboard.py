@@ -1,7 +1,8 @@
 """Real leaderboard dumps in long format: one row per (model, dataset, metric) result.
 
 Required columns: ``model, dataset, metric, value``. Optional: ``higher_is_better`` (bool),
-``model_card`` and ``dataset_desc`` (text; the reference code's ``dataset_desp`` is accepted), ``task``.
+``model_card`` and ``dataset_desc`` (text; the reference code's ``dataset_desp`` is accepted), ``task``,
+``family``, and the numbers ``size_b`` (parameters, billions) and ``downloads``.
 A group is a (dataset, metric) pair, as in ModelLens (luisrui/ModelLens, commit 009e4c1). The
 reference has no direction field; ours is required per metric: taken from ``higher_is_better``, or,
 without that column, from :data:`KNOWN_DIRECTIONS` by metric name. A metric listed with both
@@ -52,11 +53,23 @@ def load_leaderboard(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFram
     missing = [c for c in REQUIRED if c not in table.columns]
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing}; a leaderboard dump needs {list(REQUIRED)}")
+    for col in ("model", "dataset", "metric"):
+        empty = table[col].isna() | (table[col].astype(str).str.strip() == "")
+        if empty.any():
+            raise ValueError(f"{path}: row {int(np.flatnonzero(empty.to_numpy())[0]) + 2} has no {col}")
     values = pd.to_numeric(table["value"], errors="coerce")
     bad = ~np.isfinite(values.to_numpy(dtype=float))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{path}: row {row + 2} has value {str(table['value'].iloc[row])!r}; values must be finite numbers")
+    for col in ("size_b", "downloads"):
+        if col in table.columns:
+            num = pd.to_numeric(table[col], errors="coerce")
+            bad = table[col].notna() & ~np.isfinite(num.to_numpy(dtype=float))
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0])
+                raise ValueError(f"{path}: row {row + 2} has {col} {str(table[col].iloc[row])!r}; expected a number")
+            table[col] = num
     table = table.assign(value=values.astype(float), metric=table["metric"].astype(str))
     directions = {}
     for metric, part in table.groupby("metric", sort=True):
@@ -76,6 +89,7 @@ def load_leaderboard(path: str | os.PathLike) -> tuple[pd.DataFrame, pd.DataFram
     groups = (table[["group", "dataset", "metric"]].drop_duplicates("group").sort_values("group")
               .reset_index(drop=True))
     groups["higher_is_better"] = groups["metric"].map(directions)
-    keep = [c for c in ("model", "group", "value", "dataset", "metric", "task", "model_card", "dataset_desc")
+    keep = [c for c in ("model", "group", "value", "dataset", "metric", "task", "model_card", "dataset_desc", "family",
+                        "size_b", "downloads")
             if c in table.columns]
     return table[keep].reset_index(drop=True), groups

@@ -17,6 +17,13 @@ the reference's final config (lambda_list, lambda_pair, point_loss_weight). Cold
 token with probability ``unk_prob`` (10%); an unseen model or group is scored with the unknown ID,
 i.e. from its name tokens, text and metadata alone.
 
+Ablations (switches of :class:`ModelLensConfig`, each one part removed, everything else equal):
+``use_text=False`` feeds zero vectors in place of the frozen card and description embeddings (their
+projections reduce to constant biases); ``use_prior=False`` drops the family/size prior term;
+``w_list``, ``w_pair`` or ``w_reg`` set to 0 removes that loss; ``unk_prob=0`` removes the
+unknown-token dropout (the unknown rows are then never trained, so a cold start falls back on
+untrained embeddings).
+
 Choices the paper leaves open
 - Sizes (embedding 32, hidden 128, 2 hidden layers), Adam 3e-3 (reference 1e-3 with minibatches),
   weight decay 1e-4 (reference), full-batch steps: set in config; chosen small for a CPU.
@@ -61,6 +68,8 @@ class ModelLensConfig:
     lr: float = 3e-3
     weight_decay: float = 1e-4
     steps: int = 300
+    use_text: bool = True       # ablation switch: False feeds zeros for card and description embeddings
+    use_prior: bool = True      # ablation switch: False drops the family/size prior term
 
 
 def name_tokens(name: str) -> list[str]:
@@ -143,6 +152,11 @@ def ranking_losses(s: torch.Tensor, z: torch.Tensor, y: torch.Tensor, mask: torc
     return listwise, pairwise, regression
 
 
+def _prior(net: ModelLensNet, inputs: dict) -> torch.Tensor:
+    prior = net.prior(inputs["family"], inputs["log_size"])
+    return prior if inputs["use_prior"] else torch.zeros_like(prior)
+
+
 def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tuple[ModelLensNet, dict, list[float]]:
     """Fit ModelLens on ``problem.train``; return the net, its inputs and the loss curve."""
     torch.manual_seed(seed)
@@ -157,8 +171,9 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
     tok, tok_off = _token_tensors(problem.model_tokens, cfg.n_hash)
     inputs = {
         "mid": torch.as_tensor(mid), "gid": torch.as_tensor(gidx), "tok": tok, "tok_off": tok_off,
-        "card": torch.as_tensor(problem.model_text, dtype=torch.float32),
-        "desc": torch.as_tensor(problem.group_text, dtype=torch.float32),
+        "card": torch.as_tensor(problem.model_text, dtype=torch.float32) * float(cfg.use_text),
+        "desc": torch.as_tensor(problem.group_text, dtype=torch.float32) * float(cfg.use_text),
+        "use_prior": cfg.use_prior,
         "metric": torch.as_tensor(problem.group_metric, dtype=torch.long),
         "family": torch.as_tensor(problem.model_family, dtype=torch.long),
         "log_size": torch.as_tensor(problem.model_log_size, dtype=torch.float32),
@@ -173,7 +188,7 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
         hm = net.model_vec(inputs["mid"].masked_fill(drop_m, 0), inputs["tok"], inputs["tok_off"], inputs["card"],
                            inputs["family"], inputs["log_size"])
         hg = net.group_vec(inputs["gid"].masked_fill(drop_g, 0), inputs["desc"], inputs["metric"])
-        prior = net.prior(inputs["family"], inputs["log_size"])
+        prior = _prior(net, inputs)
         Gb, L = idx.shape
         s, z = net(hm[idx].reshape(Gb * L, -1), hg[tg].repeat_interleave(L, 0), prior[idx].reshape(-1))
         lw, pw, rg = ranking_losses(s.reshape(Gb, L), z.reshape(Gb, L), y, mask)
@@ -192,7 +207,7 @@ def predict_modellens(net: ModelLensNet, inputs: dict) -> np.ndarray:
     hm = net.model_vec(inputs["mid"], inputs["tok"], inputs["tok_off"], inputs["card"], inputs["family"],
                        inputs["log_size"])
     hg = net.group_vec(inputs["gid"], inputs["desc"], inputs["metric"])
-    prior = net.prior(inputs["family"], inputs["log_size"])
+    prior = _prior(net, inputs)
     M, G = hm.shape[0], hg.shape[0]
     out = np.empty((M, G), dtype=np.float64)
     for g in range(G):

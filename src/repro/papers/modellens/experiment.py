@@ -22,13 +22,16 @@ import numpy as np
 import pandas as pd
 
 from repro.claims import require_paired, sample
+from repro.stats.intervals import bootstrap_interval
 from repro.methods.modellens import name_tokens
 from repro.methods.recommenders import RECOMMENDERS, RecProblem, standardise
 from repro.metrics.ranking import hit_at_k, ndcg_at_k, pessimistic_order, weighted_tau_bottom, weighted_tau_top
 from repro.papers.modellens.synth import METRICS, SKILLS, Leaderboard, LeaderboardConfig, simulate_leaderboard
 
-__all__ = ["SPLITS", "hashed_text_embedding", "texts_of", "build_problem", "split_candidates", "evaluate_scores",
-           "probe_quality", "regret_curve", "routing_accuracy", "run_seed", "aggregate", "table1"]
+__all__ = ["SPLITS", "hashed_text_embedding", "texts_of", "build_problem", "split_candidates", "evaluate_truth",
+           "evaluate_scores", "probe_quality", "regret_curve", "routing_accuracy", "modellens_variant", "run_ablations",
+           "prepare_seed", "run_seed", "aggregate", "table1", "ablation_table", "encode", "embed_leaderboards",
+           "lookup_embedding", "unit_inputs"]
 
 log = logging.getLogger(__name__)
 SPLITS = ("seen_seen", "unseen_seen", "seen_unseen", "unseen_unseen")
@@ -97,19 +100,20 @@ def _gains(q: np.ndarray) -> np.ndarray:
     return (q - q.min()) / span if span > 0 else np.zeros_like(q)
 
 
+def evaluate_truth(items, ks) -> dict[str, float]:
+    """Mean over groups of NDCG@k, Hit@1 and both weighted taus; ``items``: (truth, scores) per group."""
+    rows = []
+    for q, s in items:
+        row = {f"ndcg@{k}": ndcg_at_k(_gains(q), s, k) for k in ks}
+        row.update(hit1=hit_at_k(q, s, 1), tau_bottom=weighted_tau_bottom(q, s), tau_top=weighted_tau_top(q, s))
+        rows.append(row)
+    return pd.DataFrame(rows).mean().to_dict() if rows else {}
+
+
 def evaluate_scores(lb: Leaderboard, scores: np.ndarray, splits: dict, ks) -> dict[str, dict[str, float]]:
-    """Mean over groups of NDCG@k, Hit@1 and both weighted taus, per split."""
-    out = {}
-    for split, pairs in splits.items():
-        rows = []
-        for g, cands in pairs:
-            q = lb.quality[cands, lb.groups.d.iloc[g]]
-            s = scores[cands, g]
-            row = {f"ndcg@{k}": ndcg_at_k(_gains(q), s, k) for k in ks}
-            row.update(hit1=hit_at_k(q, s, 1), tau_bottom=weighted_tau_bottom(q, s), tau_top=weighted_tau_top(q, s))
-            rows.append(row)
-        out[split] = pd.DataFrame(rows).mean().to_dict() if rows else {}
-    return out
+    """Mean over groups of NDCG@k, Hit@1 and both weighted taus, per split (truth: the planted quality)."""
+    return {split: evaluate_truth([(lb.quality[cands, lb.groups.d.iloc[g]], scores[cands, g]) for g, cands in pairs], ks)
+            for split, pairs in splits.items()}
 
 
 def probe_quality(lb: Leaderboard, n_probe: int, rng: np.random.Generator) -> np.ndarray:
@@ -167,30 +171,49 @@ def routing_accuracy(lb: Leaderboard, all_scores: dict[str, np.ndarray], pairs, 
     return {m: (a / n).tolist() for m, a in acc.items()}, full / n
 
 
-def run_seed(cfg: dict, data_seed: int, method_seed: int, embed) -> dict:
-    """Every method of ``cfg["methods"]`` plus the oracle and run_all on the leaderboard of ``data_seed``.
+def modellens_variant(cfg: dict, ablation: dict | None = None):
+    """ModelLens with the preset's options, and ``ablation``'s overrides (one part removed) on top."""
+    return RECOMMENDERS.create("modellens", **{**cfg.get("method_options", {}).get("modellens", {}), **(ablation or {})})
 
-    ``embed(texts) -> (N, E)`` embeds texts (MiniLM in the workflow). Every method gets ``method_seed``.
-    """
+
+def run_ablations(cfg: dict, problem: RecProblem, evaluate, method_seed: int) -> dict[str, dict]:
+    """Every variant of ``cfg["ablations"]`` (name -> ModelLensConfig overrides) on ``problem`` with the
+    full model's seed; ``evaluate(scores) -> {split: metrics}``."""
+    return {name: evaluate(modellens_variant(cfg, over).fit_predict(problem, method_seed))
+            for name, over in cfg.get("ablations", {}).items()}
+
+
+def prepare_seed(cfg: dict, data_seed: int, embed):
+    """One seed's leaderboard, the recommenders' problem, the evaluation splits and an evaluator."""
     lb = simulate_leaderboard(LeaderboardConfig(**cfg["leaderboard"]), data_seed)
     emb = embed(texts_of(lb))
     n_m = len(lb.models)
     problem = build_problem(lb, emb[:n_m], emb[n_m:])
     splits = split_candidates(lb, problem)
+    return lb, problem, splits, lambda scores: evaluate_scores(lb, scores, splits, cfg["ks"])
+
+
+def run_seed(cfg: dict, data_seed: int, method_seed: int, embed) -> dict:
+    """Every method of ``cfg["methods"]`` plus the oracle and run_all on the leaderboard of ``data_seed``.
+
+    ``embed(texts) -> (N, E)`` embeds texts (MiniLM in the workflow). Every method gets ``method_seed``.
+    """
+    lb, problem, splits, evaluate = prepare_seed(cfg, data_seed, embed)
     probe = probe_quality(lb, cfg["n_probe"], np.random.default_rng(method_seed))
     all_scores = {"oracle": lb.quality[:, lb.groups.d.to_numpy()], "run_all": probe}
     for name in cfg["methods"]:
-        all_scores[name] = RECOMMENDERS.create(name, **cfg.get("method_options", {}).get(name, {})).fit_predict(
-            problem, method_seed)
+        model = modellens_variant(cfg) if name == "modellens" else RECOMMENDERS.create(
+            name, **cfg.get("method_options", {}).get(name, {}))
+        all_scores[name] = model.fit_predict(problem, method_seed)
     pairs = splits["unseen_unseen"]
     n_cands = int(np.median([c.size for _, c in pairs])) if pairs else 0
     budgets = sorted({max(1, int(round(f * n_cands))) for f in cfg["budget_fracs"]} | {n_cands}) if n_cands else []
-    result = {"data_seed": data_seed, "method_seed": method_seed,
+    result = {"source": "synthetic", "data_seed": data_seed, "method_seed": method_seed,
               "n_records": {s: int((lb.records.split == s).sum()) for s in ("train", "heldout", "cold")},
               "n_groups": {s: len(p) for s, p in splits.items()}, "n_candidates_unseen_unseen": n_cands,
               "budgets": budgets, "metrics": {}, "regret": {}}
     for name, scores in all_scores.items():
-        result["metrics"][name] = evaluate_scores(lb, scores, splits, cfg["ks"])
+        result["metrics"][name] = evaluate(scores)
         if name != "run_all" and budgets:
             result["regret"][name] = regret_curve(lb, scores, probe, pairs, budgets).tolist()
         log.info("seed %d %s unseen_unseen %s", data_seed, name, result["metrics"][name].get("unseen_unseen"))
@@ -214,7 +237,7 @@ def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.
             for split, vals in per_split.items():
                 rows.append({"seed": s, "method": m, "split": split, **vals})
     tidy = pd.DataFrame(rows)
-    metrics: dict = {"main_k": k, "seeds": seeds, "ndcg": {}, "tau_bottom": {}, "tau_top": {}, "regret": {}}
+    metrics: dict = {"source": runs[seeds[0]].get("source", "synthetic"), "main_k": k, "seeds": seeds, "ndcg": {}, "tau_bottom": {}, "tau_top": {}, "regret": {}}
     for split in SPLITS:
         for m in methods:
             part = tidy[(tidy.split == split) & (tidy.method == m)].sort_values("seed")
@@ -270,20 +293,49 @@ def table1(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def embed_leaderboards(cfg: dict, data_seeds: list[int], encoder: str) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct texts of every seed's leaderboard and their embeddings (one encoder load).
+def ablation_table(runs: dict[int, dict], ablation_runs: dict[int, dict], k: int) -> pd.DataFrame:
+    """Each ablation beside the full ModelLens of the same seeds: NDCG@k and top-weighted tau per split,
+    and the paired difference (variant - full) with its 95% bootstrap interval over seeds."""
+    seeds = sorted(ablation_runs)
+    if sorted(runs) != seeds:
+        raise ValueError(f"ablation seeds {seeds} differ from the main runs' {sorted(runs)}")
+    for s in seeds:
+        if (runs[s]["data_seed"], runs[s]["method_seed"]) != (ablation_runs[s]["data_seed"], ablation_runs[s]["method_seed"]):
+            raise ValueError(f"seed {s}: the ablation ran on other data or another method seed than the full model")
+    variants = list(next(iter(ablation_runs.values()))["metrics"])
+    rows = []
+    for split in SPLITS:
+        for col in (f"ndcg@{k}", "tau_top"):
+            full = np.array([runs[s]["metrics"]["modellens"].get(split, {}).get(col, np.nan) for s in seeds])
+            if np.isnan(full).any():
+                continue
+            rows.append({"split": split, "metric": col, "variant": "full", "mean": full.mean(), "diff": 0.0,
+                         "low": np.nan, "high": np.nan, "n_seeds": len(seeds)})
+            for v in variants:
+                x = np.array([ablation_runs[s]["metrics"][v][split][col] for s in seeds])
+                row = {"split": split, "metric": col, "variant": v, "mean": x.mean(), "diff": (x - full).mean(),
+                       "low": np.nan, "high": np.nan, "n_seeds": len(seeds)}
+                if len(seeds) >= 2:
+                    iv = bootstrap_interval(x - full, level=0.95, seed=0)
+                    row.update(low=iv.low, high=iv.high)
+                rows.append(row)
+    return pd.DataFrame(rows)
 
-    ``encoder``: ``minilm`` (all-MiniLM-L6-v2 from its offline package) or ``hashing`` (bag of words).
-    """
-    texts = sorted({t for s in data_seeds for t in texts_of(simulate_leaderboard(LeaderboardConfig(**cfg), s))})
+
+def encode(texts: list[str], encoder: str) -> np.ndarray:
+    """Embed ``texts``: ``minilm`` (all-MiniLM-L6-v2 from its offline package) or ``hashing`` (bag of words)."""
     if encoder == "minilm":
         from repro.nn.encoders_offline import encode_texts, load_minilm
-        emb = encode_texts(load_minilm(), texts)
-    elif encoder == "hashing":
-        emb = hashed_text_embedding(texts)
-    else:
-        raise ValueError(f"text_encoder must be minilm or hashing; got {encoder!r}")
-    return np.array(texts), emb
+        return encode_texts(load_minilm(), texts)
+    if encoder == "hashing":
+        return hashed_text_embedding(texts)
+    raise ValueError(f"text_encoder must be minilm or hashing; got {encoder!r}")
+
+
+def embed_leaderboards(cfg: dict, data_seeds: list[int], encoder: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct texts of every seed's leaderboard and their embeddings (one encoder load)."""
+    texts = sorted({t for s in data_seeds for t in texts_of(simulate_leaderboard(LeaderboardConfig(**cfg), s))})
+    return np.array(texts), encode(texts, encoder)
 
 
 def lookup_embedding(texts: np.ndarray, emb: np.ndarray):
@@ -298,3 +350,11 @@ def lookup_embedding(texts: np.ndarray, emb: np.ndarray):
         return emb[[index[t] for t in batch]]
 
     return embed
+
+
+def unit_inputs(job, emb_path: str) -> tuple[int, int, object]:
+    """A seed job's data seed and method seed (both from the unit, never the method: paired) and its ``embed``."""
+    seed = int(job.wildcards["seed"])
+    table = np.load(emb_path)
+    return (job.seed_for("modellens_data", seed=seed), job.seed_for("modellens_method", seed=seed),
+            lookup_embedding(table["texts"], table["emb"]))

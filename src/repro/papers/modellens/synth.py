@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["SKILLS", "FAMILIES", "METRICS", "LeaderboardConfig", "Leaderboard", "simulate_leaderboard", "card_posterior",
+__all__ = ["SKILLS", "FAMILIES", "METRICS", "LeaderboardConfig", "Leaderboard", "simulate_leaderboard", "card_posterior", "leaderboard_dump",
            "cold_start_oracle"]
 
 #: Skill name -> synonyms used in cards and descriptions (one drawn per mention).
@@ -206,3 +206,15 @@ def simulate_leaderboard(cfg: LeaderboardConfig, seed: int) -> Leaderboard:
     records = pd.DataFrame(recs, columns=["model", "group", "value", "split"])
     return Leaderboard(models=models, datasets=datasets, groups=groups, records=records, quality=quality,
                        latent=z, family_mean=mu, individual=resid, requirement=req, difficulty=difficulty, config=asdict(cfg))
+
+
+def leaderboard_dump(lb: Leaderboard) -> pd.DataFrame:
+    """Every record of ``lb`` (whatever its split) as a long-format dump that
+    :func:`repro.data.leaderboard.load_leaderboard` reads: the fixture of the ``source: remote`` path."""
+    recs = lb.records.merge(lb.groups[["group", "dataset", "metric", "higher_is_better"]], on="group")
+    recs = recs.merge(lb.models[["model", "card", "family", "size_b", "downloads"]], on="model")
+    recs = recs.merge(lb.datasets[["dataset", "description", "task"]], on="dataset")
+    recs = recs.rename(columns={"card": "model_card", "description": "dataset_desc"})
+    cols = ["model", "dataset", "metric", "value", "higher_is_better", "model_card", "dataset_desc", "task", "family",
+            "size_b", "downloads"]
+    return recs[cols].sort_values(["dataset", "metric", "model"]).reset_index(drop=True)

@@ -1,0 +1,93 @@
+"""source: remote end to end: a dump written here, served from 127.0.0.1 with its sha256, through the DAG.
+
+The claims that need planted truth (run-every-candidate's cost, routing) come out NOT RUN; a
+malformed dump or a wrong checksum stops the build with an error naming it, and nothing lands where
+later rules read.
+"""
+
+import functools
+import hashlib
+import http.server
+import json
+import threading
+
+import pytest
+
+from repro.claims import NOT_RUN, PASS, FAIL, INCONCLUSIVE, evaluate, load_claims
+from repro.papers.modellens.synth import LeaderboardConfig, leaderboard_dump, simulate_leaderboard
+from tests.conftest import REPO
+
+TARGETS = ["reports/modellens_fig1.pdf", "reports/modellens_table1.md", "reports/modellens_ablations.md",
+           "results/modellens/metrics.json"]
+DUMP = "resources/modellens/remote/leaderboard.csv"
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A folder served over HTTP on 127.0.0.1: ``(folder, base URL)``."""
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _remote(url: str, sha: str | None) -> dict:
+    sha_part = f", sha256: {sha}" if sha else ""
+    return {"modellens": f"{{source: remote, remote: {{url: '{url}'{sha_part}}}, smoke: {{text_encoder: hashing}}}}"}
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.slow
+def test_remote_dump_builds_and_unmeasurable_claims_are_not_run(served, tmp_path, workflow_build):
+    root, base = served
+    lb = simulate_leaderboard(LeaderboardConfig(n_models=80, n_datasets=16), 11)
+    leaderboard_dump(lb).to_csv(root / "dump.csv", index=False)
+    work = tmp_path / "work"
+    workflow_build(work, TARGETS, config=_remote(f"{base}/dump.csv", _sha(root / "dump.csv")))
+    assert _sha(work / DUMP) == _sha(root / "dump.csv")
+    assert not (work / "reports/modellens_fig2.pdf").exists() and not (work / "reports/modellens_fig3.pdf").exists()
+    metrics = json.loads((work / "results/modellens/metrics.json").read_text())
+    assert metrics["source"] == "remote" and metrics["regret"] == {} and metrics["routing"] == {}
+    ndcg = metrics["ndcg"]["unseen_unseen"]
+    assert set(ndcg) == {"random", "popularity", "meta_knn", "text_knn", "mf", "modellens"}
+    assert ndcg["modellens"]["per_unit"]["ids"] == ndcg["meta_knn"]["per_unit"]["ids"] == ["0", "1", "2"]
+    verdicts = {r.claim.id: r.status for r in evaluate(
+        load_claims(REPO / "workflow/claims/modellens.yaml", REPO / "workflow/schemas/claims.schema.yaml"),
+        work / "results/modellens/metrics.json")}
+    assert verdicts["matches_run_every_candidate_at_fraction_of_cost"] == NOT_RUN
+    assert verdicts["routing_topk_beats_random_pool"] == NOT_RUN
+    assert verdicts["cold_start_beats_metadata_knn"] in (PASS, FAIL, INCONCLUSIVE)
+    ablations = (work / "reports/modellens_ablations.md").read_text()
+    assert "no_text" in ablations and "no_unk_dropout" in ablations
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["missing_column", "wrong_sha256"])
+def test_bad_dump_stops_the_build_and_leaves_nothing(served, tmp_path, workflow_run, case):
+    root, base = served
+    (root / "dump.csv").write_text("model,dataset,metric\na,d,accuracy\nb,d,accuracy\n")
+    sha = "0" * 64 if case == "wrong_sha256" else _sha(root / "dump.csv")
+    work = tmp_path / "work"
+    proc = workflow_run(work, *TARGETS, config=_remote(f"{base}/dump.csv", sha), check=False)
+    log = proc.stdout + proc.stderr + "".join(p.read_text() for p in (work / ".snakemake/log").glob("*.log"))
+    assert proc.returncode != 0
+    assert ("missing column(s) ['value']" if case == "missing_column" else "sha256 mismatch") in log
+    assert not (work / DUMP).exists() and not (work / "results/modellens").exists()
+    assert not list((work / "resources/modellens/remote").glob("*.csv*"))
+
+
+def test_remote_without_url_is_refused_at_parse_time(tmp_path, workflow_run):
+    proc = workflow_run(tmp_path, "-n", *TARGETS, config={"modellens": "{source: remote}"}, check=False)
+    assert proc.returncode != 0 and "modellens.remote.url is not set" in proc.stdout + proc.stderr
+
+
+def test_download_without_checksum_is_refused(tmp_path, workflow_run):
+    proc = workflow_run(tmp_path, "-n", *TARGETS, config=_remote("http://127.0.0.1:9/dump.csv", None), check=False)
+    assert proc.returncode != 0 and "modellens.remote.sha256 is required" in proc.stdout + proc.stderr

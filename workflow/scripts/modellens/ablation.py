@@ -1,0 +1,14 @@
+"""ModelLens with one part removed (each variant of the preset's ablations) on one seed: same data, same seed."""
+import repro.methods.modellens  # noqa: F401  (registers "modellens")
+from repro.jobs import Job
+from repro.papers.modellens.experiment import prepare_seed, run_ablations, unit_inputs
+from repro.papers.modellens.real import prepare_real, read_real
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+data_seed, method_seed, embed = unit_inputs(job, snakemake.input.emb)  # noqa: F821
+if snakemake.params.source == "remote":  # noqa: F821
+    _, problem, _, evaluate = prepare_real(read_real(snakemake.input.dump[0]), job.cfg, data_seed, embed)  # noqa: F821
+else:
+    _, problem, _, evaluate = prepare_seed(job.cfg, data_seed, embed)
+job.write_metrics(snakemake.output.run, {"data_seed": data_seed, "method_seed": method_seed,  # noqa: F821
+                                         "metrics": run_ablations(job.cfg, problem, evaluate, method_seed)})
