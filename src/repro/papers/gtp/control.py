@@ -37,16 +37,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from repro.claims import sample
 from repro.config import from_dict
 from repro.papers.gtp.data import DatasetConfig
-from repro.papers.gtp.experiment import PlanConfig, plan_actions
+from repro.papers.gtp.experiment import Controller, PlanConfig
 from repro.rl.diffusion_prior import ActionDiffusion
-from repro.rl.planners import shift
 from repro.rl.world_model import WorldModel
-from repro.seeding import torch_generator
 
 __all__ = ["TASKS", "METHODS", "ControlDataConfig", "make_env", "expert_action", "collect", "run_episodes",
            "evaluate_task", "aggregate_control", "control_table"]
@@ -135,25 +132,14 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
     _, scale = _task(task)
     envs = [make_env(task) for _ in reset_seeds]
     obs = np.stack([env.reset(seed=s)[0] for env, s in zip(envs, reset_seeds)])
-    E, H, A = len(envs), plan.horizon, 1
-    gen, rng = torch_generator(seed), np.random.default_rng(seed)
+    E = len(envs)
+    act = Controller(method, lambda o: expert_action(task, o), wm=wm, prior=prior, plan=plan, seed=seed,
+                     n_problems=E, action_dim=1)
     ret, done, steps = np.zeros(E), np.zeros(E, bool), np.zeros(E, int)
-    warm = torch.zeros(E, H, A)
-    evals = denoiser = decisions = 0
     for _ in range(length):
         if done.all():
             break
-        decisions += 1
-        s0 = torch.as_tensor(obs, dtype=torch.float32)
-        if method == "expert":
-            a = expert_action(task, obs)
-        elif method == "random":
-            a = rng.uniform(-1, 1, size=(E, A))
-        else:
-            best, n, k = plan_actions(method, wm, prior, s0, warm, plan, gen)
-            evals, denoiser = evals + n, denoiser + k
-            warm = shift(best)
-            a = best[:, 0].numpy()
+        a = act(obs)
         for i, env in enumerate(envs):
             if done[i]:
                 continue
@@ -163,9 +149,7 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
             done[i] = term
     for env in envs:
         env.close()
-    decisions = max(decisions, 1)
-    return {"ret": ret, "steps": steps, "evals_per_decision": evals / decisions,
-            "denoiser_per_decision": denoiser / decisions}
+    return {"ret": ret, "steps": steps, **act.per_decision()}
 
 
 def evaluate_task(wm: WorldModel, prior: ActionDiffusion, task: str, cfg: dict, start_seed: int,

@@ -58,7 +58,7 @@ from repro.rl.planners import cem, mppi, refine_from_prior, shift
 from repro.rl.world_model import ModelConfig, WorldModel, fit_world_model, model_return
 from repro.seeding import torch_generator
 
-__all__ = ["METHODS", "PLANNERS", "PlanConfig", "plan_actions", "train_models", "save_models", "load_models", "evaluate_seed",
+__all__ = ["METHODS", "PLANNERS", "PlanConfig", "plan_actions", "Controller", "train_models", "save_models", "load_models", "evaluate_seed",
            "aggregate", "table1"]
 
 log = logging.getLogger(__name__)
@@ -152,6 +152,41 @@ def plan_actions(method: str, wm: WorldModel, prior: ActionDiffusion, s0: torch.
     return best, n, 0
 
 
+class Controller:
+    """Receding-horizon decisions of one method for a batch of E problems, with the compute it spends.
+
+    ``expert(obs)`` gives the reference controller's actions (the maze's oracle, a task's scripted
+    controller) for the methods ``oracle`` / ``expert``; ``random`` draws uniform actions from the seed's
+    numpy generator; every other method plans through :func:`plan_actions` from the warm start of the
+    previous plan, drawing from the seed's torch generator.
+    """
+
+    def __init__(self, method: str, expert, *, wm: WorldModel | None, prior: ActionDiffusion | None,
+                 plan: PlanConfig, seed: int, n_problems: int, action_dim: int):
+        self.method, self.expert, self.wm, self.prior, self.plan = method, expert, wm, prior, plan
+        self.gen, self.rng = torch_generator(seed), np.random.default_rng(seed)
+        self.warm = torch.zeros(n_problems, plan.horizon, action_dim)
+        self.evals = self.denoiser = self.decisions = 0
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """The actions (E, A) to take in states ``obs`` (E, S)."""
+        self.decisions += 1
+        if self.method in ("oracle", "expert"):
+            return self.expert(obs)
+        if self.method == "random":
+            return self.rng.uniform(-1, 1, size=(self.warm.shape[0], self.warm.shape[2]))
+        s0 = torch.as_tensor(obs, dtype=torch.float32)
+        best, n, k = plan_actions(self.method, self.wm, self.prior, s0, self.warm, self.plan, self.gen)
+        self.evals, self.denoiser = self.evals + n, self.denoiser + k
+        self.warm = shift(best)
+        return best[:, 0].numpy()
+
+    def per_decision(self) -> dict[str, float]:
+        """Model evaluations and denoiser calls per decision."""
+        d = max(self.decisions, 1)
+        return {"evals_per_decision": self.evals / d, "denoiser_per_decision": self.denoiser / d}
+
+
 def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray, gamma: float, *,
                  wm: WorldModel | None, prior: ActionDiffusion | None, plan: PlanConfig, seed: int) -> dict[str, np.ndarray]:
     """Receding-horizon control of all episodes at once; returns per-episode return, steps, success."""
@@ -159,32 +194,17 @@ def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray
         raise ValueError(f"gtp: unknown method {method!r}; choose from {METHODS}")
     env = MazeEnv(maze, gamma)
     xy = env.reset(starts)
-    gen, rng = torch_generator(seed), np.random.default_rng(seed)
-    E, H, A = len(starts), plan.horizon, 2
-    warm = torch.zeros(E, H, A)
-    evals = denoiser = decisions = 0
+    act = Controller(method, lambda obs: expert_actions(maze, obs), wm=wm, prior=prior, plan=plan, seed=seed,
+                     n_problems=len(starts), action_dim=2)
     for t in range(int(limits.max())):
         live = ~env.done & (t < limits)
         if not live.any():
             break
-        decisions += 1
-        s0 = torch.as_tensor(xy, dtype=torch.float32)
-        if method == "oracle":
-            a = expert_actions(maze, xy)
-        elif method == "random":
-            a = rng.uniform(-1, 1, size=(E, A))
-        else:
-            best, n, k = plan_actions(method, wm, prior, s0, warm, plan, gen)
-            evals, denoiser = evals + n, denoiser + k
-            warm = shift(best)
-            a = best[:, 0].numpy()
-        a = np.where(live[:, None], a, 0.0)
+        a = np.where(live[:, None], act(xy), 0.0)
         env.done |= ~live  # timed-out episodes stop (their return stays 0)
         xy, _, _ = env.step(a)
-    decisions = max(decisions, 1)
     success = env.maze.in_goal(env.xy)
-    return {"ret": np.where(success, env.ret, 0.0), "steps": env.steps, "success": success,
-            "evals_per_decision": evals / decisions, "denoiser_per_decision": denoiser / decisions}
+    return {"ret": np.where(success, env.ret, 0.0), "steps": env.steps, "success": success, **act.per_decision()}
 
 
 def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: int, method_seed: int) -> dict[str, Any]:
