@@ -44,7 +44,7 @@ def check_remote(block: dict) -> dict[str, Any]:
         raise ValueError(f"config: modellens.remote has unknown key(s) {unknown}; expected url and sha256")
     url = remote.get("url")
     if not url:
-        raise ValueError("config: modellens.source is remote but modellens.remote.url is not set (a local path "
+        raise ValueError("config: modellens.source is 'remote' but modellens.remote.url is not set (a local path "
                          "or an http(s) URL of a long-format CSV: model, dataset, metric, value)")
     url = str(url)
     if url.startswith(("http://", "https://")) and not remote.get("sha256"):
