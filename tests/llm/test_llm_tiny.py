@@ -50,6 +50,21 @@ def test_batched_greedy_decoding_equals_one_prompt_at_a_time(tiny):
     assert lm.generate(prompts, max_new_tokens=12, batch_size=4) == alone  # left padding is invisible
 
 
+def test_finished_prompts_leave_the_batch_and_the_others_decode_unchanged(tiny, monkeypatch):
+    lm, _ = tiny
+    prompts = ["the cat", "bob likes bl", "a red fox ran", "the", "x"]
+    widths = []
+    step = lm.core.step
+    monkeypatch.setattr(lm.core, "step", lambda ids, *a: widths.append(ids.shape[0]) or step(ids, *a))
+    for kw in ({}, {"temperature": 1.5, "seed": 3}):
+        kw = {"max_new_tokens": 20, "stop": [" the", "."], **kw}
+        alone = lm.generate(prompts, batch_size=1, **kw)  # a sample's seed is its prompt's index
+        widths.clear()
+        assert lm.generate(prompts, batch_size=5, **kw) == alone
+        assert widths[0] == 5 and widths == sorted(widths, reverse=True) and widths[-1] < 5  # it shrank
+        assert len({len(a) for a in alone}) > 1  # prompts finish at different steps
+
+
 def test_stop_strings_cut_the_output_and_max_new_tokens_caps_it(tiny):
     lm, _ = tiny
     full = lm.generate(["the cat"], max_new_tokens=30)[0]

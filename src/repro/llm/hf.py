@@ -136,6 +136,10 @@ class HFCore:
             cache = out.past_key_values
         return out.logits[:, -1, :], cache
 
+    def select(self, state, rows):
+        state.batch_select_indices(rows)
+        return state
+
 
 def _wrap(name: str, model: torch.nn.Module, tok: Any, device: str) -> TorchLM:
     model.to(device)

@@ -211,6 +211,9 @@ class TinyCore:
         logits, _ = self.model(ids, mask, pos)
         return logits[:, -1, :], (ids, pos)
 
+    def select(self, state, rows):
+        return state[0][rows], state[1][rows]
+
 
 def tiny_lm(model: TinyGPT, name: str = "tiny") -> TorchLM:
     return TorchLM(name, TinyCore(model), ByteTokenizer())

@@ -68,6 +68,10 @@ class Core(Protocol):
     def step(self, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor, state: Any) -> tuple[torch.Tensor, Any]:
         ...
 
+    def select(self, state: Any, rows: torch.Tensor) -> Any:
+        """The decoding state of ``rows`` only (a batch's finished sequences are dropped)."""
+        ...
+
 
 def sample_next(logits: torch.Tensor, *, temperature: float, top_p: float,
                 generators: Sequence[torch.Generator] | None) -> torch.Tensor:
@@ -194,24 +198,29 @@ class TorchLM(LanguageModel):
         texts = [""] * n
         if max_new_tokens == 0:
             return texts
+        rows = list(range(n))  # the prompts still decoding; row r of the tensors is prompt rows[r]
         logits, state = self.core.step(ids, mask, pos, None)
         for t in range(max_new_tokens):
-            nxt = sample_next(logits.cpu(), temperature=temperature, top_p=top_p, generators=gens)
-            for b in range(n):
-                if done[b]:
-                    nxt[b] = tok.pad_id
-                    continue
-                token = int(nxt[b])
+            nxt = sample_next(logits.cpu(), temperature=temperature, top_p=top_p,
+                              generators=None if gens is None else [gens[b] for b in rows])
+            for r, b in enumerate(rows):
+                token = int(nxt[r])
                 if token in tok.eos_ids:
                     done[b] = True
                     continue
                 new[b].append(token)
                 if stop:
-                    texts[b], hit = _cut_at_stop(tok.decode(new[b]), stop)
-                    done[b] = hit
+                    texts[b], done[b] = _cut_at_stop(tok.decode(new[b]), stop)
             if all(done) or t == max_new_tokens - 1:
                 break
-            mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=self.device)], dim=1)
+            keep = [r for r, b in enumerate(rows) if not done[b]]
+            if len(keep) < len(rows):
+                # Finished prompts leave the batch: each step then costs only what is still decoding.
+                # Every row attends only to itself, so the others' tokens are unchanged.
+                sel = torch.tensor(keep, device=self.device)
+                state, mask, pos = self.core.select(state, sel), mask[sel], pos[sel]
+                nxt, rows = nxt[keep], [rows[r] for r in keep]
+            mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=mask.dtype, device=self.device)], dim=1)
             pos = pos[:, -1:] + 1
             logits, state = self.core.step(nxt[:, None].to(self.device), mask, pos, state)
         return [_cut_at_stop(tok.decode(ids_b), stop)[0] for ids_b in new]
