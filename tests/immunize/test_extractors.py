@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from repro.methods.immunization.curvature import exact_hessian, extremal_eigenvalues, hvp
 from repro.methods.immunization.extractors import MLPExtractor, PatchTransformer, make_extractor, pretrain
 from repro.methods.immunization.regularizers import plateau, r_ill
-from repro.methods.immunization.train import adversary, immunize
+from repro.methods.immunization.train import adversary, fit_head, immunize
 
 
 def _full_loss(ext, n=40, n_classes=3, seed=0):
@@ -95,12 +95,36 @@ def test_defences_act_on_an_mlp_extractor_as_planted():
         return float(plateau(ext.features(th, xh), yh, w0, radius=0.1, n_samples=8,
                              generator=torch.Generator().manual_seed(5)))
 
-    cond, _ = immunize(xh, yh, xb, theta0, method="condnum", steps=300, lr=0.01, extractor=ext)
+    cond, _ = immunize(xh, yh, xb, theta0, method="condnum", steps=300, lr=0.01, w_task=0.0, extractor=ext)
     assert float(r_ill(ext.features(cond, xh))) < 0.7 * float(r_ill(ext.features(theta0, xh)))
     assert float(ext.features(cond, xb).norm()) == pytest.approx(float(ext.features(theta0, xb).norm()), rel=1e-9)
-    ours, _ = immunize(xh, yh, xb, theta0, method="ours", steps=300, lr=0.01, extractor=ext)
+    ours, _ = immunize(xh, yh, xb, theta0, method="ours", steps=300, lr=0.01, w_task=0.0, extractor=ext)
     assert plat(ours) < 0.5 * plat(theta0) and plat(ours) < plat(cond)
     none, _ = immunize(xh, yh, xb, theta0, method="none", steps=10, lr=0.01, extractor=ext)
     assert torch.equal(none, theta0)
     accs = adversary(xh, yh, xh, yh, optimizer="adam", lr=0.05, checkpoints=[0, 200], theta=theta0, extractor=ext)
     assert accs[1] > 0.95
+
+
+def test_task_loss_keeps_the_benign_task_on_an_mlp():
+    """The reference's task term (cross-entropy of a jointly trained benign head) keeps the benign task learnable on
+    a non-linear extractor: the benign head's loss on the immunized features is no worse than the release's, and below
+    what the harmful and conditioning terms alone leave; the head starts from the release's benign head."""
+    g = torch.Generator().manual_seed(0)
+    xh = torch.randn(300, 8, generator=g, dtype=torch.float64)
+    xb = torch.randn(300, 8, generator=g, dtype=torch.float64)
+    yh = (xh[:, 0] + xh[:, 4] > 0).long()  # the tasks share input directions: the harmful terms move benign features
+    yb = (xb[:, 1] - xb[:, 4] > 0).long() + 2 * (xb[:, 5] > 0).long()
+    ext = MLPExtractor(8, 4, 6)
+    theta0 = ext.init(torch.Generator().manual_seed(1))
+
+    def benign_loss(th):
+        z = ext.features(th, xb).detach()
+        return float(F.cross_entropy(z @ fit_head(z, yb, 4, 300, 0.05), yb))
+
+    kept, _ = immunize(xh, yh, xb, theta0, method="ours", steps=150, lr=0.01, n_samples=2, extractor=ext, y_benign=yb)
+    free, _ = immunize(xh, yh, xb, theta0, method="ours", steps=150, lr=0.01, n_samples=2, extractor=ext, w_task=0.0)
+    assert benign_loss(kept) < benign_loss(free)
+    assert benign_loss(kept) < benign_loss(theta0) + 0.02
+    with pytest.raises(ValueError, match="y_benign"):
+        immunize(xh, yh, xb, theta0, method="ours", steps=1, lr=0.01, extractor=ext)

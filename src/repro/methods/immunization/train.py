@@ -2,8 +2,10 @@
 and the probe adversary that attacks it.
 
 ``immunize`` runs Adam on theta for one of the defences (``DEFENCES``); each keeps the benign task
-well conditioned with the condition-number baseline's R_well (normalised by its value at theta0, so
-the weights are dimensionless) and adds its harmful-task term:
+(i) learnable with the reference's task loss, w_task times the cross-entropy of a benign head on the
+benign features, the head trained jointly with theta from the release's benign head (``fit_head`` on
+f_theta0(X_benign)), and (ii) well conditioned with the condition-number baseline's R_well
+(normalised by its value at theta0, so the weights are dimensionless), and adds its harmful-task term:
 
 - ``condnum`` (Zheng et al., ICML 2025): w_ill * R_ill(X_harm theta), the harmful probe Hessian
   made ill conditioned (see ``regularizers``).
@@ -20,6 +22,17 @@ of a linear theta) is rescaled so that ||f_theta(X_benign)||_F equals its value 
 fine-tuning-speed claim should reward. (A choice of this rebuild; the reference code normalises
 nothing and applies the regularisers to the extractor's weight matrix.)
 
+The task loss matches the reference (amberyzheng/model-immunization-cond-num, models/model.py:
+``total_loss = reconstruction_error + regularization_loss`` with ``reconstruction_error`` the
+classification loss of the kept task D1 through the model's classifier, and ``regularization_loss =
+lambda_r1 * r1 + lambda_r2 * r2``; one Adam over the extractor and the classifier; for its pretrained
+extractors the classifier is the pretrained head). Weight: w_task = 1, the reference's. Every defence
+carries it (the same utility terms for every compared method). Without it (the first version of this
+rebuild) nothing ties a non-linear extractor's benign features to the benign labels: R_well only
+asks for equal singular values and the rescaling only fixes the overall scale, so on the MLP the
+harmful terms, acting on the shared hidden layer, rotated the benign features off the label
+directions (README: immunize diagnosis); on a linear extractor the same terms leave them in place.
+
 ``adversary`` fine-tunes a softmax probe on frozen features (or, given theta, the probe and the
 extractor together) with SGD or Adam from a given start and reports accuracy on held-out data at
 chosen step counts: the slower it rises, the stronger the immunization.
@@ -35,7 +48,7 @@ import torch.nn.functional as F
 from repro.methods.immunization.extractors import Extractor, LinearExtractor
 from repro.methods.immunization.regularizers import plateau, r_ill, r_well
 
-__all__ = ["DEFENCES", "immunize", "adversary", "booster_drop"]
+__all__ = ["DEFENCES", "immunize", "adversary", "booster_drop", "fit_head"]
 
 DEFENCES = ("none", "condnum", "booster", "ours")
 
@@ -48,6 +61,19 @@ def booster_drop(z: torch.Tensor, y: torch.Tensor, w0: torch.Tensor, alpha: floa
     return F.cross_entropy(z @ w0, y) - F.cross_entropy(z @ w1, y)
 
 
+def fit_head(z: torch.Tensor, y: torch.Tensor, n_classes: int, steps: int, lr: float,
+             w_init: torch.Tensor | None = None) -> torch.Tensor:
+    """A softmax head on frozen features ``z``: ``steps`` of full-batch Adam on the cross-entropy from ``w_init`` (zero)."""
+    w = (torch.zeros(z.shape[1], n_classes, dtype=z.dtype) if w_init is None else w_init.clone()).requires_grad_(True)
+    opt = torch.optim.Adam([w], lr=lr)
+    for _ in range(steps):
+        loss = F.cross_entropy(z @ w, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return w.detach()
+
+
 def _linear_for(theta: torch.Tensor) -> Extractor:
     if theta.ndim != 2:
         raise ValueError(f"a flat parameter vector needs its extractor; got theta of shape {tuple(theta.shape)}")
@@ -57,15 +83,21 @@ def _linear_for(theta: torch.Tensor) -> Extractor:
 def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor, theta0: torch.Tensor, *,
              method: str, steps: int, lr: float, w_ill: float = 1.0, w_well: float = 1.0, w_plateau: float = 1.0,
              radius: float = 0.1, n_samples: int = 4, w_booster: float = 1.0, booster_alpha: float = 1.0,
-             seed: int = 0, extractor: Extractor | None = None) -> tuple[torch.Tensor, float]:
+             seed: int = 0, extractor: Extractor | None = None, y_benign: torch.Tensor | None = None,
+             w_task: float = 1.0, head_steps: int = 300, head_lr: float = 0.05) -> tuple[torch.Tensor, float]:
     """(immunized copy of ``theta0``, seconds taken); ``method`` is one of ``DEFENCES``.
 
-    ``extractor`` maps ``theta`` to features (default: linear, ``theta0`` a d x k matrix).
+    ``extractor`` maps ``theta`` to features (default: linear, ``theta0`` a d x k matrix). The task
+    loss (weight ``w_task``; 0 leaves it out) needs the benign labels ``y_benign``; its head starts
+    from ``fit_head`` on the release's benign features (``head_steps`` Adam steps at ``head_lr``).
     """
     if method not in DEFENCES:
         raise ValueError(f"immunize: unknown defence {method!r}; known: {', '.join(DEFENCES)}")
-    if steps < 0 or lr <= 0:
-        raise ValueError(f"immunize: need steps >= 0 and lr > 0; got {steps}, {lr}")
+    if steps < 0 or lr <= 0 or w_task < 0:
+        raise ValueError(f"immunize: need steps >= 0, lr > 0 and w_task >= 0; got {steps}, {lr}, {w_task}")
+    if method != "none" and w_task > 0 and (y_benign is None or len(y_benign) != len(x_benign)):
+        raise ValueError("immunize: the task loss (w_task > 0) needs y_benign, one label per benign input; got "
+                         f"{None if y_benign is None else len(y_benign)} labels for {len(x_benign)} inputs")
     ext = extractor or _linear_for(theta0)
     feat = ext.features
     started = time.perf_counter()
@@ -80,10 +112,16 @@ def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor,
         plat0 = plateau(feat(theta0, x_harm), y_harm, w0, radius=radius, n_samples=n_samples,
                         generator=torch.Generator().manual_seed(seed)).clamp_min(1e-12)
     theta = theta0.clone().requires_grad_(True)
-    opt = torch.optim.Adam([theta], lr=lr)
+    trained = [theta]
+    if w_task > 0:
+        head = fit_head(feat(theta0, x_benign).detach(), y_benign, int(y_benign.max()) + 1, head_steps, head_lr)
+        trained.append(head.requires_grad_(True))
+    opt = torch.optim.Adam(trained, lr=lr)
     for _ in range(steps):
         zh, zb = feat(theta, x_harm), feat(theta, x_benign)
         loss = w_well * r_well(zb) / well0
+        if w_task > 0:
+            loss = loss + w_task * F.cross_entropy(zb @ head, y_benign)
         if method in ("condnum", "ours"):
             loss = loss + w_ill * r_ill(zh)
         if method == "ours":

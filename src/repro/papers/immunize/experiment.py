@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from repro.claims import put_sample
 from repro.methods.immunization.curvature import exact_hessian, extremal_eigenvalues
 from repro.methods.immunization.extractors import Extractor
-from repro.methods.immunization.train import adversary, immunize
+from repro.methods.immunization.train import adversary, fit_head, immunize
 from repro.papers.immunize.synth import BENIGN_CLASSES, HARMFUL_CLASSES, Tasks, make_tasks, released
 
 __all__ = ["setting_key", "rate_key", "defend", "attack", "run_unit", "run_scaling", "aggregate", "table1"]
@@ -70,9 +70,9 @@ def defend(cfg: dict[str, Any], method: str, tasks: Tasks, ext: Extractor, theta
            ) -> tuple[torch.Tensor, dict[str, Any]]:
     """(immunized extractor parameters, {time_s, eigenvalues before/after of the harmful and benign probe Hessians})."""
     xh, yh = tasks.split("train", "harmful")
-    xb, _ = tasks.split("train", "benign")
+    xb, yb = tasks.split("train", "benign")
     theta, seconds = immunize(xh, yh - HARMFUL_CLASSES[0], xb, theta0, method=method, seed=train_seed,
-                              extractor=ext, **cfg["immunize"])
+                              extractor=ext, y_benign=yb - BENIGN_CLASSES[0], **cfg["immunize"])
     info: dict[str, Any] = {"method": method, "time_s": seconds}
     with torch.no_grad():
         for when, th in (("before", theta0), ("after", theta)):
@@ -82,17 +82,6 @@ def defend(cfg: dict[str, Any], method: str, tasks: Tasks, ext: Extractor, theta
              info["harmful_before"]["exact_max"] / info["harmful_before"]["exact_min"],
              info["harmful_after"]["exact_max"] / info["harmful_after"]["exact_min"], seconds)
     return theta, info
-
-
-def _fit_head(z, y, n_classes, steps, lr, w_init=None) -> torch.Tensor:
-    w = (torch.zeros(z.shape[1], n_classes, dtype=z.dtype) if w_init is None else w_init.clone()).requires_grad_(True)
-    opt = torch.optim.Adam([w], lr=lr)
-    for _ in range(steps):
-        loss = F.cross_entropy(z @ w, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return w.detach()
 
 
 def _acc(z, y, w, classes=None) -> float:
@@ -122,10 +111,10 @@ def attack(cfg: dict[str, Any], tasks: Tasks, ext: Extractor, theta: torch.Tenso
                                      checkpoints=adv["checkpoints"], theta=theta, extractor=ext)
                 out["open_weights"][setting_key(mode, optimizer, lr)] = {
                     "mode": mode, "optimizer": optimizer, "lr": lr, "acc": accs, "acc_auc": float(np.mean(accs))}
-    w = _fit_head(zb, yb, len(BENIGN_CLASSES), util["steps"], util["lr"])
+    w = fit_head(zb, yb, len(BENIGN_CLASSES), util["steps"], util["lr"])
     out["benign_acc"] = _acc(zb_t, yb_t, w)
     parity = lambda y: (y % 2)  # noqa: E731
-    w = _fit_head(zb, parity(yb), 2, util["steps"], util["lr"])
+    w = fit_head(zb, parity(yb), 2, util["steps"], util["lr"])
     out["downstream_acc"] = _acc(zb_t, parity(yb_t), w)
 
     rng = np.random.default_rng(attack_seed)
@@ -135,11 +124,11 @@ def attack(cfg: dict[str, Any], tasks: Tasks, ext: Extractor, theta: torch.Tenso
         ib = rng.permutation(len(yb))[: svc["n_user"] - n_harm]
         z = torch.cat([zh[ih], zb[ib]])
         y = torch.cat([yh[ih], yb[ib]])
-        w = _fit_head(z, y, 10, util["steps"], util["lr"])
+        w = fit_head(z, y, 10, util["steps"], util["lr"])
         out["service"][rate_key(rate)] = {"rate": rate, "harmful_acc": _acc(zh_t, yh_t, w),
                                           "benign_acc": _acc(zb_t, yb_t, w)}
     # (iii) the head is unlearned (retrained without the harmful classes), re-fit on the immunized features
-    head = _fit_head(zb, yb, 10, util["steps"], util["lr"])
+    head = fit_head(zb, yb, 10, util["steps"], util["lr"])
     ir = rng.permutation(len(yh))[: rel["n"]]
     accs = adversary(zh[ir], yh[ir], zh_t, yh_t, optimizer="adam", lr=rel["lr"], checkpoints=adv["checkpoints"],
                      w_init=head, classes=list(range(10)))
