@@ -10,7 +10,7 @@ from repro.papers.m2le.model import BackboneConfig, LoraMLP, fisher_diag, local_
 from repro.papers.m2le.synth import make_sequence
 
 CFG = {"sequences": {"blocks": {"n_tasks": 3, "n_blocks": 4, "block_dim": 6, "n_per_task": 300}},
-       "backbone": {"hidden": 16, "rank": 2, "lora_alpha": 2.0, "pretrain_epochs": 5}, "train": {"epochs": 2, "n_fisher": 60}}
+       "backbone": {"kind": "mlp", "hidden": 16, "rank": 2, "lora_alpha": 2.0, "pretrain_epochs": 5}, "train": {"epochs": 2, "n_fisher": 60}}
 
 
 @pytest.fixture(scope="module")
