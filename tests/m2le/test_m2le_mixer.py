@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 from repro.methods.immunization.extractors import PatchTransformer
 from repro.nn.mixer import MLPMixer, patchify
 from repro.papers.m2le.experiment import METHODS, build_sequence, pretrain_backbone, run_method
-from repro.papers.m2le.model import BackboneConfig, LoraMixer, accuracy, fisher_diag, local_labels, make_backbone, pretrain
+from repro.papers.m2le.model import BackboneConfig, LoraMixer, accuracy, fisher_diag, make_backbone, pretrain
 from repro.papers.m2le.synth import make_sequence
+from tests.m2le.fisher_loop import fisher_by_loop
 
 MIXER = {"kind": "mixer", "dim": 8, "depth": 2, "patch": 2, "token_hidden": 8, "channel_hidden": 16, "rank": 2,
          "lora_alpha": 2.0, "pretrain_epochs": 4}
@@ -61,13 +61,7 @@ def test_fisher_on_the_mixer_matches_a_loop_over_examples():
     task = seq.tasks[1]
     x, y = task.x_train[:6], task.y_train[:6]
     fast = fisher_diag(model, x, y, task.classes)
-    loop = [torch.zeros_like(f) for f in fast]
-    for i in range(len(y)):
-        ws = [w.detach().requires_grad_(True) for w in model.weights()]
-        loss = F.cross_entropy(model.forward_with(ws, x[i:i + 1])[:, list(task.classes)],
-                               local_labels(y[i:i + 1], task.classes))
-        for acc, g in zip(loop, torch.autograd.grad(loss, ws)):
-            acc += g ** 2 / len(y)
+    loop = fisher_by_loop(model, x, y, task.classes)
     assert [f.shape for f in fast] == [lin.weight.shape for lin in model.mixer.mixing_layers()]
     for a, b in zip(fast, loop):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-9)

@@ -41,8 +41,11 @@ and BWT ``mean_{i<T} R[T, i] - R[i, i]`` (Lopez-Paz & Ranzato 2017; Chaudhry et 
   from every task's classes (the pretrained ViT of the paper has seen ImageNet, not the benchmark's
   split); 5 classes per task.
 
-**Deviations.** A 2-hidden-layer MLP pretrained on a permuted/synthetic base task instead of a
-ViT-B/16 pretrained on ImageNet; LoRA on its linear layers (no attention); 8x8 digits, synthetic
+**Deviations.** A small MLP-Mixer (2 blocks of 32 channels on 2x2 patches at small; ``model.py``)
+pretrained on a permuted/synthetic base task instead of a ViT-B/16 pretrained on ImageNet; LoRA on
+its token- and channel-mixing layers (a Mixer has no attention; these are its counterparts of a
+ViT's attention and MLP weights); the first build's 2-hidden-layer MLP remains a preset variant
+(``backbone.kind: mlp``); 8x8 digits, synthetic
 feature-block tasks and 10x10 generated shape images instead of ImageNet-R / CIFAR-100 class splits
 (the ``remote`` sequence reads those splits, downsampled, but is not run at any preset: it needs
 the network); the frozen
