@@ -41,8 +41,11 @@ and BWT ``mean_{i<T} R[T, i] - R[i, i]`` (Lopez-Paz & Ranzato 2017; Chaudhry et 
   from every task's classes (the pretrained ViT of the paper has seen ImageNet, not the benchmark's
   split); 5 classes per task.
 
-**Deviations.** A 2-hidden-layer MLP pretrained on a permuted/synthetic base task instead of a
-ViT-B/16 pretrained on ImageNet; LoRA on its linear layers (no attention); 8x8 digits, synthetic
+**Deviations.** A small MLP-Mixer (2 blocks of 32 channels on 2x2 patches at small; ``model.py``)
+pretrained on a permuted/synthetic base task instead of a ViT-B/16 pretrained on ImageNet; LoRA on
+its token- and channel-mixing layers (a Mixer has no attention; these are its counterparts of a
+ViT's attention and MLP weights); the first build's 2-hidden-layer MLP remains a preset variant
+(``backbone.kind: mlp``); 8x8 digits, synthetic
 feature-block tasks and 10x10 generated shape images instead of ImageNet-R / CIFAR-100 class splits
 (the ``remote`` sequence reads those splits, downsampled, but is not run at any preset: it needs
 the network); the frozen
@@ -61,7 +64,8 @@ import torch.nn.functional as F
 
 from repro.claims import put_sample
 from repro.methods.merging import elementwise_modulation, pm_alpha
-from repro.papers.m2le.model import BackboneConfig, LoraMLP, accuracy, fisher_diag, local_labels, pretrain
+from repro.papers.m2le.model import (BackboneConfig, LoraBackbone, accuracy, fisher_diag, local_labels, make_backbone,
+                                     pretrain)
 from repro.papers.m2le.synth import Sequence, Task, make_sequence
 from repro.registry import Registry
 from repro.seeding import job_seed
@@ -130,7 +134,7 @@ def pretrain_backbone(cfg: dict[str, Any], seq: Sequence, seed: int) -> tuple[di
     """Pretrain the backbone on the base task; returns its state dict and base-task accuracies."""
     bcfg = BackboneConfig(**cfg.get("backbone", {}))
     torch.manual_seed(seed)
-    model = LoraMLP(seq.n_features, 10, bcfg)
+    model = make_backbone(bcfg, seq.n_features, seq.grid, seq.patch)
     losses = pretrain(model, seq.base.x_train, seq.base.y_train, seed)
     stats = {"base_train_acc": accuracy(model, seq.base.x_train, seq.base.y_train, seq.base.classes),
              "base_test_acc": accuracy(model, seq.base.x_test, seq.base.y_test, seq.base.classes),
@@ -138,14 +142,14 @@ def pretrain_backbone(cfg: dict[str, Any], seq: Sequence, seed: int) -> tuple[di
     return model.state_dict(), stats
 
 
-def _load(cfg, seq, state) -> LoraMLP:
-    model = LoraMLP(seq.n_features, 10, BackboneConfig(**cfg.get("backbone", {})))
+def _load(cfg, seq, state) -> LoraBackbone:
+    model = make_backbone(BackboneConfig(**cfg.get("backbone", {})), seq.n_features, seq.grid, seq.patch)
     model.load_state_dict(state)
     model.freeze_backbone()
     return model
 
 
-def _tsp_draw(model: LoraMLP, ref: list[float], rho: float, g: torch.Generator) -> None:
+def _tsp_draw(model: LoraBackbone, ref: list[float], rho: float, g: torch.Generator) -> None:
     with torch.no_grad():
         for i in range(model.n_adapted):
             out_dim, in_dim = model.merged(i).shape
@@ -156,7 +160,7 @@ def _tsp_draw(model: LoraMLP, ref: list[float], rho: float, g: torch.Generator) 
             model.perturb(i).copy_(rho * size * e / e.norm())
 
 
-def _train_task(model: LoraMLP, tasks: list[Task], method: _Method | None, tc: TrainConfig, seed: int,
+def _train_task(model: LoraBackbone, tasks: list[Task], method: _Method | None, tc: TrainConfig, seed: int,
                 prev_A: list[list[torch.Tensor]], fisher_prev: list[torch.Tensor] | None,
                 merged_norms: list[list[float]], steps_per_epoch: int | None = None) -> None:
     """Train a fresh LoRA on ``tasks`` (one task, or all of them for ``joint``)."""

@@ -59,6 +59,10 @@ class Sequence:
     base: Task
     tasks: list[Task]
     n_features: int
+    grid: tuple[int, int, int] | None = None
+    """the flat inputs as an H x W x C image (row-major, channels last), for a patch backbone; None: no image"""
+    patch: int | None = None
+    """token side the sequence fixes (``blocks``: 1, one token per block); None: the backbone's patch"""
 
 
 def _split(x, y, rng, test_frac, name, classes=tuple(range(N_CLASSES))) -> Task:
@@ -96,7 +100,8 @@ def _blocks(n_tasks, rng, *, n_blocks=None, block_dim=8, n_per_task=600, test_fr
 
     base = task(range(n_blocks), "base")
     private = [1 + (i % (n_blocks - 1)) for i in range(n_tasks)]
-    return Sequence("blocks", base, [task((0, p), f"task{i}") for i, p in enumerate(private)], dim)
+    return Sequence("blocks", base, [task((0, p), f"task{i}") for i, p in enumerate(private)], dim,
+                    grid=(n_blocks, 1, block_dim), patch=1)
 
 
 def _split_digits(n_tasks, rng, test_frac=0.3):
@@ -107,7 +112,7 @@ def _split_digits(n_tasks, rng, test_frac=0.3):
     groups = np.array_split(rng.permutation(N_CLASSES), n_tasks)
     tasks = [_split(x[np.isin(y, g)], y[np.isin(y, g)], rng, test_frac, f"task{i}", sorted(g))
              for i, g in enumerate(groups)]
-    return Sequence("split_digits", base, tasks, x.shape[1])
+    return Sequence("split_digits", base, tasks, x.shape[1], grid=(8, 8, 1))
 
 
 def _perm_digits(n_tasks, rng, test_frac=0.3, n_per_task=None):
@@ -117,7 +122,7 @@ def _perm_digits(n_tasks, rng, test_frac=0.3, n_per_task=None):
     for i in range(n_tasks):
         rows = rng.permutation(len(y))[: n_per_task or len(y)]
         tasks.append(_split(x[rows][:, rng.permutation(x.shape[1])], y[rows], rng, test_frac, f"task{i}"))
-    return Sequence("perm_digits", base, tasks, x.shape[1])
+    return Sequence("perm_digits", base, tasks, x.shape[1], grid=(8, 8, 1))
 
 
 def _class_split(name, x, y, n_tasks, rng, classes_per_task, test_frac=0.3, n_per_class=None):
@@ -129,6 +134,7 @@ def _class_split(name, x, y, n_tasks, rng, classes_per_task, test_frac=0.3, n_pe
     if need > n_classes:
         raise ValueError(f"{name}: {n_tasks} tasks of {classes_per_task} classes plus {N_CLASSES} base classes "
                          f"need {need} classes; the set has {n_classes}")
+    grid = tuple(int(d) for d in x.shape[1:]) if x.ndim == 4 else None  # N x H x W x C images; N x D: none
     x = x.reshape(len(x), -1)
     x = (x - x.mean(0)) / (x.std(0) + 0.1)
     order = rng.permutation(n_classes)
@@ -142,7 +148,7 @@ def _class_split(name, x, y, n_tasks, rng, classes_per_task, test_frac=0.3, n_pe
 
     base = task(order[:N_CLASSES], "base")
     groups = order[N_CLASSES:need].reshape(n_tasks, classes_per_task)
-    return Sequence(name, base, [task(g, f"task{i}") for i, g in enumerate(groups)], x.shape[1])
+    return Sequence(name, base, [task(g, f"task{i}") for i, g in enumerate(groups)], x.shape[1], grid=grid)
 
 
 SHAPES = ("square", "disc", "ring", "cross", "triangle", "diamond")
