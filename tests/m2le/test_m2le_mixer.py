@@ -1,8 +1,11 @@
 """The MLP-Mixer backbone: patches, LoRA at B = 0, per-example Fisher, pretraining on a planted task, every method."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from repro.methods.immunization.extractors import PatchTransformer
 from repro.nn.mixer import MLPMixer, patchify
@@ -109,3 +112,18 @@ def test_bad_backbone_inputs_name_what_is_wrong():
         make_backbone(BackboneConfig(**dict(MIXER, patch=4)), 300, (10, 10, 3))
     with pytest.raises(ValueError, match=r"need tokens \(N, 4, 2\)"):
         MLPMixer(4, 2, 3, 1, 2, 2, 2)(torch.zeros(1, 3, 2))
+
+
+def test_a_sequence_may_override_the_preset_backbone_and_blocks_gets_the_mlp():
+    from repro.papers.m2le.experiment import backbone_config
+
+    cfg = {"sequences": {"blocks": {"n_tasks": 2, "backbone": {"kind": "mlp", "hidden": 8}}, "split_digits": {"n_tasks": 2}},
+           "backbone": MIXER}
+    assert backbone_config(cfg, "split_digits") == BackboneConfig(**MIXER)
+    assert backbone_config(cfg, "blocks") == BackboneConfig(**{**MIXER, "kind": "mlp", "hidden": 8})
+    seq = build_sequence(cfg, "blocks", 0)  # the backbone key is not a sequence argument
+    state, _ = pretrain_backbone({**cfg, "backbone": {**MIXER, "pretrain_epochs": 1}}, seq, 1)
+    assert "base.0.weight" in state and not any("token1" in k for k in state)  # the MLP's layers, no mixing layer
+    for scale in ("smoke", "small", "paper"):  # every preset runs blocks on the MLP, the image sequences on the Mixer
+        preset = yaml.safe_load((Path(__file__).parents[2] / "config.yaml").read_text())["m2le"][scale]
+        assert backbone_config(preset, "blocks").kind == "mlp" and backbone_config(preset, "split_digits").kind == "mixer"

@@ -70,7 +70,7 @@ from repro.papers.m2le.synth import Sequence, Task, make_sequence
 from repro.registry import Registry
 from repro.seeding import job_seed
 
-__all__ = ["TrainConfig", "METHODS", "build_sequence", "pretrain_backbone", "run_method", "run_unit",
+__all__ = ["TrainConfig", "METHODS", "build_sequence", "backbone_config", "pretrain_backbone", "run_method", "run_unit",
            "aggregate", "table1", "cl_metrics", "MODULATION_BINS", "ORDER"]
 
 log = logging.getLogger(__name__)
@@ -124,15 +124,22 @@ REMOTE_FETCH_KEYS = ("url", "sha256", "image_size", "mode")
 
 def build_sequence(cfg: dict[str, Any], sequence: str, data_seed: int, data_path: str | None = None) -> Sequence:
     """The sequence's tasks; ``remote`` reads the fetched set at ``data_path`` (its fetch keys are the rule's)."""
-    spec = {k: v for k, v in cfg["sequences"][sequence].items() if k not in REMOTE_FETCH_KEYS}
+    spec = {k: v for k, v in cfg["sequences"][sequence].items() if k not in REMOTE_FETCH_KEYS and k != "backbone"}
     if sequence == "remote":
         spec["path"] = data_path
     return make_sequence(sequence, spec.pop("n_tasks"), data_seed, **spec)
 
 
+def backbone_config(cfg: dict[str, Any], sequence: str) -> BackboneConfig:
+    """The preset's ``backbone`` with the sequence's own ``backbone`` fields over it (``blocks`` has no
+    image, so the presets give it the MLP: a patch embedding would mix its planted feature blocks)."""
+    own = cfg.get("sequences", {}).get(sequence, {}).get("backbone", {})
+    return BackboneConfig(**{**cfg.get("backbone", {}), **own})
+
+
 def pretrain_backbone(cfg: dict[str, Any], seq: Sequence, seed: int) -> tuple[dict[str, torch.Tensor], dict]:
     """Pretrain the backbone on the base task; returns its state dict and base-task accuracies."""
-    bcfg = BackboneConfig(**cfg.get("backbone", {}))
+    bcfg = backbone_config(cfg, seq.name)
     torch.manual_seed(seed)
     model = make_backbone(bcfg, seq.n_features, seq.grid, seq.patch)
     losses = pretrain(model, seq.base.x_train, seq.base.y_train, seed)
@@ -143,7 +150,7 @@ def pretrain_backbone(cfg: dict[str, Any], seq: Sequence, seed: int) -> tuple[di
 
 
 def _load(cfg, seq, state) -> LoraBackbone:
-    model = make_backbone(BackboneConfig(**cfg.get("backbone", {})), seq.n_features, seq.grid, seq.patch)
+    model = make_backbone(backbone_config(cfg, seq.name), seq.n_features, seq.grid, seq.patch)
     model.load_state_dict(state)
     model.freeze_backbone()
     return model
