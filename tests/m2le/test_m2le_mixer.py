@@ -124,6 +124,14 @@ def test_a_sequence_may_override_the_preset_backbone_and_blocks_gets_the_mlp():
     seq = build_sequence(cfg, "blocks", 0)  # the backbone key is not a sequence argument
     state, _ = pretrain_backbone({**cfg, "backbone": {**MIXER, "pretrain_epochs": 1}}, seq, 1)
     assert "base.0.weight" in state and not any("token1" in k for k in state)  # the MLP's layers, no mixing layer
+    from snakemake.utils import validate
+
+    repo = Path(__file__).parents[2]
     for scale in ("smoke", "small", "paper"):  # every preset runs blocks on the MLP, the image sequences on the Mixer
-        preset = yaml.safe_load((Path(__file__).parents[2] / "config.yaml").read_text())["m2le"][scale]
-        assert backbone_config(preset, "blocks").kind == "mlp" and backbone_config(preset, "split_digits").kind == "mixer"
+        preset = yaml.safe_load((repo / "config.yaml").read_text())["m2le"][scale]
+        validate(preset, str(repo / "workflow/schemas/m2le.schema.yaml"))  # fills defaults, as the workflow does
+        blocks, digits = backbone_config(preset, "blocks"), backbone_config(preset, "split_digits")
+        assert blocks.kind == "mlp" and digits.kind == "mixer"
+        # the override names the architecture only: LoRA and pretraining stay the preset's (no schema default leaks in)
+        assert (blocks.rank, blocks.lora_alpha, blocks.pretrain_epochs) == (digits.rank, digits.lora_alpha,
+                                                                             digits.pretrain_epochs)
