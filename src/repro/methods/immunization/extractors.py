@@ -26,6 +26,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from repro.nn.mixer import patchify
+
 __all__ = ["Extractor", "LinearExtractor", "MLPExtractor", "PatchTransformer", "make_extractor", "pretrain",
            "MODELS"]
 
@@ -129,8 +131,7 @@ class PatchTransformer(Extractor):
 
     def tokens(self, x: torch.Tensor) -> torch.Tensor:
         """(n, 64) pixels -> (n, tokens, patch^2) patches, row-major over the patch grid."""
-        g, p = self.SIDE // self.patch, self.patch
-        return x.reshape(-1, g, p, g, p).permute(0, 1, 3, 2, 4).reshape(-1, g * g, p * p)
+        return patchify(x, self.SIDE, self.SIDE, 1, self.patch)
 
     def features(self, params, x):
         self._check(params, x)
