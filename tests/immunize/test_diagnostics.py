@@ -64,6 +64,7 @@ def test_a_rescaled_output_layer_keeps_the_span_and_moves_only_the_output():
         assert none["drift_out"] == 0.0 and scaled["drift_out"] == pytest.approx(1.0)
         assert scaled["drift_hid"] == 0.0
         assert scaled["benign_kappa"] == pytest.approx(none["benign_kappa"], rel=1e-8)
+        assert scaled["benign_acc_lstsq"] == none["benign_acc_lstsq"]  # least squares is scale-free
         assert none["rel_task_out"] == none["def_task_out"]  # at the release both points coincide
     assert rows["mlp", "none"]["rel_plateau_hid"] > 0 and rows["linear", "none"]["rel_plateau_hid"] == 0.0
 

@@ -13,8 +13,10 @@ parameters; ``<model>/none`` is the release theta0) and, per model and defence, 
   trained head is not saved, so a head re-fit the same way on its benign features stands in;
 - ``span_cos2``: the mean squared cosine of the principal angles between the column spans of the
   release's and the defended extractor's benign training features (1: the same span; 0: orthogonal);
-- ``benign_acc`` (a benign probe's test accuracy after the utility budget, as ``experiment.attack``)
-  and ``benign_kappa`` (the condition number of the benign probe Hessian Z^T Z / n);
+- ``benign_acc`` (a benign probe's test accuracy after the utility budget, as ``experiment.attack``),
+  ``benign_acc_lstsq`` (the test accuracy of the least-squares one-hot probe, closed form: what the
+  features hold whatever the optimiser's speed) and ``benign_kappa`` (the condition number of the
+  benign probe Hessian Z^T Z / n);
 - ``drift_hid`` / ``drift_out``: ||theta - theta0|| / ||theta0|| over the hidden and output parameters.
 """
 
@@ -104,6 +106,8 @@ def diagnose(ext: Extractor, theta: torch.Tensor, theta0: torch.Tensor, tasks: T
     row["span_cos2"] = span_cos2(zb0, zb)
     w = fit_head(zb, yb, n_benign, util["steps"], util["lr"])
     row["benign_acc"] = float(((zb_t @ w).argmax(1) == yb_t).double().mean())
+    w = torch.linalg.lstsq(zb, F.one_hot(yb, n_benign).to(zb.dtype)).solution
+    row["benign_acc_lstsq"] = float(((zb_t @ w).argmax(1) == yb_t).double().mean())
     ev = torch.linalg.eigvalsh(zb.T @ zb / zb.shape[0])
     row["benign_kappa"] = float(ev[-1] / ev[0])
     mask = torch.zeros(ext.n_params, dtype=torch.bool)
