@@ -2,14 +2,16 @@
 # DAG: per seed{seed} (one job: the start-up of a job costs more than a smoke unit's work): digits tasks -> per
 #      model (linear, mlp, transformer) its released extractor -> per defence: immunize -> attacks in the three
 #      settings (open weights, fine-tuning as a service, relearning after unlearning); the estimator vs the exact
-#      Hessian as the model grows -> aggregate (metrics.json, tidy tables) -> report (fig1, fig2, table1).
+#      Hessian as the model grows -> aggregate (metrics.json, tidy tables) -> report (fig1, fig2, table1);
+#      the trained defences of every seed -> diagnostics (per-term gradient norms, benign feature drift).
 # The seed is the unit of every claim; every model and defence of a seed sees the same data and attack data.
 
 
 register_targets(
     "immunize",
     ["reports/immunize_fig1.pdf", "reports/immunize_fig2.pdf", "reports/immunize_table1.csv",
-     "reports/immunize_table1.md", "results/immunize/metrics.json"],
+     "reports/immunize_table1.md", "results/immunize/metrics.json", "results/immunize/diagnostics.csv",
+     "results/immunize/diagnostics_summary.md"],
 )
 
 
@@ -87,3 +89,26 @@ rule immunize_report:
         "../../envs/stats.yaml"
     script:
         "../scripts/immunize/report.py"
+
+
+rule immunize_diagnostics:
+    input:
+        thetas=lambda wc: expand("results/immunize/units/seed{seed}.npz", seed=IMMUNIZE_SEEDS),
+    output:
+        table="results/immunize/diagnostics.csv",
+        summary="results/immunize/diagnostics_summary.csv",
+        summary_md="results/immunize/diagnostics_summary.md",
+    log:
+        "logs/immunize/diagnostics.log",
+    benchmark:
+        "benchmarks/immunize/diagnostics.tsv"
+    params:
+        cfg=lambda wc: {k: preset("immunize", k) for k in ("models", "methods", "data", "release", "immunize", "utility")},
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/immunize/diagnostics.py"

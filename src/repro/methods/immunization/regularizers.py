@@ -11,10 +11,13 @@ Condition-number baseline (Zheng et al., ICML 2025), on M = X @ theta with p its
   singular value away from the smallest one (the harmful task's kappa grows); minimised on the
   harmful task.
 These match the gradients in the reference code (utils/loss.py, S1_gradients / S2_gradients: the
-sigma_max / sigma_min singular-vector terms minus S / p). DEVIATIONS: the reference applies them to
-the feature extractor's weight matrix; here to M = X @ theta, whose squared singular values are the
-probe Hessian's eigenvalues (the quantity the prior paper's theory conditions); the reference's
-S2 normaliser uses ||S||_F / (2p) + sigma_min^2 / 2, read here as the derivative of R_ill above.
+sigma_max / sigma_min singular-vector terms minus S / p). DEVIATIONS: the reference's training loss
+(models/model.py ``reg_loss``) applies r1 / r2 to the feature Gram matrix S = Phi^T Phi (the
+unnormalised probe Hessian; its eigenvalues are sigma_i(M)^2, so r1 = (sigma_max^4 - mean sigma_i^4) / 2,
+eigenvalues of S + 1e-6 I); here they act on the features M = X @ theta themselves (sigma_i, not
+sigma_i^2; both vanish exactly at kappa = 1 and grow with the spread of the spectrum, but the
+reference weighs the top of the spectrum more); the reference's S2 normaliser uses ||S||_F / (2p) +
+sigma_min^2 / 2, read here as the derivative of R_ill above.
 The relative immunization ratio (RIR) of the reference is not reported: the rebuild reads the
 adversary's accuracy curve instead (what the spec's claims and Fig. 1 measure).
 

@@ -1,0 +1,23 @@
+"""Per seed, model and defence: the defence objective's per-term gradient norms and the benign features' drift."""
+import numpy as np
+import pandas as pd
+
+from repro.figures.style import save_csv, save_table
+from repro.jobs import Job
+from repro.papers.immunize.diagnostics import diagnose_unit, summarise
+from repro.papers.immunize.synth import make_tasks
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+cfg = job.cfg
+rows = []
+for path in snakemake.input.thetas:  # noqa: F821
+    seed = int(path.rsplit("seed", 1)[1].split(".")[0])
+    # the unit's seeds (workflow/scripts/immunize/unit.py): the same split and plateau samples as its defences
+    tasks = make_tasks(job.seed_for("immunize_data", seed=seed), **cfg.get("data", {}))
+    with np.load(path) as npz:
+        thetas = {k: npz[k] for k in npz.files}
+    rows += diagnose_unit(cfg, tasks, thetas, seed, job.seed_for("immunize_train", seed=seed))
+table = pd.DataFrame(rows).sort_values(["model", "method", "seed"], kind="stable").reset_index(drop=True)
+save_csv(table, snakemake.output.table)  # noqa: F821
+save_table(summarise(table), snakemake.output.summary,  # noqa: F821
+           title="immunize diagnostics: mean over seeds [95% bootstrap interval] per model, defence and column")
