@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from repro.methods.immunization.extractors import make_extractor
+from repro.methods.immunization.train import Objective
 from repro.papers.immunize.diagnostics import diagnose_unit, span_cos2, term_gradients
 from repro.papers.immunize.synth import make_tasks
 
@@ -35,7 +36,8 @@ def test_task_gradient_matches_the_closed_form_on_a_linear_extractor():
     theta = tasks.theta0.reshape(-1)
     x, y = tasks.x_train[:80], tasks.y_train[:80] % 5
     head = torch.randn(4, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    g = term_gradients(ext, theta, theta, x, y, x, y, head, {"w_task": 2.0, "n_samples": 2}, seed=0)
+    objective = Objective(ext, theta, x, y, x, w_task=2.0, n_samples=2, seed=0)
+    g = term_gradients(ext, theta, objective, x, x, y, head, seed=0)
     p = torch.softmax(x @ tasks.theta0 @ head, 1)
     closed = 2.0 * x.T @ (p - F.one_hot(y, 5).to(x.dtype)) @ head.T / len(y)  # d/dTheta of 2 CE(X Theta W, y)
     assert g["task"]["out"] == pytest.approx(float(closed.norm()), rel=1e-10)

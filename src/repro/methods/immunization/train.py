@@ -48,9 +48,11 @@ import torch.nn.functional as F
 from repro.methods.immunization.extractors import Extractor, LinearExtractor
 from repro.methods.immunization.regularizers import plateau, r_ill, r_well
 
-__all__ = ["DEFENCES", "immunize", "adversary", "booster_drop", "fit_head"]
+__all__ = ["DEFENCES", "TERMS", "Objective", "immunize", "adversary", "booster_drop", "fit_head"]
 
 DEFENCES = ("none", "condnum", "booster", "ours")
+TERMS = ("r_well", "task", "r_ill", "plateau", "booster")   # in the order a defence's loss sums them
+_HARMFUL_TERMS = {"none": (), "condnum": ("r_ill",), "booster": ("booster",), "ours": ("r_ill", "plateau")}
 
 
 def booster_drop(z: torch.Tensor, y: torch.Tensor, w0: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -80,17 +82,67 @@ def _linear_for(theta: torch.Tensor) -> Extractor:
     return LinearExtractor(*theta.shape)
 
 
+class Objective:
+    """The weighted, normalised terms of the defence objective (module docstring), one place for
+    ``immunize`` and for the diagnostics that take each term's gradient apart.
+
+    The normalisers are measured at the release ``theta0``: R_well on the benign features, the
+    plateau term on the harmful features with a generator seeded by ``seed``; the harmful probe
+    starts at zero (``w0``). The task term's head is ``fit_task_head`` (the release's benign head).
+    """
+
+    def __init__(self, ext: Extractor, theta0: torch.Tensor, x_harm: torch.Tensor, y_harm: torch.Tensor,
+                 x_benign: torch.Tensor, *, w_ill: float = 1.0, w_well: float = 1.0, w_plateau: float = 1.0,
+                 radius: float = 0.1, n_samples: int = 4, w_booster: float = 1.0, booster_alpha: float = 1.0,
+                 w_task: float = 1.0, head_steps: int = 300, head_lr: float = 0.05, seed: int = 0) -> None:
+        self.w_ill, self.w_well, self.w_plateau, self.w_booster, self.w_task = w_ill, w_well, w_plateau, w_booster, w_task
+        self.radius, self.n_samples, self.booster_alpha = radius, n_samples, booster_alpha
+        self.head_steps, self.head_lr = head_steps, head_lr
+        self.y_harm = y_harm
+        self.w0 = torch.zeros(ext.width, int(y_harm.max()) + 1, dtype=theta0.dtype)
+        with torch.no_grad():
+            self.well0 = r_well(ext.features(theta0, x_benign)).clamp_min(1e-12)
+            self.plat0 = plateau(ext.features(theta0, x_harm), y_harm, self.w0, radius=radius, n_samples=n_samples,
+                                 generator=torch.Generator().manual_seed(seed)).clamp_min(1e-12)
+
+    def terms_of(self, method: str) -> tuple[str, ...]:
+        """The terms ``method``'s loss sums, in ``TERMS`` order (the task term only with ``w_task > 0``)."""
+        return ("r_well", *(("task",) if self.w_task > 0 else ()), *_HARMFUL_TERMS[method])
+
+    def fit_task_head(self, z_benign: torch.Tensor, y_benign: torch.Tensor) -> torch.Tensor:
+        """The benign head the task term starts from: ``fit_head`` on ``z_benign`` (``head_steps`` at ``head_lr``)."""
+        return fit_head(z_benign.detach(), y_benign, int(y_benign.max()) + 1, self.head_steps, self.head_lr)
+
+    def term(self, name: str, zh: torch.Tensor, zb: torch.Tensor, *, head: torch.Tensor | None = None,
+             y_benign: torch.Tensor | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
+        """One weighted term on harmful features ``zh`` and benign features ``zb`` (``task`` needs
+        ``head`` and ``y_benign``; ``plateau`` draws its perturbations from ``generator``)."""
+        if name == "r_well":
+            return self.w_well * r_well(zb) / self.well0
+        if name == "task":
+            return self.w_task * F.cross_entropy(zb @ head, y_benign)
+        if name == "r_ill":
+            return self.w_ill * r_ill(zh)
+        if name == "plateau":
+            return self.w_plateau * plateau(zh, self.y_harm, self.w0, radius=self.radius, n_samples=self.n_samples,
+                                            generator=generator) / self.plat0
+        if name == "booster":
+            return self.w_booster * booster_drop(zh, self.y_harm, self.w0, self.booster_alpha)
+        raise ValueError(f"Objective: unknown term {name!r}; known: {', '.join(TERMS)}")
+
+
 def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor, theta0: torch.Tensor, *,
-             method: str, steps: int, lr: float, w_ill: float = 1.0, w_well: float = 1.0, w_plateau: float = 1.0,
-             radius: float = 0.1, n_samples: int = 4, w_booster: float = 1.0, booster_alpha: float = 1.0,
-             seed: int = 0, extractor: Extractor | None = None, y_benign: torch.Tensor | None = None,
-             w_task: float = 1.0, head_steps: int = 300, head_lr: float = 0.05) -> tuple[torch.Tensor, float]:
+             method: str, steps: int, lr: float, seed: int = 0, extractor: Extractor | None = None,
+             y_benign: torch.Tensor | None = None, **weights) -> tuple[torch.Tensor, float]:
     """(immunized copy of ``theta0``, seconds taken); ``method`` is one of ``DEFENCES``.
 
-    ``extractor`` maps ``theta`` to features (default: linear, ``theta0`` a d x k matrix). The task
-    loss (weight ``w_task``; 0 leaves it out) needs the benign labels ``y_benign``; its head starts
-    from ``fit_head`` on the release's benign features (``head_steps`` Adam steps at ``head_lr``).
+    ``extractor`` maps ``theta`` to features (default: linear, ``theta0`` a d x k matrix). ``weights``
+    are ``Objective``'s keywords (term weights, ``radius``, ``n_samples``, ``booster_alpha``, ``w_task``,
+    ``head_steps``, ``head_lr``; its defaults). The task loss (weight ``w_task``; 0 leaves it out)
+    needs the benign labels ``y_benign``; its head starts from ``fit_head`` on the release's benign
+    features.
     """
+    w_task = weights.get("w_task", 1.0)
     if method not in DEFENCES:
         raise ValueError(f"immunize: unknown defence {method!r}; known: {', '.join(DEFENCES)}")
     if steps < 0 or lr <= 0 or w_task < 0:
@@ -103,31 +155,23 @@ def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor,
     started = time.perf_counter()
     if method == "none":
         return theta0.clone(), 0.0
-    n_classes = int(y_harm.max()) + 1
-    w0 = torch.zeros(ext.width, n_classes, dtype=theta0.dtype)
+    objective = Objective(ext, theta0, x_harm, y_harm, x_benign, seed=seed, **weights)
+    names = objective.terms_of(method)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         scale0 = feat(theta0, x_benign).norm()
-        well0 = r_well(feat(theta0, x_benign)).clamp_min(1e-12)
-        plat0 = plateau(feat(theta0, x_harm), y_harm, w0, radius=radius, n_samples=n_samples,
-                        generator=torch.Generator().manual_seed(seed)).clamp_min(1e-12)
     theta = theta0.clone().requires_grad_(True)
-    trained = [theta]
+    trained, head = [theta], None
     if w_task > 0:
-        head = fit_head(feat(theta0, x_benign).detach(), y_benign, int(y_benign.max()) + 1, head_steps, head_lr)
+        head = objective.fit_task_head(feat(theta0, x_benign), y_benign)
         trained.append(head.requires_grad_(True))
     opt = torch.optim.Adam(trained, lr=lr)
     for _ in range(steps):
         zh, zb = feat(theta, x_harm), feat(theta, x_benign)
-        loss = w_well * r_well(zb) / well0
-        if w_task > 0:
-            loss = loss + w_task * F.cross_entropy(zb @ head, y_benign)
-        if method in ("condnum", "ours"):
-            loss = loss + w_ill * r_ill(zh)
-        if method == "ours":
-            loss = loss + w_plateau * plateau(zh, y_harm, w0, radius=radius, n_samples=n_samples, generator=gen) / plat0
-        if method == "booster":
-            loss = loss + w_booster * booster_drop(zh, y_harm, w0, booster_alpha)
+        terms = [objective.term(n, zh, zb, head=head, y_benign=y_benign, generator=gen) for n in names]
+        loss = terms[0]
+        for t in terms[1:]:
+            loss = loss + t
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -3,8 +3,8 @@
 Reads the trained defences (a unit's ``seed{n}.npz``: per model and defence the immunized extractor
 parameters; ``<model>/none`` is the release theta0) and, per model and defence, reports
 
-- the gradient norm in theta of each term of the objective (``repro.methods.immunization.train.immunize``,
-  with its normalisers and weights from the preset): ``r_well`` (R_well / R_well(theta0)), ``task``
+- the gradient norm in theta of each term of the objective (``repro.methods.immunization.train.Objective``,
+  the one ``immunize`` minimises, with the preset's weights): ``r_well`` (R_well / R_well(theta0)), ``task``
   (w_task x the benign head's cross-entropy), ``r_ill``, ``plateau`` (/ its value at theta0) and
   ``booster``, split into the output layer (``out``) and every other parameter (``hid``: the shared
   hidden layers; empty for a linear extractor), at the release (``rel_``) and at the defended
@@ -29,13 +29,11 @@ import torch
 import torch.nn.functional as F
 
 from repro.methods.immunization.extractors import Extractor, make_extractor
-from repro.methods.immunization.regularizers import plateau, r_ill, r_well
-from repro.methods.immunization.train import booster_drop, fit_head
+from repro.methods.immunization.train import TERMS, Objective, fit_head
 from repro.papers.immunize.synth import BENIGN_CLASSES, HARMFUL_CLASSES, Tasks
 
 __all__ = ["TERMS", "span_cos2", "term_gradients", "diagnose", "diagnose_unit", "summarise"]
 
-TERMS = ("r_well", "task", "r_ill", "plateau", "booster")
 
 
 def span_cos2(z0: torch.Tensor, z1: torch.Tensor) -> float:
@@ -47,40 +45,26 @@ def span_cos2(z0: torch.Tensor, z1: torch.Tensor) -> float:
     return float((cos ** 2).sum() / max(z0.shape[1], z1.shape[1]))
 
 
-def _parts(ext: Extractor, g: torch.Tensor) -> dict[str, float]:
-    out = torch.zeros(ext.n_params, dtype=torch.bool)
-    out[ext.output] = True
-    return {"hid": float(g[~out].norm()), "out": float(g[out].norm())}
+def _output_mask(ext: Extractor) -> torch.Tensor:
+    """True on the extractor's output-layer parameters, False on the hidden ones."""
+    mask = torch.zeros(ext.n_params, dtype=torch.bool)
+    mask[ext.output] = True
+    return mask
 
 
-def term_gradients(ext: Extractor, theta: torch.Tensor, theta0: torch.Tensor, xh: torch.Tensor, yh: torch.Tensor,
-                   xb: torch.Tensor, yb: torch.Tensor, head: torch.Tensor, icfg: dict[str, Any], seed: int
-                   ) -> dict[str, dict[str, float]]:
-    """{term: {hid, out}}: gradient norms in theta of each weighted, normalised term of the defence objective.
-
-    ``yh`` and ``yb`` are task labels (0 to classes - 1); ``icfg`` the preset's ``immunize`` block
-    (weights, radius, n_samples as ``immunize`` reads them, with its defaults).
-    """
-    w = lambda k, d=1.0: float(icfg.get(k, d))  # noqa: E731
-    radius, n_samples = w("radius", 0.1), int(icfg.get("n_samples", 4))
-    w0 = torch.zeros(ext.width, int(yh.max()) + 1, dtype=theta0.dtype)
-    with torch.no_grad():
-        well0 = r_well(ext.features(theta0, xb)).clamp_min(1e-12)
-        plat0 = plateau(ext.features(theta0, xh), yh, w0, radius=radius, n_samples=n_samples,
-                        generator=torch.Generator().manual_seed(seed)).clamp_min(1e-12)
-    terms = {
-        "r_well": lambda zh, zb: w("w_well") * r_well(zb) / well0,
-        "task": lambda zh, zb: w("w_task") * F.cross_entropy(zb @ head, yb),
-        "r_ill": lambda zh, zb: w("w_ill") * r_ill(zh),
-        "plateau": lambda zh, zb: w("w_plateau") * plateau(zh, yh, w0, radius=radius, n_samples=n_samples,
-                                                           generator=torch.Generator().manual_seed(seed)) / plat0,
-        "booster": lambda zh, zb: w("w_booster") * booster_drop(zh, yh, w0, w("booster_alpha")),
-    }
+def term_gradients(ext: Extractor, theta: torch.Tensor, objective: Objective, xh: torch.Tensor, xb: torch.Tensor,
+                   yb: torch.Tensor, head: torch.Tensor, seed: int) -> dict[str, dict[str, float]]:
+    """{term: {hid, out}}: gradient norms in theta of each of ``TERMS`` (weighted and normalised by
+    ``objective``) on harmful inputs ``xh`` and benign inputs ``xb`` with task labels ``yb`` (0 to
+    classes - 1) and the task term's ``head``; the plateau term's perturbations from ``seed``."""
+    out_mask = _output_mask(ext)
     out = {}
-    for name, term in terms.items():
+    for name in TERMS:
         th = theta.detach().clone().requires_grad_(True)
-        g, = torch.autograd.grad(term(ext.features(th, xh), ext.features(th, xb)), th)
-        out[name] = _parts(ext, g)
+        term = objective.term(name, ext.features(th, xh), ext.features(th, xb), head=head, y_benign=yb,
+                              generator=torch.Generator().manual_seed(seed))
+        g, = torch.autograd.grad(term, th)
+        out[name] = {"hid": float(g[~out_mask].norm()), "out": float(g[out_mask].norm())}
     return out
 
 
@@ -93,14 +77,15 @@ def diagnose(ext: Extractor, theta: torch.Tensor, theta0: torch.Tensor, tasks: T
     xb_t, yb_t = tasks.split("test", "benign")
     yh, yb, yb_t = yh - HARMFUL_CLASSES[0], yb - BENIGN_CLASSES[0], yb_t - BENIGN_CLASSES[0]
     n_benign = len(BENIGN_CLASSES)
-    head_steps, head_lr = int(icfg.get("head_steps", 300)), float(icfg.get("head_lr", 0.05))
+    objective = Objective(ext, theta0, xh, yh, xb, seed=seed,
+                          **{k: v for k, v in icfg.items() if k not in ("steps", "lr")})
     row: dict[str, float] = {}
     with torch.no_grad():
         zb0, zb = ext.features(theta0, xb), ext.features(theta, xb)
         zb_t = ext.features(theta, xb_t)
     for at, th, z in (("rel", theta0, zb0), ("def", theta, zb)):
-        head = fit_head(z, yb, n_benign, head_steps, head_lr)
-        for term, parts in term_gradients(ext, th, theta0, xh, yh, xb, yb, head, icfg, seed).items():
+        head = objective.fit_task_head(z, yb)
+        for term, parts in term_gradients(ext, th, objective, xh, xb, yb, head, seed).items():
             for part, v in parts.items():
                 row[f"{at}_{term}_{part}"] = v
     row["span_cos2"] = span_cos2(zb0, zb)
@@ -110,8 +95,7 @@ def diagnose(ext: Extractor, theta: torch.Tensor, theta0: torch.Tensor, tasks: T
     row["benign_acc_lstsq"] = float(((zb_t @ w).argmax(1) == yb_t).double().mean())
     ev = torch.linalg.eigvalsh(zb.T @ zb / zb.shape[0])
     row["benign_kappa"] = float(ev[-1] / ev[0])
-    mask = torch.zeros(ext.n_params, dtype=torch.bool)
-    mask[ext.output] = True
+    mask = _output_mask(ext)
     for part, sel in (("hid", ~mask), ("out", mask)):
         ref = theta0[sel].norm()
         row[f"drift_{part}"] = float((theta[sel] - theta0[sel]).norm() / ref) if sel.any() else 0.0
