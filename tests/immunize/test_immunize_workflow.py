@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -11,7 +12,7 @@ from tests.conftest import REPO
 SCHEMA = REPO / "workflow/schemas/immunize.schema.yaml"
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["immunize"]
 TARGETS = ["reports/immunize_fig1.pdf", "reports/immunize_fig2.pdf", "reports/immunize_table1.md",
-           "results/immunize/metrics.json"]
+           "results/immunize/metrics.json", "results/immunize/diagnostics.csv", "results/immunize/diagnostics_summary.md"]
 
 
 @pytest.mark.slow
@@ -34,6 +35,11 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
             lookup_metric(metrics, claim.metric)
         except MetricMissing:
             pytest.fail(f"claim {claim.id}: metric {claim.metric} missing from the smoke build")
+    # the diagnostics read every seed's trained defences: one row per seed, model and defence
+    table = pd.read_csv(smoke_dir / "results/immunize/diagnostics.csv")
+    assert len(table) == 2 * len(models) * len(methods)
+    assert set(zip(table["seed"], table["model"], table["method"])) == {
+        (s, mo, m) for s in (0, 1) for mo in models for m in methods}
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

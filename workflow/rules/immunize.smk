@@ -104,6 +104,7 @@ rule immunize_diagnostics:
         "benchmarks/immunize/diagnostics.tsv"
     params:
         cfg=lambda wc: {k: preset("immunize", k) for k in ("models", "methods", "data", "release", "immunize", "utility")},
+        seeds=IMMUNIZE_SEEDS,  # one per input, in its order
     threads: 1
     resources:
         mem_mb=2000,

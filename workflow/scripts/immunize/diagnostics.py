@@ -10,8 +10,7 @@ from repro.papers.immunize.synth import make_tasks
 job = Job.from_snakemake(snakemake)  # noqa: F821
 cfg = job.cfg
 rows = []
-for path in snakemake.input.thetas:  # noqa: F821
-    seed = int(path.rsplit("seed", 1)[1].split(".")[0])
+for path, seed in zip(snakemake.input.thetas, snakemake.params.seeds, strict=True):  # noqa: F821
     # the unit's seeds (workflow/scripts/immunize/unit.py): the same split and plateau samples as its defences
     tasks = make_tasks(job.seed_for("immunize_data", seed=seed), **cfg.get("data", {}))
     with np.load(path) as npz:
