@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,12 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float 
     if check and proc.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} failed (exit {proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
     return proc
+
+
+def scheduled_rules(stdout: str) -> set[str]:
+    """Rule names in the 'Job stats' table of a dry run's output."""
+    table = stdout.split("Job stats:")[-1].split("\n\n")[0]
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
 
 
 @pytest.fixture

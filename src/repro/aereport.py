@@ -125,8 +125,8 @@ def _estimate(r: ClaimResult) -> str:
     text = f"{r.interval} — {r.claim.describe_check()}"
     if r.reason:
         text += f"; {r.reason}"
-    if r.scale_note:
-        text += f" — {r.scale_note}"
+    if r.note:
+        text += f" — {r.note}"
     return text
 
 

@@ -36,7 +36,9 @@ What a metric holds (:func:`as_evidence`):
 The verdict (:func:`verdict`) compares the interval of the compared quantity with the claimed side:
 PASS when it lies wholly there, FAIL when it lies wholly on the other side, INCONCLUSIVE when it
 straddles the boundary; NOT RUN when there is no metrics file or the metric is absent. A check is
-never adjusted to make a claim pass: a FAIL is a finding, and so is an INCONCLUSIVE.
+never adjusted to make a claim pass: a FAIL is a finding, and so is an INCONCLUSIVE. Metrics from a
+partial build (``--config partial=true``; ``partial.missing_runs`` in the file) mark every verdict
+with the runs left out.
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ class ClaimResult:
     interval: Interval | None = None
     reason: str = ""
     measured_scale: str | None = None
-    scale_note: str = field(default="")
+    note: str = field(default="")
+    """what qualifies the verdict: measured below the claim's scale, or from a partial build"""
 
     @property
     def measured(self) -> float | None:
@@ -475,20 +478,31 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
     with open(metrics_path, encoding="utf-8") as fh:
         metrics = json.load(fh)
     measured_scale = (metrics.get("provenance") or {}).get("scale")
+    partial = _partial_note(metrics)
     results = []
     for c in claims:
         try:
             status, interval, reason = _check(c, metrics)
         except MetricMissing as missing:
-            results.append(ClaimResult(c, NOT_RUN, reason=f"metric {missing.args[0]} absent from {metrics_path}",
-                                       measured_scale=measured_scale))
+            results.append(ClaimResult(c, NOT_RUN, reason=f"metric {missing.args[0]} absent from {metrics_path}"
+                                       + (f" ({partial})" if partial else ""), measured_scale=measured_scale))
             continue
-        note = ""
+        notes = [partial] if partial else []
         if measured_scale in SCALES and SCALES.index(measured_scale) < SCALES.index(c.scale):
-            note = f"measured at scale {measured_scale}; the claim is expected to hold from scale {c.scale}"
+            notes.append(f"measured at scale {measured_scale}; the claim is expected to hold from scale {c.scale}")
         results.append(ClaimResult(c, status, interval=interval, reason=reason, measured_scale=measured_scale,
-                                   scale_note=note))
+                                   note="; ".join(notes)))
     return results
+
+
+def _partial_note(metrics: dict) -> str:
+    """What a partial aggregate (``--config partial=true``) left out, as a note for every verdict, or ""."""
+    missing = (metrics.get("partial") or {}).get("missing_runs") or []
+    if not missing:
+        return ""
+    total = metrics["partial"].get("n_runs")
+    shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return f"partial build: {len(missing)}{f' of {total}' if total else ''} runs not built ({shown})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -514,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         metrics = Path(args.results) / key / "metrics.json"
         for r in evaluate(claims, metrics if metrics.exists() else None):
             shown = str(r.interval) if r.interval is not None else "-"
-            print(f"{key}.{r.claim.id}: {r.status}  {shown}  {r.reason}".rstrip())
+            print(f"{key}.{r.claim.id}: {r.status}  {shown}  {r.reason}".rstrip() + (f" [{r.note}]" if r.note else ""))
     return 0
 
 

@@ -73,7 +73,7 @@ def test_checks_give_pass_fail_inconclusive_and_not_run(tmp_path):
     assert status["beats"].status == PASS  # +0.05 on every unit, paired: the fold noise cancels
     assert status["beats"].interval.low > 0 and status["beats"].interval.n == 10
     assert status["close"].status == PASS  # 0.95, Wilson [0.940, 0.959] inside 0.95 +- 0.03
-    assert "expected to hold from scale small" in status["close"].scale_note
+    assert "expected to hold from scale small" in status["close"].note
     assert status["absent"].status == NOT_RUN and "nothing.here" in status["absent"].reason
     assert status["summary"].status == INCONCLUSIVE and "summary only" in status["summary"].reason
     assert status["decay"].status == PASS and status["decay"].interval.high < 0
@@ -301,3 +301,17 @@ def test_put_sample_stores_where_lookup_metric_finds_it():
     put_sample(metrics, ("avg_acc", "blocks", "m2le"), [0.5, 0.7], [0, 1], "seed")
     assert lookup_metric(metrics, "avg_acc.blocks.m2le") == sample([0.5, 0.7], [0, 1], "seed")
     assert lookup_metric(metrics, "avg_acc.blocks.him") == 0.0   # siblings kept
+
+
+def test_a_partial_build_marks_every_verdict_and_names_the_runs_a_missing_metric_waits_for(tmp_path):
+    claims = load_claims(_write(tmp_path, CLAIMS), SCHEMA)
+    metrics = tmp_path / "metrics.json"
+    full = _metrics(np.random.default_rng(0))
+    write_json(metrics, {**full, "partial": {"missing_runs": ["c/t/a", "c/t/b", "c/t/c", "c/t/d"], "n_runs": 9}})
+    status = {r.claim.id: r for r in evaluate(claims, metrics)}
+    assert status["above"].status == PASS and "partial build: 4 of 9 runs not built (c/t/a, c/t/b, c/t/c, ...)" \
+        in status["above"].note
+    assert status["absent"].status == NOT_RUN and "partial build: 4 of 9" in status["absent"].reason
+    # the same evidence from a complete build carries no such note
+    write_json(metrics, {**full, "partial": {"missing_runs": [], "n_runs": 9}})
+    assert not any("partial" in r.note for r in evaluate(claims, metrics))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from repro.claims import evaluate, load_claims
+from tests.conftest import scheduled_rules
 
 REPO = Path(__file__).resolve().parents[2]
 TARGETS = ["reports/tmevolve_fig3.pdf", "results/tmevolve/metrics.json", "reports/tmevolve_table1.md",
@@ -63,3 +65,28 @@ def test_smoke_dag_builds_figure_tables_and_metrics(smoke_dir, workflow_run):
     folds = pd.read_csv(tmp_path / "results/tmevolve/spatial/folds.csv", dtype={"slide_id": str})
     fold0 = next(f for f in rep["folds"] if f["fold"] == 0 and f["method"] == "tmevolve")
     assert sorted(fold0["predictions"]["slide_id"]) == sorted(folds.slide_id[(folds.fold == 0) & (folds.repeat == 0)])
+
+
+@pytest.mark.slow
+def test_a_partial_aggregate_builds_no_job_and_reports_what_waits_for_the_missing_ones(smoke_dir, workflow_run, tmp_path):
+    workflow_run(smoke_dir, "results/tmevolve/metrics.json")        # a no-op after the smoke DAG test
+    for stage in ("tmevolve", "wsi"):                                # the built jobs, mtimes kept, no metadata
+        shutil.copytree(smoke_dir / "results" / stage, tmp_path / "results" / stage)
+    (tmp_path / "results/tmevolve/metrics.json").unlink()
+    (tmp_path / "results/tmevolve/spatial/train/survival/methods/r0.json").unlink()   # survival's methods not built
+    dry = workflow_run(tmp_path, "-n", "results/tmevolve/metrics.json", config={"partial": "true"})
+    assert scheduled_rules(dry.stdout) == {"tmevolve_aggregate"}, dry.stdout[-3000:]
+    workflow_run(tmp_path, "results/tmevolve/metrics.json", config={"partial": "true"})
+    metrics = json.loads((tmp_path / "results/tmevolve/metrics.json").read_text())
+    assert "spatial/survival/tmevolve" in metrics["partial"]["missing_runs"]
+    assert "tmevolve" not in metrics["survival"] and "survival" not in metrics["best_baseline"]
+    assert "subtype" in metrics and "tmevolve" in metrics["subtype"]        # what is built is still summarised
+    claims = {r.claim.id: r for r in evaluate(load_claims(REPO / "workflow/claims/tmevolve.yaml",
+                                                           REPO / "workflow/schemas/claims.schema.yaml"),
+                                              tmp_path / "results/tmevolve/metrics.json")}
+    assert claims["survival_beats_best_baseline"].status == "NOT RUN"
+    assert "partial build" in claims["survival_beats_best_baseline"].reason
+    assert claims["beats_abmil_subtype"].status != "NOT RUN" and "partial build" in claims["beats_abmil_subtype"].note
+    # without partial the same target builds the missing job first
+    dry = workflow_run(tmp_path, "-n", "results/tmevolve/metrics.json")
+    assert scheduled_rules(dry.stdout) == {"tmevolve_train", "tmevolve_aggregate"}, dry.stdout[-3000:]

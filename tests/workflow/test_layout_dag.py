@@ -10,12 +10,11 @@
 
 from __future__ import annotations
 
-import re
 
 import pytest
 import yaml
 
-from tests.conftest import REPO, run_snakemake
+from tests.conftest import REPO, run_snakemake, scheduled_rules
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 PAPERS = yaml.safe_load((REPO / "workflow/papers.yaml").read_text())
@@ -30,12 +29,6 @@ def _overlay(tmp_path, block: dict, name: str = "overlay.yaml"):
     return str(path)
 
 
-def _scheduled_rules(stdout: str) -> set[str]:
-    """Rule names in the 'Job stats' table of a dry run."""
-    table = stdout.split("Job stats:")[-1].split("\n\n")[0]
-    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
-
-
 @pytest.mark.slow
 def test_a_figure_only_key_reschedules_only_the_figure(smoke_dir, tmp_path):
     run_snakemake(smoke_dir, "reports/tmevolve_fig3.pdf", timeout=1800)
@@ -43,7 +36,7 @@ def test_a_figure_only_key_reschedules_only_the_figure(smoke_dir, tmp_path):
     overlay = _overlay(tmp_path, {"tmevolve": {"smoke": {"figure": {"slide_index": index + 1}}}})
     proc = run_snakemake(smoke_dir, "-n", "reports/tmevolve_fig3.pdf", "--configfile", str(REPO / "config.yaml"),
                          overlay)
-    assert _scheduled_rules(proc.stdout) == {"tmevolve_fig3"}, proc.stdout[-3000:]
+    assert scheduled_rules(proc.stdout) == {"tmevolve_fig3"}, proc.stdout[-3000:]
 
 
 @pytest.mark.parametrize("key", BLOCKS)

@@ -14,7 +14,7 @@ from repro.config import preset_error
 configure_environment(SRC, offline=config.get("offline", True))
 
 SCALES = ("smoke", "small", "paper")
-GLOBAL_KEYS = ("scale", "seed", "device", "offline")
+GLOBAL_KEYS = ("scale", "seed", "device", "offline", "partial")
 PAPERS_YAML = yaml.safe_load((REPO / "workflow/papers.yaml").read_text(encoding="utf-8"))
 BLOCKS = [*PAPERS_YAML["stages"], *(p["key"] for p in PAPERS_YAML["papers"])]
 
@@ -40,6 +40,23 @@ def preset(key, *path):
             raise ValueError(f"config: {key}.{scale_of(key)} has no key {'.'.join(path)!r}")
         node = node[part]
     return node
+
+
+def partial_build():
+    """Whether `--config partial=true` (or 1) asks the aggregates to read only what is built."""
+    return str(config.get("partial", False)).lower() in ("true", "1")
+
+
+def built(paths):
+    """An aggregate's job files: all of `paths`, or under `--config partial=true` only those that exist.
+
+    A partial aggregate builds no job; its script gets the `partial` flag, records the runs it did not
+    find in the metrics (`partial.missing_runs`), and the claims checker reports what needs them
+    NOT RUN. The input list changes as jobs are built, so Snakemake reruns the aggregate then.
+    """
+    if not partial_build():
+        return list(paths)
+    return [p for p in paths if Path(p).exists()]
 
 
 def validate_block(key):

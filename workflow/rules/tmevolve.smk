@@ -185,8 +185,8 @@ rule tmevolve_oracles:
 
 rule tmevolve_aggregate:
     input:
-        train=list(TMEVOLVE_TRAIN_FILES),
-        oracles=list(TMEVOLVE_ORACLE_FILES),
+        train=built(TMEVOLVE_TRAIN_FILES),
+        oracles=built(TMEVOLVE_ORACLE_FILES),
     output:
         metrics="results/tmevolve/metrics.json",
     log:
@@ -194,10 +194,11 @@ rule tmevolve_aggregate:
     benchmark:
         "benchmarks/tmevolve/aggregate.tsv"
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("ablations", "grid", "cohort", "control_cohort")},
+        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("methods", "ablations", "grid", "cohort", "control_cohort")},
         runs=TMEVOLVE_RUNS,
-        train_cohorts=list(TMEVOLVE_TRAIN_FILES.values()),
-        oracle_cohorts=list(TMEVOLVE_ORACLE_FILES.values()),
+        partial=partial_build(),
+        train_cohorts=[TMEVOLVE_TRAIN_FILES[path] for path in built(TMEVOLVE_TRAIN_FILES)],
+        oracle_cohorts=[TMEVOLVE_ORACLE_FILES[path] for path in built(TMEVOLVE_ORACLE_FILES)],
     threads: 1
     resources:
         mem_mb=500,

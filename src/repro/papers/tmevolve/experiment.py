@@ -353,7 +353,10 @@ def _cohort_block(summaries: dict[str, dict[str, dict]], cfg: dict) -> dict:
     """``{task: {method: summary}}`` plus best baseline, ablation drops, the Q x K grid and shuffle drops."""
     out: dict = {task: dict(methods) for task, methods in summaries.items()}
     out["best_baseline"] = {}
+    compared = [m for m in cfg.get("methods", []) if m in BASELINES]
     for task, methods in summaries.items():
+        if any(m not in methods for m in compared):   # a partial build: the best of some baselines is not the best
+            continue
         base = {m: s for m, s in methods.items() if m in BASELINES and s["mean"] == s["mean"]}
         if base:
             best = max(base, key=lambda m: base[m]["mean"])
@@ -406,7 +409,9 @@ def aggregate_metrics(summaries: dict, cfg: dict) -> dict:
         drops = {v: methods["tmevolve"]["mean"] - methods[v]["mean"] for v in cfg.get("ablations", []) if v in methods}
         if drops:
             others = [d for v, d in drops.items() if v != "tmevolve_randcon"]
-            out["ablation"][task] = {"drop": drops, "max_drop_other_than_randcon": max(others) if others else None}
+            every = all(v in methods for v in cfg.get("ablations", []))   # else a partial build's max is not the max
+            out["ablation"][task] = {"drop": drops,
+                                     "max_drop_other_than_randcon": max(others) if others and every else None}
             if methods.get("tmevolve_randcon", {}).get("per_unit"):  # each other ablation minus random concepts, paired
                 out["ablation"][task]["other_minus_randcon"] = {
                     v: _paired_diff(methods[v], methods["tmevolve_randcon"])
@@ -525,11 +530,33 @@ def collect_summaries(train_files: dict[str, str], oracle_files: dict[str, str],
             if task == "provenance":   # written by Job.write_metrics beside the tasks
                 continue
             out.setdefault(cohort, {}).setdefault(task, {}).update(oracles)
-    missing = [r for r in expected or [] if r.split("/")[2] not in out.get(r.split("/")[0], {}).get(r.split("/")[1], {})]
+    missing = missing_runs(out, expected or [])
     if missing:
         raise ValueError(f"tmevolve: no fold records for {missing[:5]}{' ...' if len(missing) > 5 else ''} in "
                          f"{sorted(train_files)[:3]} ...; rebuild the training jobs")
     return out
+
+
+def missing_runs(summaries: dict, expected: list[str]) -> list[str]:
+    """The ``cohort/task/method`` runs of ``expected`` that ``summaries`` lacks."""
+    return [r for r in expected if r.split("/")[2] not in summaries.get(r.split("/")[0], {}).get(r.split("/")[1], {})]
+
+
+def complete_runs(summaries: dict, expected: list[str]) -> tuple[dict, list[str]]:
+    """A partial build's summaries, cut to the runs it can compare, and the expected runs left out.
+
+    Within a task a run is kept only if it holds every (repeat, fold) unit that any run of that
+    task holds, so each comparison the claims make stays paired on the same units; a run with some
+    repeats not yet built is left out whole, as are runs with no job at all.
+    """
+    kept: dict = {}
+    for cohort, tasks in summaries.items():
+        for task, methods in tasks.items():
+            units = [set(s["per_unit"]["ids"]) for s in methods.values() if s.get("per_unit")]
+            every = set().union(*units) if units else set()
+            kept.setdefault(cohort, {})[task] = {m: s for m, s in methods.items()
+                                                 if not s.get("per_unit") or set(s["per_unit"]["ids"]) == every}
+    return kept, missing_runs(kept, expected)
 
 
 def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> np.ndarray | None:
