@@ -15,7 +15,7 @@ from scipy import stats
 
 import repro.llm
 from repro.llm.lora import LoraConfig, checkpoints, finetune_lora, loss_on
-from repro.llm.tiny import EOS, load_tiny, save_tiny
+from repro.llm.tiny import load_tiny, save_tiny
 
 from tests.llm.conftest import TINY_FACTS
 

@@ -197,7 +197,7 @@ def test_warm_up_step_is_adamw_with_weight_decay_after_clipping_the_gradient_nor
     clip = 1e-6
     monkeypatch.setattr(aim, "CLIP_NORM", clip)
     net, W, rows = _planted()
-    W_src, truth = W[:-12], W[-12:]
+    W_src = W[:-12]
     start = W_src.mean(0, keepdim=True).repeat(12, 1)
     lr, teacher = 0.01, W
     new, _, _ = aim.warm_up(net, W_src, start, rows, n_layers=2, steps=1, lr=lr, batch_size=4,

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 
-import networkx as nx
 import pytest
 import torch
 
 from repro.papers.opinion.game import EDGE_DIM, OWN_DIM, GameConfig, OpinionGame
-from repro.papers.opinion.graphs import from_networkx, real_graph
+from repro.papers.opinion.graphs import real_graph
 from repro.papers.opinion.experiment import TrainConfig, evaluate_agent, evaluate_baselines, train_agent
 from repro.rl.marl import GraphAttention, GraphBatch, RecurrentGraphPolicy, _replay, rollout, scatter_softmax
 from repro.rl.ppo import gae

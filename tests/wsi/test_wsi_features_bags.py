@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from repro.wsi.bags import Bag, build_bags, load_bags, patch_types_from_truth, read_bag_attrs, write_bags
-from repro.wsi.features import create_encoder, extract_features, read_features, write_features
+from repro.wsi.features import create_encoder, extract_features, read_features
 from repro.wsi.pipeline import features_step, patch_step, tissue_step
 
 ENCODERS = {"efficientnet_lite0": {"kind": "efficientnet_lite0"},

@@ -59,7 +59,7 @@ def test_slides_are_deterministic_per_seed(tmp_path, small_cfg):
     SMALL = small_cfg
     a = generate_slide("S0001", 1, 5, SMALL, tmp_path / "a.tiff", tmp_path / "a.npz")
     b = generate_slide("S0001", 1, 5, SMALL, tmp_path / "b.tiff", tmp_path / "b.npz")
-    c = generate_slide("S0001", 1, 6, SMALL, tmp_path / "c.tiff", tmp_path / "c.npz")
+    generate_slide("S0001", 1, 6, SMALL, tmp_path / "c.tiff", tmp_path / "c.npz")
     assert (tmp_path / "a.tiff").read_bytes() == (tmp_path / "b.tiff").read_bytes()
     assert a == b
     ta, tc = np.load(tmp_path / "a.npz")["type_map"], np.load(tmp_path / "c.npz")["type_map"]

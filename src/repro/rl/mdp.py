@@ -124,7 +124,7 @@ def policy_iteration(P: np.ndarray, R: np.ndarray, gamma: float, *, max_iter: in
     pi : array (..., S, A), one-hot
     """
     P, R = _check(P, R, gamma)
-    S, A = P.shape[-3], P.shape[-2]
+    A = P.shape[-2]
     action = np.broadcast_to(np.argmax(R, axis=-1), P.shape[:-2]).copy()  # (..., S)
     eye = np.eye(A)
     for _ in range(max_iter):

@@ -29,7 +29,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 __all__ = ["benchmark_slide", "main"]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -24,6 +25,9 @@ from repro.config import from_dict
 from repro.methods.distill.features import SplitFeatures
 from repro.metrics.retrieval import retrieval_recall
 from repro.seeding import job_seed, torch_generator
+
+if TYPE_CHECKING:  # annotations only
+    from repro.methods.distill.core import DistilledSet
 
 __all__ = ["StudentConfig", "student_config", "DualProjection", "make_student", "contrastive_loss", "train_heads",
            "evaluate_heads", "evaluate_distilled", "evaluation_inits"]

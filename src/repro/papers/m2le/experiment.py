@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -69,6 +69,9 @@ from repro.papers.m2le.model import (BackboneConfig, LoraBackbone, accuracy, fis
 from repro.papers.m2le.synth import Sequence, Task, make_sequence
 from repro.registry import Registry
 from repro.seeding import job_seed
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["TrainConfig", "METHODS", "build_sequence", "backbone_config", "pretrain_backbone", "run_method", "run_unit",
            "aggregate", "table1", "cl_metrics", "MODULATION_BINS", "ORDER"]

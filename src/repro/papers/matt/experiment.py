@@ -158,7 +158,6 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
     ``cfg``: context, batch_size, lr, budgets (target tokens, ascending), aux_dim, and ``aim``
     (n_layers, steps, lr, batch_size, n_rows).
     """
-    gen = torch_generator(seed)
     t0 = time.process_time()
     new = torch.tensor(initial_rows(src, method, data["ukrainian_train"], cfg["aux_dim"]), dtype=src.W_src.dtype)
     record = {"method": method, "seed": seed, "checkpoints": [], "aim_loss": [], "aim_tokens": 0}

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import io
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np

@@ -48,9 +48,13 @@ def from_networkx(g: nx.Graph, weight: str | None = None) -> Graph:
         if u == v:
             continue
         wt = float(data.get(weight, 1.0)) if weight else 1.0
-        src.append(idx[u]); dst.append(idx[v]); w.append(wt)
+        src.append(idx[u])
+        dst.append(idx[v])
+        w.append(wt)
         if not g.is_directed():
-            src.append(idx[v]); dst.append(idx[u]); w.append(wt)
+            src.append(idx[v])
+            dst.append(idx[u])
+            w.append(wt)
     order = np.lexsort((np.asarray(src), np.asarray(dst)))
     return Graph(len(nodes), np.asarray(src, np.int64)[order], np.asarray(dst, np.int64)[order],
                  np.asarray(w, np.float64)[order])
