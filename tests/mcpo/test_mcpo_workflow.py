@@ -28,6 +28,11 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
         trained = metrics["kl_reverse"][key]["per_unit"]["values"]
         floor = metrics["kl_reverse"]["pi_ref"]["per_unit"]["values"]
         assert all(t < f for t, f in zip(trained, floor)), key
+    # task (ii) on the tiny reference: the oracle pi* is the planted target, its forms the reference's
+    arith = metrics["arithmetic"]
+    assert max(arith["kl_reverse"]["pi_star"]["per_unit"]["values"]) == pytest.approx(0.0, abs=1e-9)
+    assert max(arith["form_tv"]["pi_ref"]["per_unit"]["values"]) == pytest.approx(0.0, abs=1e-9)
+    assert set(arith["pass1"]) == {"alpha0", "alpha1", "rloo", "pi_star", "pi_ref"}
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
@@ -37,13 +42,20 @@ def test_presets_are_valid(scale):
     jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
 
 
-@pytest.mark.parametrize("dotted", ["seedz", "bandit.task.n_prompt", "bandit.train.step"])
+@pytest.mark.parametrize("dotted", ["seedz", "bandit.task.n_prompt", "bandit.train.step", "arithmetic.train.step",
+                                    "arithmetic.model.nam"])
 def test_a_misspelt_key_is_rejected_with_its_path(dotted):
     preset = copy.deepcopy(CONFIG["small"])
     *parents, leaf = dotted.split(".")
     functools.reduce(dict.__getitem__, parents, preset)[leaf] = 1
     message = preset_error(preset, SCHEMA, "mcpo.small")
     assert message.startswith(f"mcpo.small.{dotted}: unknown key"), message
+
+
+def test_an_unknown_reference_kind_is_refused():
+    preset = copy.deepcopy(CONFIG["small"])
+    preset["arithmetic"]["model"]["kind"] = "huge"
+    assert "arithmetic.model.kind" in preset_error(preset, SCHEMA, "mcpo.small")
 
 
 def test_a_sweep_without_the_reverse_kl_end_is_refused():

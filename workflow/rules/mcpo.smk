@@ -2,7 +2,10 @@
 # DAG: task (i) per {seed}: one task instance, MCPO at every alpha + reverse-KL RLOO + oracle pi* + floor
 #      pi_ref, evaluated exactly -> aggregate (metrics.json, tidy table) -> fig1 (pass@1, pass@k vs alpha),
 #      fig2 (mode coverage, divergence vs alpha), table1. The seed is the unit of every claim.
-# Not built: task (ii) arithmetic with SmolLM2-135M + LoRA, task (iii) safety and its fig3 (claims NOT RUN).
+# Task (ii) per {seed}: templated arithmetic with three answer forms, SmolLM2-135M (tiny model at smoke,
+#      trained here with planted form shares) + a LoRA adapter per alpha and for RLOO, exact metrics over
+#      the candidates -> the same aggregate (metrics.json's "arithmetic" block).
+# Not built: task (iii) safety and its fig3 (claims NOT RUN).
 from repro.papers.mcpo import grid as mcpo_grid
 
 
@@ -39,9 +42,54 @@ rule mcpo_bandit:
         "../scripts/mcpo/bandit.py"
 
 
+rule mcpo_arith_tiny:
+    output:
+        model="results/mcpo/arithmetic/tiny/model.safetensors",
+        config="results/mcpo/arithmetic/tiny/config.json",
+    log:
+        "logs/mcpo/arithmetic/tiny.log",
+    benchmark:
+        "benchmarks/mcpo/arithmetic/tiny.tsv"
+    params:
+        cfg=lambda wc: mcpo_grid.arith_config(preset("mcpo")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/mcpo/arith_tiny.py"
+
+
+rule mcpo_arithmetic:
+    input:
+        model=lambda wc: mcpo_grid.arith_base(preset("mcpo")),
+    output:
+        run="results/mcpo/arithmetic/seed{seed}.json",
+    log:
+        "logs/mcpo/arithmetic/seed{seed}.log",
+    benchmark:
+        "benchmarks/mcpo/arithmetic/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: mcpo_grid.arith_config(preset("mcpo")),
+    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/mcpo/arithmetic.py"
+
+
 rule mcpo_aggregate:
     input:
         runs=lambda wc: mcpo_grid.run_targets(preset("mcpo")),
+        arith=lambda wc: mcpo_grid.arith_targets(preset("mcpo")),
     output:
         metrics="results/mcpo/metrics.json",
         tidy="results/mcpo/summary.csv",

@@ -44,7 +44,7 @@ from repro.llm.torchlm import TorchLM
 from repro.logs import progress
 from repro.seeding import job_seed, make_rng
 
-__all__ = ["LoraConfig", "LoraResult", "finetune_lora", "load_lora", "checkpoints", "encode_examples", "loss_on",
+__all__ = ["LoraConfig", "LoraResult", "finetune_lora", "add_adapter", "load_lora", "checkpoints", "encode_examples", "loss_on",
            "lm_loss"]
 
 log = logging.getLogger(__name__)
@@ -176,6 +176,21 @@ def _save(out_dir: Path, step: int, peft_model, opt: torch.optim.Optimizer, loss
     return final
 
 
+def add_adapter(lm: TorchLM, cfg: LoraConfig, seed: int):
+    """Inject fresh LoRA adapters (``cfg``'s targets, rank, alpha) into ``lm.module`` in place.
+
+    The initialisation is drawn from ``(seed, "lora-init")`` inside ``torch.random.fork_rng``; B = 0,
+    so the adapted model equals the base one until trained. Returns the peft model and the trainable
+    parameters (the adapters only), for a caller that writes its own training loop.
+    """
+    import peft
+
+    with torch.random.fork_rng(devices=[]):  # peft draws A's initialisation from torch's global generator
+        torch.manual_seed(job_seed(seed, "lora-init"))
+        peft_model = peft.get_peft_model(lm.module, _peft_config(cfg, lm))
+    return peft_model, [p for p in lm.module.parameters() if p.requires_grad]
+
+
 def finetune_lora(lm: TorchLM, data, cfg: LoraConfig, out_dir: str | os.PathLike, seed: int, *,
                   resume: bool = True, on_step: Callable[[int, float], None] | None = None) -> LoraResult:
     """Train LoRA adapters on ``lm`` (see the module docstring); returns the adapted model and losses.
@@ -193,10 +208,7 @@ def finetune_lora(lm: TorchLM, data, cfg: LoraConfig, out_dir: str | os.PathLike
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     examples = encode_examples(lm, data, completion_only=cfg.completion_only, max_length=cfg.max_length)
-    with torch.random.fork_rng(devices=[]):  # peft draws A's initialisation from torch's global generator
-        torch.manual_seed(job_seed(seed, "lora-init"))
-        peft_model = peft.get_peft_model(lm.module, _peft_config(cfg, lm))
-    params = [p for p in lm.module.parameters() if p.requires_grad]
+    peft_model, params = add_adapter(lm, cfg, seed)
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     start, losses = 0, []
     done = checkpoints(out_dir) if resume else []

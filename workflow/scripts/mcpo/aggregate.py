@@ -5,7 +5,12 @@ from repro.jobs import Job
 from repro.papers.mcpo.experiment import aggregate
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
-runs = {int(p.rsplit("seed", 1)[1].split(".")[0]): read_json(p) for p in snakemake.input.runs}  # noqa: F821
-metrics, tidy = aggregate(runs, job.cfg)
+
+
+def by_seed(paths):
+    return {int(p.rsplit("seed", 1)[1].split(".")[0]): read_json(p) for p in paths}
+
+
+metrics, tidy = aggregate(by_seed(snakemake.input.runs), job.cfg, by_seed(snakemake.input.arith))  # noqa: F821
 save_csv(tidy, snakemake.output.tidy)  # noqa: F821
 job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

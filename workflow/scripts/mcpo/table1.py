@@ -7,4 +7,4 @@ from repro.papers.mcpo.experiment import table1
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 save_table(table1(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,  # noqa: F821
-           title="mcpo task (i): metrics by alpha (mean +- s.e. over seeds); tasks (ii), (iii) not run")
+           title="mcpo tasks (i) bandit and (ii) arithmetic: metrics by alpha (mean +- s.e. over seeds); task (iii) not run")

@@ -126,14 +126,11 @@ def run_seed(cfg: dict[str, Any], data_seed: int, train_seed: int) -> dict[str, 
             "n_hard": int(task.hard.sum()), "methods": methods}
 
 
-def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFrame]:
-    """metrics.json (per-seed samples for the claims) and the tidy per-(seed, method) table."""
-    if not runs:
-        raise ValueError("aggregate: no runs")
-    if cfg["claim_k"] not in cfg["ks"]:
-        raise ValueError(f"mcpo: claim_k = {cfg['claim_k']} is not one of bandit.ks {cfg['ks']}")
+def _summarise(runs: dict[int, dict[str, Any]], alphas: list[float], claim_k: int,
+               label: str) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Per-(seed, method) rows and, per metric and method, the per-seed samples the claims read."""
     require_paired({m: {s: (r["data_seed"], r["train_seed"]) for s, r in runs.items()}
-                    for m in next(iter(runs.values()))["methods"]}, "mcpo task (i)")
+                    for m in next(iter(runs.values()))["methods"]}, label)
     rows = []
     for seed, run in sorted(runs.items()):
         alpha_of = {alpha_key(a): a for a in run["alphas"]}
@@ -141,34 +138,63 @@ def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any]) -> tuple[dic
             rows.append({"seed": seed, "method": method, "alpha": alpha_of.get(method, np.nan), **m})
     tidy = pd.DataFrame(rows)
     names = [c for c in tidy.columns if c not in ("seed", "method", "alpha")]
-    metrics: dict[str, Any] = {"task": "bandit", "seeds": sorted(runs), "alphas": cfg["alphas"]}
+    metrics: dict[str, Any] = {"seeds": sorted(runs), "alphas": alphas}
     for name in names:
         metrics[name] = {}
         for method, part in tidy.groupby("method", sort=True):
             part = part.sort_values("seed")
             metrics[name][method] = {"mean": float(part[name].mean()),
                                      "per_unit": sample(part[name], [f"seed{s}" for s in part.seed], "seed")}
-    passk = f"pass{cfg['claim_k']}"
-    metrics["passk"] = metrics[passk]          # the claims' pass@k, k = claim_k
-    if "rloo" in set(tidy.method) and 0.0 in [float(a) for a in cfg["alphas"]]:
+    metrics["passk"] = metrics[f"pass{claim_k}"]          # the claims' pass@k, k = claim_k
+    if "rloo" in set(tidy.method) and 0.0 in [float(a) for a in alphas]:
         # alpha = 0 against the independently written reverse-KL recipe, per seed (paired differences)
         ours, rloo = (tidy[tidy.method == m].set_index("seed").sort_index() for m in (alpha_key(0.0), "rloo"))
         ids = [f"seed{s}" for s in ours.index]
         metrics["alpha0_minus_rloo"] = {name: sample(ours[name] - rloo[name], ids, "seed")
-                                        for name in ("pass1", "kl_reverse")}
+                                        for name in names if name in ("pass1", "kl_reverse", "form_entropy")}
+    return metrics, tidy
+
+
+def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any],
+              arith_runs: dict[int, dict[str, Any]] | None = None) -> tuple[dict[str, Any], pd.DataFrame]:
+    """metrics.json (per-seed samples for the claims) and the tidy per-(task, seed, method) table.
+
+    Task (i)'s metrics sit at the top level (as before task (ii) was built), task (ii)'s under
+    ``arithmetic``; the tidy table's ``task`` column says which is which.
+    """
+    if not runs:
+        raise ValueError("aggregate: no runs")
+    for name, part in (("bandit", cfg), ("arithmetic", cfg.get("arithmetic"))):
+        if part is not None and cfg["claim_k"] not in part["ks"]:
+            raise ValueError(f"mcpo: claim_k = {cfg['claim_k']} is not one of {name}.ks {part['ks']}")
+    body, tidy = _summarise(runs, cfg["alphas"], cfg["claim_k"], "mcpo task (i)")
+    metrics: dict[str, Any] = {"task": "bandit", **body}
+    tidy.insert(0, "task", "bandit")
+    if arith_runs:
+        metrics["arithmetic"], arith = _summarise(arith_runs, cfg["arithmetic"]["alphas"], cfg["claim_k"],
+                                                  "mcpo task (ii)")
+        arith.insert(0, "task", "arithmetic")
+        tidy = pd.concat([tidy, arith], ignore_index=True)
     return metrics, tidy
 
 
 def table1(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Mean +- s.e. over seeds of every metric per method (alphas in order, then baseline, oracle, floor)."""
-    cols = [c for c in tidy.columns if c not in ("seed", "method", "alpha")]
+    """Mean +- s.e. over seeds of every metric per task and method (alphas in order, then baseline, oracle, floor)."""
+    if "task" not in tidy.columns:
+        tidy = tidy.assign(task="bandit")
+    return pd.concat([_table1_task(part.dropna(axis=1, how="all").assign(alpha=part.alpha), task)
+                      for task, part in tidy.groupby("task", sort=False)], ignore_index=True)
+
+
+def _table1_task(tidy: pd.DataFrame, task: str) -> pd.DataFrame:
+    cols = [c for c in tidy.columns if c not in ("task", "seed", "method", "alpha")]
     references = ("rloo", "pi_star", "pi_ref")
     swept = tidy[~tidy.method.isin(references)].drop_duplicates("method").sort_values("alpha").method.tolist()
     order = swept + [m for m in references if m in set(tidy.method)]
     out = []
     for method in order:
         part = tidy[tidy.method == method]
-        row = {"method": method, "alpha": part.alpha.iloc[0], "n_seeds": len(part)}
+        row = {"task": task, "method": method, "alpha": part.alpha.iloc[0], "n_seeds": len(part)}
         for c in cols:
             se = part[c].std(ddof=1) / np.sqrt(len(part)) if len(part) > 1 else float("nan")
             row[c] = f"{part[c].mean():.3f} +- {se:.3f}"

@@ -1,7 +1,7 @@
 """mcpo figures: Fig. 1 (pass@1 and pass@k vs alpha) and Fig. 2 (mode coverage and divergence vs alpha).
 
-Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV). Only task (i) is
-built; the LM tasks (ii, iii) are not, and the figures say so in their titles.
+Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV): task (i) in the top
+row, task (ii) (arithmetic, when built) in the bottom row. Task (iii) is not built; the titles say so.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ COLORS = Palette({"mcpo": "#D55E00", "rloo": "#0072B2", "pi_star": "#000000", "p
 REFERENCES = {"rloo": "reverse-KL RLOO", "pi_star": "oracle pi*", "pi_ref": "floor pi_ref"}
 
 
-def curve_table(tidy: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Mean and s.e. over seeds of each metric per method (alpha NaN for the references), long form."""
+def curve_table(tidy: pd.DataFrame, metrics: list[str], task: str = "bandit") -> pd.DataFrame:
+    """Mean and s.e. over seeds of each metric of ``task`` per method (alpha NaN for the references), long form."""
+    if "task" in tidy.columns:
+        tidy = tidy[tidy.task == task].drop(columns="task")
     out = []
     for (method, metric), part in tidy.melt(id_vars=["seed", "method", "alpha"], value_vars=metrics,
                                             var_name="metric").groupby(["method", "metric"], sort=True):
         n = len(part)
-        out.append({"task": "bandit", "method": method, "alpha": part.alpha.iloc[0], "metric": metric,
+        out.append({"task": task, "method": method, "alpha": part.alpha.iloc[0], "metric": metric,
                     "mean": part.value.mean(), "se": part.value.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0,
                     "n_seeds": n})
     return pd.DataFrame(out).sort_values(["metric", "alpha", "method"], na_position="last").reset_index(drop=True)
@@ -47,27 +49,50 @@ def _panel(ax, table: pd.DataFrame, metric: str, label: str) -> None:
     ax.set_ylabel(label)
 
 
+def _rows(table: pd.DataFrame) -> list[str]:
+    return [t for t in ("bandit", "arithmetic") if t in set(table.task)]
+
+
+TITLES = {"bandit": "task (i) bandit", "arithmetic": "task (ii) arithmetic (LM + LoRA)"}
+NOT_RUN = "task (iii) safety not run"
+
+
 def fig1(table: pd.DataFrame, k: int):
-    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.8))
-    _panel(axes[0], table, "pass1", "pass@1")
-    _panel(axes[1], table, f"pass{k}", f"pass@{k}")
-    axes[0].legend(fontsize=6)
-    fig.suptitle("task (i) bandit; tasks (ii) arithmetic and (iii) safety not run", fontsize=8)
+    tasks = _rows(table)
+    fig, axes = plt.subplots(len(tasks), 2, figsize=(7.0, 2.8 * len(tasks)), squeeze=False)
+    for row, task in zip(axes, tasks):
+        part = table[table.task == task]
+        _panel(row[0], part, "pass1", "pass@1")
+        _panel(row[1], part, f"pass{k}", f"pass@{k}")
+        row[0].set_title(TITLES[task], fontsize=8)
+    axes[0, 0].legend(fontsize=6)
+    fig.suptitle(NOT_RUN, fontsize=8)
     fig.tight_layout()
     return fig
 
 
 def fig2(table: pd.DataFrame):
-    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.8))
-    _panel(axes[0], table, "coverage", "mode coverage of pi*")
-    axes[0].legend(fontsize=6)
-    for metric, marker, name in (("kl_reverse", "o", "KL(pi || pi*)"), ("kl_forward", "^", "KL(pi* || pi)")):
-        curve = table[(table.metric == metric) & table.alpha.notna()].sort_values("alpha")
-        axes[1].errorbar(curve.alpha, curve["mean"], yerr=curve.se, color=COLORS("mcpo"), marker=marker, ms=3,
-                         capsize=2, label=f"MCPO {name}")
-    axes[1].set_xlabel("alpha (0: reverse KL, 1: forward KL)")
-    axes[1].set_ylabel("divergence to pi*")
-    axes[1].legend(fontsize=6)
-    fig.suptitle("task (i) bandit; tasks (ii) arithmetic and (iii) safety not run", fontsize=8)
+    tasks = _rows(table)
+    fig, axes = plt.subplots(len(tasks), 2, figsize=(7.0, 2.8 * len(tasks)), squeeze=False)
+    for row, task in zip(axes, tasks):
+        part = table[table.task == task]
+        _panel(row[0], part, "coverage", "mode coverage of pi*")
+        row[0].set_title(TITLES[task], fontsize=8)
+        lines = (("kl_reverse", "o", "KL(pi || pi*)"), ("kl_forward", "^", "KL(pi* || pi)"))
+        if task == "arithmetic":
+            lines = (("form_tv", "o", "TV of forms to pi*'s"), ("form_entropy", "^", "form entropy (nats)"))
+        for metric, marker, name in lines:
+            curve = part[(part.metric == metric) & part.alpha.notna()].sort_values("alpha")
+            row[1].errorbar(curve.alpha, curve["mean"], yerr=curve.se, color=COLORS("mcpo"), marker=marker, ms=3,
+                            capsize=2, label=f"MCPO {name}")
+            ref = part[(part.metric == metric) & (part.method == "pi_star")]
+            if task == "arithmetic" and len(ref):
+                row[1].axhline(ref["mean"].iloc[0], color=COLORS("pi_star"), linestyle="--", linewidth=0.8,
+                               marker=None, label=f"oracle pi* {name}")
+        row[1].set_xlabel("alpha (0: reverse KL, 1: forward KL)")
+        row[1].set_ylabel("divergence to pi*" if task == "bandit" else "forms")
+        row[1].legend(fontsize=6)
+    axes[0, 0].legend(fontsize=6)
+    fig.suptitle(NOT_RUN, fontsize=8)
     fig.tight_layout()
     return fig

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["seeds", "run_targets", "run_config", "aggregate_config"]
+__all__ = ["seeds", "run_targets", "run_config", "aggregate_config", "arith_targets", "arith_config", "arith_base"]
 
 
 def seeds(cfg: dict) -> list[int]:
@@ -26,4 +26,28 @@ def run_config(cfg: dict) -> dict[str, Any]:
 
 
 def aggregate_config(cfg: dict) -> dict[str, Any]:
-    return {"alphas": cfg["bandit"]["alphas"], "ks": cfg["bandit"]["ks"], "claim_k": cfg["claim_k"]}
+    out = {"alphas": cfg["bandit"]["alphas"], "ks": cfg["bandit"]["ks"], "claim_k": cfg["claim_k"]}
+    if "arithmetic" in cfg:
+        out["arithmetic"] = {"alphas": cfg["arithmetic"]["alphas"], "ks": cfg["arithmetic"]["ks"]}
+    return out
+
+
+def arith_targets(cfg: dict, prefix: str = "results/mcpo/arithmetic") -> list[str]:
+    """Task (ii)'s per-seed results (none when the preset has no ``arithmetic`` block)."""
+    if "arithmetic" not in cfg:
+        return []
+    return [f"{prefix}/seed{s}.json" for s in range(cfg["arithmetic"]["seeds"])]
+
+
+def arith_config(cfg: dict) -> dict[str, Any]:
+    """What one seed's job of task (ii) reads."""
+    keys = ("model", "task", "train", "alphas", "ks", "mode_mass", "cover_mass", "reverse_kl_baseline")
+    return {k: cfg["arithmetic"][k] for k in keys if k in cfg["arithmetic"]}
+
+
+def arith_base(cfg: dict) -> str:
+    """The reference model's weights file: a tiny model trained here, or the cached pretrained one."""
+    model = cfg["arithmetic"]["model"]
+    if model["kind"] == "tiny":
+        return "results/mcpo/arithmetic/tiny/model.safetensors"
+    return f"resources/llm/{model['name']}/model.safetensors"

@@ -1,0 +1,245 @@
+"""MCPO task (ii): a language model + LoRA on templated arithmetic with several valid answer forms.
+
+Each prompt asks for a sum after three shots, one per form ("2 plus 3 is five.\\n1 plus 6 is = 7.\\n4
+plus 4 is 8.\\n7 plus 5 is"). Its responses are a finite
+candidate set: the correct sum and one wrong sum (off by one, side drawn per prompt), each written in
+``forms`` ways (" 12", " twelve", " = 12"); reward 1 for the correct sum in any form, 0 otherwise.
+The policy is the language model restricted to the candidate set, pi(y|x) = p_LM(y|x) / sum_c
+p_LM(c|x) (every metric is then exact, and sampling from it is exact); its trainable part is a LoRA
+adapter (:func:`repro.llm.lora.add_adapter`), the reference pi_ref the same model without it.
+
+Planted truth (closed form): pi*(y|x) = pi_ref(y|x) exp(r / beta) / Z over the candidates. Every valid
+form has the same reward, so pi*'s form distribution among correct answers is the reference's own,
+pi*(form | correct) = pi_ref(form | correct): a fit that matches pi* keeps the reference's forms in
+the reference's proportions while moving mass from the wrong sum to the right one. Measured per
+policy on held-out prompts (averaged over prompts): accuracy (pass@1, mass on the correct sum),
+pass@k = 1 - (1 - pass@1)^k, the entropy of its form distribution among correct answers and its
+total-variation distance to pi*'s (the planted one), mode coverage (share of pi*'s modes, candidates
+with pi* >= ``mode_mass``, given at least ``cover_mass``), and KL(pi || pi*), KL(pi* || pi).
+
+Training: per round, ``prompts_per_step`` training prompts, K candidates sampled per prompt from the
+current policy (the behaviour policy mu), then ``epochs`` Adam updates of the adapter with MCPO's
+grouped self-normalised, baseline-centred estimator (:func:`repro.rl.alpha_divergence.mcpo_loss`,
+the code of task (i)) or the reverse-KL baseline (RLOO on the KL-penalised reward,
+:func:`repro.rl.alpha_divergence.reverse_kl_pg_loss`, reused without importance correction).
+
+Deviations and choices the paper leaves open: responses are scored candidates, not free generations
+(the response space is the candidate set, so pi* is exact); two sums x three forms per prompt; a
+prompt template without the chat template; one LoRA adapter per method, fresh from the same seed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from repro.llm.lora import LoraConfig, add_adapter
+from repro.rl.alpha_divergence import alpha_divergence, log_tilted_target, mcpo_loss, reverse_kl_pg_loss
+from repro.seeding import make_rng
+
+__all__ = ["ArithConfig", "ArithTrain", "FORMS", "number_word", "make_prompts", "candidate_logp", "train_arith",
+           "evaluate_arith", "tiny_corpus", "run_arith_seed"]
+
+log = logging.getLogger(__name__)
+
+_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = {2: "twenty", 3: "thirty", 4: "forty", 5: "fifty", 6: "sixty", 7: "seventy", 8: "eighty", 9: "ninety"}
+
+#: Answer forms: a template of the number n and its English word w.
+FORMS = {"digits": " {n}", "word": " {w}", "equals": " = {n}"}
+
+
+def number_word(n: int) -> str:
+    """English word of 0 <= n < 100 ("twenty-one")."""
+    if not 0 <= n < 100:
+        raise ValueError(f"number_word: {n} is outside 0..99")
+    if n < 20:
+        return _ONES[n]
+    tens, ones = divmod(n, 10)
+    return _TENS[tens] + ("" if ones == 0 else "-" + _ONES[ones])
+
+
+@dataclass(frozen=True)
+class ArithConfig:
+    n_train: int = 32            # training prompts per seed
+    n_eval: int = 32             # held-out prompts per seed
+    max_operand: int = 9         # operands drawn from 1..max_operand
+    forms: tuple[str, ...] = ("digits", "word", "equals")
+    beta: float = 0.2            # KL coefficient of pi*
+    # three shots, one per form (SmolLM2-135M's reference then spreads its mass over the forms)
+    template: str = "2 plus 3 is five.\n1 plus 6 is = 7.\n4 plus 4 is 8.\n{a} plus {b} is"
+
+
+@dataclass(frozen=True)
+class ArithTrain:
+    steps: int = 20              # sampling rounds
+    prompts_per_step: int = 4
+    group: int = 8               # K candidates sampled per prompt (the estimator's group)
+    epochs: int = 2              # Adam updates per round
+    lr: float = 2e-3             # Adam learning rate on the adapter
+    rank: int = 8
+    lora_alpha: float = 16.0
+    targets: tuple[str, ...] = ("q_proj", "v_proj")
+
+
+def make_prompts(cfg: ArithConfig, seed: int) -> dict[str, Any]:
+    """Prompts, candidates (per prompt: sums x forms, row-major), rewards and forms; train and eval splits."""
+    bad = [f for f in cfg.forms if f not in FORMS]
+    if bad or len(cfg.forms) < 2:
+        raise ValueError(f"arithmetic.task.forms: need >= 2 of {sorted(FORMS)}; got {list(cfg.forms)}")
+    if cfg.max_operand < 2 or 2 * cfg.max_operand + 1 >= 100:
+        raise ValueError(f"arithmetic.task.max_operand must be in 2..49; got {cfg.max_operand}")
+    rng = make_rng(seed)
+    n = cfg.n_train + cfg.n_eval
+    a, b = rng.integers(1, cfg.max_operand + 1, size=(2, n))
+    side = rng.choice([-1, 1], size=n)
+    prompts, cands, reward = [], [], []
+    for i in range(n):
+        s = int(a[i] + b[i])
+        prompts.append(cfg.template.format(a=int(a[i]), b=int(b[i])))
+        row, rew = [], []
+        for value, r in ((s, 1.0), (s + int(side[i]), 0.0)):
+            for f in cfg.forms:
+                row.append(FORMS[f].format(n=value, w=number_word(value)))
+                rew.append(r)
+        cands.append(row)
+        reward.append(rew)
+    return {"prompts": prompts, "candidates": cands, "reward": torch.tensor(reward, dtype=torch.float64),
+            "n_train": cfg.n_train, "forms": list(cfg.forms)}
+
+
+def candidate_logp(lm, prompts: list[str], candidates: list[list[str]], *, grad: bool) -> torch.Tensor:
+    """log pi(y|x) over each prompt's candidates (P, C): the model's sequence log-probabilities, renormalised."""
+    tok = lm.tokenizer
+    ctx = [tok.encode(p, prompt=True) for p in prompts]
+    seqs, spans = [], []
+    for c_ids, row in zip(ctx, candidates):
+        for cand in row:
+            t = tok.encode(cand, prompt=False)
+            seqs.append(c_ids + t)
+            spans.append((len(c_ids), len(t)))
+    with torch.set_grad_enabled(grad):
+        ids, mask, pos = lm._right_padded(seqs)
+        logits, _ = lm.core.forward(ids, mask, pos)
+        lp = torch.log_softmax(logits.float(), -1)
+        total = []
+        for row, (c, n) in enumerate(spans):
+            tgt = ids[row, c:c + n]
+            total.append(lp[row, c - 1:c - 1 + n].gather(-1, tgt[:, None]).sum())
+        seq = torch.stack(total).reshape(len(prompts), -1).double()
+    return seq - torch.logsumexp(seq, 1, keepdim=True)
+
+
+def train_arith(lm, data: dict[str, Any], ref_logp: torch.Tensor, method: str, alpha: float | None,
+                cfg: ArithTrain, beta: float, seed: int) -> None:
+    """Train a fresh LoRA adapter on ``lm`` (in place) with ``method`` "mcpo" (at ``alpha``) or "rloo"."""
+    if method not in ("mcpo", "rloo"):
+        raise ValueError(f"method must be 'mcpo' or 'rloo'; got {method!r}")
+    _, params = add_adapter(lm, LoraConfig(targets=tuple(cfg.targets), rank=cfg.rank, alpha=cfg.lora_alpha), seed)
+    opt = torch.optim.Adam(params, lr=cfg.lr)
+    gen = torch.Generator().manual_seed(seed)
+    n_train = data["n_train"]
+    reward, log_target = data["reward"], log_tilted_target(ref_logp, data["reward"], beta)
+    lm.module.train()
+    try:
+        for _ in range(cfg.steps):
+            idx = torch.randperm(n_train, generator=gen)[:cfg.prompts_per_step]
+            prompts = [data["prompts"][i] for i in idx]
+            cands = [data["candidates"][i] for i in idx]
+            rows = idx[:, None]
+            for epoch in range(cfg.epochs):
+                logp_all = candidate_logp(lm, prompts, cands, grad=True)                  # (B, C)
+                if epoch == 0:  # the behaviour policy mu is the policy before this round's updates
+                    ys = torch.multinomial(logp_all.detach().exp(), cfg.group, replacement=True, generator=gen)
+                    behaviour = logp_all.detach().gather(1, ys)                           # (B, K)
+                logp = logp_all.gather(1, ys)
+                if method == "mcpo":
+                    loss = mcpo_loss(logp, behaviour, log_target[rows, ys], alpha)
+                else:
+                    loss = reverse_kl_pg_loss(logp, ref_logp[rows, ys], reward[rows, ys], beta)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    finally:
+        lm.module.eval()
+
+
+@torch.no_grad()
+def evaluate_arith(logp: torch.Tensor, target_logp: torch.Tensor, reward: torch.Tensor, n_forms: int,
+                   ks: list[int], mode_mass: float, cover_mass: float) -> dict[str, float]:
+    """Exact metrics of a policy log pi (P, C) on candidates laid out as (sum, form), row-major."""
+    pi, star = logp.exp(), target_logp.exp()
+    correct = reward > 0
+    pass1 = (pi * correct).sum(1)                                                    # (P,)
+    forms = (pi * correct).reshape(len(pi), -1, n_forms).sum(1) / pass1[:, None]      # (P, F) given correct
+    forms_star = (star * correct).reshape(len(pi), -1, n_forms).sum(1)
+    forms_star = forms_star / forms_star.sum(1, keepdim=True)
+    modes = star >= mode_mass
+    out = {"pass1": pass1.mean().item(),
+           "form_entropy": (-(forms * forms.clamp_min(1e-300).log()).sum(1)).mean().item(),
+           "form_tv": (0.5 * (forms - forms_star).abs().sum(1)).mean().item(),
+           "coverage": (((pi >= cover_mass) & modes).sum() / modes.sum()).item(),
+           "kl_reverse": alpha_divergence(target_logp, logp, 0.0).mean().item(),
+           "kl_forward": alpha_divergence(target_logp, logp, 1.0).mean().item()}
+    for k in ks:
+        out[f"pass{k}"] = (1 - (1 - pass1) ** k).mean().item()
+    return out
+
+
+def tiny_corpus(cfg: ArithConfig, shares: list[float], n_docs: int, seed: int) -> list[str]:
+    """Lines "a plus b is <answer>." whose answer form is drawn with probabilities ``shares`` (planted).
+
+    A tiny model trained on them is a reference whose form distribution is known (about ``shares``);
+    the sums are correct, so the forms, not the arithmetic, are what it learns in a few steps.
+    """
+    if len(shares) != len(cfg.forms) or min(shares) < 0 or not np.isclose(sum(shares), 1.0):
+        raise ValueError(f"arithmetic.model.form_shares must be {len(cfg.forms)} probabilities summing to 1; "
+                         f"got {shares}")
+    rng = make_rng(seed)
+    a, b = rng.integers(1, cfg.max_operand + 1, size=(2, n_docs))
+    f = rng.choice(len(cfg.forms), size=n_docs, p=shares)
+    return [f"{x} plus {y} is" + FORMS[cfg.forms[k]].format(n=x + y, w=number_word(int(x + y))) + "."
+            for x, y, k in zip(a, b, f)]
+
+
+def run_arith_seed(load_model, cfg: dict[str, Any], data_seed: int, train_seed: int,
+                   alpha_key) -> dict[str, Any]:
+    """Every alpha, the reverse-KL baseline, the oracle pi* and the floor pi_ref on one seed's prompts.
+
+    ``load_model()`` returns a fresh copy of the reference model (each method trains its own adapter).
+    Metrics are on the held-out prompts; the same on the training prompts carry the prefix ``train_``.
+    """
+    task = ArithConfig(**{k: (tuple(v) if k == "forms" else v) for k, v in cfg["task"].items()})
+    train = ArithTrain(**{k: (tuple(v) if k == "targets" else v) for k, v in cfg["train"].items()})
+    data = make_prompts(task, data_seed)
+    lm = load_model()
+    ref_logp = candidate_logp(lm, data["prompts"], data["candidates"], grad=False)
+    target = log_tilted_target(ref_logp, data["reward"], task.beta)
+    target = target - torch.logsumexp(target, 1, keepdim=True)
+    splits = {"": slice(data["n_train"], None), "train_": slice(0, data["n_train"])}
+    ev = dict(n_forms=len(task.forms), ks=cfg["ks"], mode_mass=cfg["mode_mass"], cover_mass=cfg["cover_mass"])
+
+    def metrics(logp: torch.Tensor) -> dict[str, float]:
+        out = {}
+        for prefix, part in splits.items():
+            m = evaluate_arith(logp[part], target[part], data["reward"][part], **ev)
+            out.update({prefix + k: v for k, v in m.items()})
+        return out
+
+    methods = {"pi_star": metrics(target), "pi_ref": metrics(ref_logp)}
+    runs = [("mcpo", float(a)) for a in cfg["alphas"]]
+    if cfg.get("reverse_kl_baseline", True):
+        runs.append(("rloo", None))
+    for method, alpha in runs:
+        lm = load_model()
+        train_arith(lm, data, ref_logp, method, alpha, train, task.beta, train_seed)
+        key = alpha_key(alpha) if method == "mcpo" else "rloo"
+        methods[key] = metrics(candidate_logp(lm, data["prompts"], data["candidates"], grad=False))
+        log.info("arithmetic %s: %s", key, methods[key])
+    return {"data_seed": data_seed, "train_seed": train_seed, "alphas": [float(a) for a in cfg["alphas"]],
+            "forms": data["forms"], "methods": methods}
