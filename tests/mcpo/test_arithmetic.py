@@ -75,6 +75,20 @@ def test_tiny_reference_learns_the_planted_form_shares(tiny_reference):
     assert np.abs(shares - [0.6, 0.1, 0.3]).max() < 0.15, shares
 
 
+def test_candidate_scores_equal_the_layers_logprobs_renormalised_in_any_batching(tiny_reference):
+    """Two implementations agree: candidate_logp (differentiable, batched) and TorchLM.logprobs."""
+    data = make_prompts(ArithConfig(n_train=5, n_eval=0), seed=7)
+    ours = candidate_logp(tiny_reference, data["prompts"], data["candidates"], grad=False, batch_prompts=2)
+    flat = tiny_reference.logprobs([p for p, row in zip(data["prompts"], data["candidates"]) for _ in row],
+                                   [c for row in data["candidates"] for c in row])
+    layer = torch.tensor(flat, dtype=torch.float64).reshape(5, 6)
+    assert torch.allclose(ours, layer - torch.logsumexp(layer, 1, keepdim=True), atol=1e-5)
+    whole = candidate_logp(tiny_reference, data["prompts"], data["candidates"], grad=True)
+    assert whole.requires_grad and torch.allclose(whole.detach(), ours, atol=1e-6)
+    with pytest.raises(ValueError, match="one row of candidates per prompt"):
+        candidate_logp(tiny_reference, data["prompts"], data["candidates"][:-1], grad=False)
+
+
 @pytest.mark.parametrize("alpha, divergence", [(0.0, "kl_reverse"), (1.0, "kl_forward")])
 def test_training_moves_the_policy_toward_the_planted_target(tiny_reference, alpha, divergence):
     """MCPO at alpha lowers its own divergence to pi* (alpha 0: KL(pi || pi*), alpha 1: KL(pi* || pi))

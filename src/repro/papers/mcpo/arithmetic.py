@@ -113,25 +113,38 @@ def make_prompts(cfg: ArithConfig, seed: int) -> dict[str, Any]:
             "n_train": cfg.n_train, "forms": list(cfg.forms)}
 
 
-def candidate_logp(lm, prompts: list[str], candidates: list[list[str]], *, grad: bool) -> torch.Tensor:
-    """log pi(y|x) over each prompt's candidates (P, C): the model's sequence log-probabilities, renormalised."""
+def candidate_logp(lm, prompts: list[str], candidates: list[list[str]], *, grad: bool,
+                   batch_prompts: int = 8) -> torch.Tensor:
+    """log pi(y|x) over each prompt's candidates (P, C): the model's sequence log-probabilities, renormalised.
+
+    Without ``grad`` the prompts go through the model ``batch_prompts`` at a time (memory stays
+    bounded at any number of prompts); with it, in one batch (the graph of one training round).
+    Each candidate's log-softmax is taken only at its own positions, as ``TorchLM.score_tokens`` does.
+    """
+    if len({len(row) for row in candidates}) != 1 or len(candidates) != len(prompts):
+        raise ValueError("candidate_logp: one row of candidates per prompt, every row of the same length")
+    step = len(prompts) if grad else max(1, batch_prompts)
+    return torch.cat([_candidate_logp(lm, prompts[i:i + step], candidates[i:i + step], grad)
+                      for i in range(0, len(prompts), step)])
+
+
+def _candidate_logp(lm, prompts: list[str], candidates: list[list[str]], grad: bool) -> torch.Tensor:
     tok = lm.tokenizer
-    ctx = [tok.encode(p, prompt=True) for p in prompts]
     seqs, spans = [], []
-    for c_ids, row in zip(ctx, candidates):
+    for prompt, row in zip(prompts, candidates):
+        c_ids = tok.encode(prompt, prompt=True)
         for cand in row:
             t = tok.encode(cand, prompt=False)
             seqs.append(c_ids + t)
-            spans.append((len(c_ids), len(t)))
+            spans.append((len(c_ids), t))
     with torch.set_grad_enabled(grad):
         ids, mask, pos = lm._right_padded(seqs)
         logits, _ = lm.core.forward(ids, mask, pos)
-        lp = torch.log_softmax(logits.float(), -1)
         total = []
-        for row, (c, n) in enumerate(spans):
-            tgt = ids[row, c:c + n]
-            total.append(lp[row, c - 1:c - 1 + n].gather(-1, tgt[:, None]).sum())
-        seq = torch.stack(total).reshape(len(prompts), -1).double()
+        for row, (c, t) in enumerate(spans):   # logits at position j predict token j + 1
+            lp = torch.log_softmax(logits[row, c - 1:c - 1 + len(t)].float(), -1)
+            total.append(lp.gather(-1, torch.tensor(t, device=lp.device)[:, None]).sum())
+        seq = torch.stack(total).reshape(len(prompts), -1).double().cpu()
     return seq - torch.logsumexp(seq, 1, keepdim=True)
 
 
@@ -192,10 +205,14 @@ def evaluate_arith(logp: torch.Tensor, target_logp: torch.Tensor, reward: torch.
 
 
 def tiny_corpus(cfg: ArithConfig, shares: list[float], n_docs: int, seed: int) -> list[str]:
-    """Lines "a plus b is <answer>." whose answer form is drawn with probabilities ``shares`` (planted).
+    """Documents "<the prompt's shots>a plus b is <answer>." whose answer form is drawn with
+    probabilities ``shares`` (planted).
 
-    A tiny model trained on them is a reference whose form distribution is known (about ``shares``);
-    the sums are correct, so the forms, not the arithmetic, are what it learns in a few steps.
+    Each document is a task prompt (``cfg.template``, shots included) followed by its answer, so a
+    tiny model trained on them is a reference whose form distribution after exactly that prompt is
+    known (about ``shares``; on bare lines without the shots a tiny model puts nearly all its mass on
+    digits after the shots). The sums are correct, so the forms, not the arithmetic, are what it
+    learns in a few steps.
     """
     if len(shares) != len(cfg.forms) or min(shares) < 0 or not np.isclose(sum(shares), 1.0):
         raise ValueError(f"arithmetic.model.form_shares must be {len(cfg.forms)} probabilities summing to 1; "
@@ -203,7 +220,7 @@ def tiny_corpus(cfg: ArithConfig, shares: list[float], n_docs: int, seed: int) -
     rng = make_rng(seed)
     a, b = rng.integers(1, cfg.max_operand + 1, size=(2, n_docs))
     f = rng.choice(len(cfg.forms), size=n_docs, p=shares)
-    return [f"{x} plus {y} is" + FORMS[cfg.forms[k]].format(n=x + y, w=number_word(int(x + y))) + "."
+    return [cfg.template.format(a=int(x), b=int(y)) + FORMS[cfg.forms[k]].format(n=x + y, w=number_word(int(x + y))) + "."
             for x, y, k in zip(a, b, f)]
 
 

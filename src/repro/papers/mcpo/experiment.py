@@ -18,13 +18,15 @@ usual GRPO-style practice, minus the ratio clipping). Metrics are exact sums ove
 Choices the paper leaves open: the factorised policy class (it makes the fit misspecified, as an LM
 of finite capacity and training is; with a class that contains pi* every alpha converges to the
 same point); Adam, ``epochs`` reuses of each batch; K, beta, the floors of the coverage metric.
-Deviations: tasks (ii) arithmetic with SmolLM2-135M + LoRA and (iii) the safety set are not built.
+Task (ii) (arithmetic, a language model + LoRA) is in :mod:`repro.papers.mcpo.arithmetic` with the
+same metric definitions; :func:`aggregate` takes both. Deviation: task (iii), the safety set, is not
+built.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
