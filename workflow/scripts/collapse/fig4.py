@@ -1,0 +1,11 @@
+"""collapse_fig4: neural diagnostics over generations, with and without real-data injection."""
+
+import pandas as pd
+
+from repro.figures.style import save
+from repro.jobs import Job
+from repro.papers.collapse.figures import fig4, fig4_table
+
+Job.from_snakemake(snakemake)  # noqa: F821
+df = fig4_table(pd.read_csv(snakemake.input.neural))  # noqa: F821
+save(fig4(df), df, snakemake.output.pdf)  # noqa: F821
