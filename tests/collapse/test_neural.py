@@ -10,9 +10,11 @@ import pytest
 import torch
 
 from repro.papers.collapse import grid
-from repro.papers.collapse.neural import (DDPM, VAE, LossGeometry, NeuralConfig, VaDE, _class_stats, auc, draw_real,
-                                          effective_rank, forward_marginal, prediction_auc, prepare_pool, run_neural,
-                                          summarise_neural, train, train_classifier)
+from repro.papers.collapse.figures import fig4_table
+from repro.papers.collapse.neural import (DDPM, VAE, LossGeometry, NeuralConfig, VaDE, _change, _class_stats, auc,
+                                          draw_real, effective_rank, forward_marginal, neural_generations_table,
+                                          prediction_auc, prepare_pool, run_neural, summarise_neural, train,
+                                          train_classifier)
 
 
 def _flat_hessian(geo: LossGeometry) -> np.ndarray:
@@ -28,6 +30,25 @@ def test_lanczos_top_hessian_matches_exact_hessian(make):
     exact = np.linalg.eigvalsh(_flat_hessian(geo))[::-1]
     got = geo.top_hessian(k=3, n_iter=geo.dim, seed=0)  # a full Krylov space: Ritz values are exact
     np.testing.assert_allclose(got, exact[:3], rtol=1e-3, atol=1e-4)
+
+
+def test_decoder_curvature_is_the_trace_of_the_decoder_hessian_block():
+    """Hutchinson against the exact trace of H restricted to the decoder, per decoder parameter.
+
+    Tolerance from sampling error: a Rademacher probe's v^T H_dd v has variance 2 (||H_dd||_F^2 - Σ diag²),
+    so the mean of P probes is within 4 standard errors of the exact trace.
+    """
+    torch.manual_seed(0)
+    model = VAE(4, 3, 2)
+    x = torch.rand(12, 4)
+    geo = LossGeometry(model, x, model.noise(x, torch.Generator().manual_seed(4)))
+    m = geo.decoder_mask.bool().numpy()
+    h = _flat_hessian(geo)[np.ix_(m, m)]
+    probes = 2000
+    sd = math.sqrt(2 * ((h ** 2).sum() - (np.diag(h) ** 2).sum()) / probes) / m.sum()
+    got = geo.decoder_trace(probes, seed=0)
+    assert got == pytest.approx(np.trace(h) / m.sum(), abs=4 * sd)
+    assert m.sum() == sum(p.numel() for n, p in model.named_parameters() if n.startswith("dec."))
 
 
 def test_gauss_newton_matches_explicit_jacobian():
@@ -167,6 +188,14 @@ def test_run_is_deterministic_and_summarises(mnist_pool):
     assert metrics["vade"]["injected_fraction"] == 0.5 and "loss_auc_curvature" in metrics["vade"]["synthetic_only"]
 
 
+def test_change_needs_both_ends_measured():
+    """A failed LLC chain at generation 0 (nan) must not turn a later generation into the baseline."""
+    gens = [{"llc": math.nan}, {"llc": 5.0}, {"llc": 3.0}]
+    assert math.isnan(_change(gens, "llc"))
+    assert _change([{"llc": 4.0}, {}, {"llc": 3.0}], "llc") == -1.0
+    assert math.isnan(_change([{"llc": 4.0}, {"llc": 3.0}, {}], "llc"))
+
+
 def test_bad_input_is_named():
     cfg = NeuralConfig()
     x, y = np.zeros((4, 28, 28, 1), np.float32), np.array([0, 1, 2, 3])
@@ -180,5 +209,7 @@ def test_bad_input_is_named():
         grid.neural_targets({"neural": {"models": ["vae"], "injections": [0.4], "seeds": 1}})
     with pytest.raises(ValueError, match="neural.remote"):
         grid.neural_data_config({"neural": {"models": ["vae"], "injections": [0.0], "seeds": 1}}, "remote")
+    with pytest.raises(ValueError, match="neural block"):
+        fig4_table(neural_generations_table([]))
     with pytest.raises(ValueError, match="unknown model"):
         run_neural({}, "gan", inject=0.0, seed=0, pool_x=np.zeros((10, 196), np.float32), pool_y=np.zeros(10, int))

@@ -13,5 +13,5 @@ metrics, generations = summarise(records, survival_level=job.cfg["survival_level
 neural = [read_json(path) for path in snakemake.input.neural]  # noqa: F821
 metrics["neural"] = summarise_neural(neural) if neural else None
 save_csv(generations, snakemake.output.generations)  # noqa: F821
-save_csv(neural_generations_table(neural) if neural else generations.iloc[:0], snakemake.output.neural)  # noqa: F821
+save_csv(neural_generations_table(neural), snakemake.output.neural)  # noqa: F821
 job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

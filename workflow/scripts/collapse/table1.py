@@ -1,4 +1,4 @@
-"""collapse_table1: survival per injection fraction; LLC vs stratum RLCT; slopes per extinction and curvature."""
+"""collapse_table1: survival per injection fraction; LLC vs stratum RLCT; slopes per extinction and curvature; the neural runs' changes per model and arm."""
 
 from repro.figures.style import save_table
 from repro.io import read_json
@@ -8,4 +8,4 @@ from repro.papers.collapse.figures import table1
 Job.from_snakemake(snakemake)  # noqa: F821
 metrics = read_json(snakemake.input.metrics)  # noqa: F821
 save_table(table1(metrics), snakemake.output.csv,  # noqa: F821
-           title="collapse: recursive EM on a labelled Gaussian mixture", float_format="{:.4g}")
+           title="collapse: recursive EM on a labelled Gaussian mixture; neural recursion (VAE, VaDE, DDPM)", float_format="{:.4g}")

@@ -183,7 +183,27 @@ def table1(metrics: dict) -> pd.DataFrame:
             est, lo, hi, n = _summary(geo.get(key))
             rows.append({"quantity": f"{label}, {inject}", "estimate": est, "low": lo, "high": hi,
                          "n": n, "note": "mean over replicates, t 95%"})
+    for model, node in (metrics.get("neural") or {}).items():
+        if model == "n_runs":
+            continue
+        for arm in ("synthetic_only", "injected"):
+            arm_label = "synthetic only" if arm == "synthetic_only" else f"fresh-data fraction {node['injected_fraction']:g}"
+            for key, label in NEURAL_TABLE_ROWS.items():
+                if key not in node.get(arm, {}):
+                    continue
+                est, lo, hi, n = _summary(node[arm][key])
+                rows.append({"quantity": f"neural {model}: {label}, {arm_label}", "estimate": est, "low": lo,
+                             "high": hi, "n": n, "note": "mean over seeds, t 95%"})
     return pd.DataFrame(rows)
+
+
+#: The neural part's rows of Table 1 (metrics["neural"][model][arm] keys).
+NEURAL_TABLE_ROWS = {"llc_change": "LLC(G) - LLC(0)", "gn_erank_change": "Gauss-Newton eff. rank change",
+                     "feature_erank_change": "feature eff. rank change",
+                     "decoder_curvature_change": "decoder curvature change",
+                     "class_tv_final": "class TV to planted at G", "digits_lost_final": "digits lost at G",
+                     "loss_auc_curvature": "AUC of low cluster curvature for later loss",
+                     "loss_auc_weight": "AUC of low cluster weight for later loss"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -198,6 +218,8 @@ ARMS = Palette({"synthetic only": "#D55E00", "injection": "#0072B2"})
 
 def fig4_table(neural: pd.DataFrame) -> pd.DataFrame:
     """The synthetic-only and largest-fraction runs, long: model, arm, seed, generation, metric, value."""
+    if neural.empty:
+        raise ValueError("collapse fig4: no neural runs; the preset needs a collapse.<scale>.neural block")
     injects = sorted(neural.inject.unique())
     df = neural[neural.inject.isin([injects[0], injects[-1]])].copy()
     df["arm"] = np.where(df.inject == 0, "synthetic only", "injection")

@@ -45,7 +45,14 @@ The spec's "neural part at CPU scale" (nothing beyond the abstract is known; eve
 Deviations and open choices: warm-started retraining each generation (not from scratch: VaDE's
 clusters keep their identity, and it is cheaper); the diagnostics are taken at the end of a
 generation's training, not at an exact minimum (so the LLC chain may find lower loss); the GN rank
-counts only the top ``gn_k`` eigenvalues.
+counts only the top ``gn_k`` eigenvalues, and for the VAE and VaDE it is the Gauss-Newton matrix of
+the reconstruction term only (outputs: the decoder logits; the KL term's curvature is left out); the
+"decoder block" of the DDPM is its output MLP (``out.``); the DDPM's features are taken at t = 0 on
+clean images (its inputs at t = 0, unlike a clean image at any large t). The LLC's L_n is the
+per-image training loss with frozen noise: the negative ELBO for the VAE and VaDE (a bound, not the
+log-likelihood the theory's L_n is), the denoising mean squared error for the DDPM (a loss at an
+arbitrary temperature), so its values are compared across generations and arms of one model, never
+across models or with a theoretical RLCT.
 """
 
 from __future__ import annotations
@@ -292,7 +299,7 @@ class VaDE(VAE):
 
         h = torch.func.hessian(f)(self.mu_c.detach())                       # (K, Z, K, Z)
         k, z = self.mu_c.shape
-        return np.array([float(torch.diagonal(h[c, :, c, :]).sum()) / z for c in range(k)])
+        return np.array([float(torch.diagonal(h[c, :, c, :]).sum().detach()) / z for c in range(k)])
 
 
 def _time_embedding(t, dim=32):
@@ -327,7 +334,9 @@ class DDPM(nn.Module):
         return self.loss(x, noise)
 
     def features(self, x, t=None):
-        t = torch.full((len(x),), self.steps // 2) if t is None else t
+        """Last hidden layer of the denoiser on images x in [0, 1] at step t (default 0: clean images are
+        its input only at the first steps; at t = T/2 its inputs are mostly noise, ᾱ ~ 0.08 at T = 100)."""
+        t = torch.zeros(len(x), dtype=torch.long) if t is None else t
         return torch.nn.functional.silu(self.body(torch.cat([x * 2 - 1, _time_embedding(t)], 1)))
 
     def x0_hat(self, xt, t):
@@ -499,7 +508,7 @@ class LossGeometry:
             w = torch.as_tensor(w_np, dtype=torch.float32).requires_grad_(True)
             value = self.loss(w)
             (g,) = torch.autograd.grad(value, w)
-            return float(value), g.double().numpy()
+            return float(value.detach()), g.double().numpy()
         return f
 
 
@@ -623,6 +632,8 @@ def neural_generations_table(records: list[dict[str, Any]]):
     """One row per (model, inject, seed, generation) with the scalars of :data:`NEURAL_COLUMNS`."""
     import pandas as pd
 
+    if not records:
+        return pd.DataFrame(columns=["model", "inject", "seed", "generation", *NEURAL_COLUMNS])
     rows = []
     for r in records:
         for g in r["generations"]:
@@ -672,8 +683,9 @@ def _seed_sample(values: dict[int, float], why: str):
 
 
 def _change(gens: list[dict], key: str) -> float:
-    vals = [g[key] for g in gens if key in g and np.isfinite(g[key])]
-    return float(vals[-1] - vals[0]) if len(vals) >= 2 and key in gens[0] and key in gens[-1] else math.nan
+    """``key`` at generation G minus at generation 0; nan unless both are measured and finite."""
+    first, last = gens[0].get(key, math.nan), gens[-1].get(key, math.nan)
+    return float(last - first) if len(gens) >= 2 and np.isfinite(first) and np.isfinite(last) else math.nan
 
 
 def summarise_neural(records: list[dict[str, Any]]) -> dict[str, Any]:
