@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from repro.methods.immunization.curvature import condition_number, exact_hessian, extremal_eigenvalues, hvp
-from repro.methods.immunization.regularizers import plateau, r_ill, r_well
+from repro.methods.immunization.regularizers import EPS, plateau, r_ill, r_well
 
 
 def _mlp_loss(seed: int, d_in: int = 4, hidden: int = 5, n: int = 30):
@@ -50,27 +50,82 @@ def test_linear_probe_hessian_is_feature_covariance():
     assert condition_number(eigs) == pytest.approx(ev[-1] / ev[0], rel=1e-6)
 
 
-def test_r_well_zero_iff_perfectly_conditioned_and_bounds_kappa():
-    q, _ = torch.linalg.qr(torch.randn(20, 4, dtype=torch.float64))
-    assert float(r_well(3.0 * q)) == pytest.approx(0.0, abs=1e-10)
+def _diag_phi(d, n: int = 12) -> torch.Tensor:
+    """Phi = [diag(d); 0] (n x p): singular values d, Gram matrix S = diag(d^2)."""
+    d = torch.as_tensor(d, dtype=torch.float64)
+    return torch.cat([torch.diag(d), torch.zeros(n - len(d), len(d), dtype=torch.float64)])
+
+
+def test_r_well_r_ill_closed_form_on_a_diagonal_phi():
+    # S = Phi^T Phi = diag(lam), lam = d^2: r1 = (lam_max + EPS)^2 / 2 - sum lam^2 / (2p), r2 = 1 / (sum lam^2 / (2p)
+    # - (lam_min + EPS)^2 / 2); in Phi: d r1 / d Phi_ii = 2 (lam_max + EPS) d_max [i = max] - 2 d_i^3 / p and
+    # d r2 / d Phi_ii = -(2 d_i^3 / p - 2 (lam_min + EPS) d_min [i = min]) r2^2, zero off the diagonal.
+    d = torch.tensor([3.0, 2.0, 1.5, 0.5], dtype=torch.float64)
+    lam, p = d ** 2, 4
+    phi = _diag_phi(d).requires_grad_(True)
+    r1 = r_well(phi)
+    assert float(r1) == pytest.approx(float((lam[0] + EPS) ** 2 / 2 - (lam ** 2).sum() / (2 * p)), rel=1e-12)
+    g1, = torch.autograd.grad(r1, phi)
+    want = -2 * d ** 3 / p
+    want[0] += 2 * (lam[0] + EPS) * d[0]
+    assert torch.allclose(g1, _diag_phi(want), atol=1e-9)
+    r2 = r_ill(phi)
+    denom = (lam ** 2).sum() / (2 * p) - (lam[-1] + EPS) ** 2 / 2
+    assert float(r2) == pytest.approx(float(1 / denom), rel=1e-12)
+    g2, = torch.autograd.grad(r2, phi)
+    dd = 2 * d ** 3 / p
+    dd[-1] -= 2 * (lam[-1] + EPS) * d[-1]
+    assert torch.allclose(g2, _diag_phi(-dd / denom ** 2), atol=1e-12)
+    # on the Gram matrix, not on Phi: the singular values enter squared (the reference's S, not sigma)
+    assert float(r1) != pytest.approx(float(d[0] ** 2 / 2 - (d ** 2).sum() / (2 * p)), rel=0.1)
+
+
+def test_r_well_zero_at_kappa_one_and_bounds_kappa():
+    q, _ = torch.linalg.qr(torch.randn(20, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1)))
+    assert float(r_well(3.0 * q)) == pytest.approx(9 * EPS, abs=1e-9)  # lambda = 9: only the EPS shift is left
     m = q @ torch.diag(torch.tensor([5.0, 2.0, 1.0, 0.5], dtype=torch.float64))
-    s = torch.linalg.svdvals(m)
-    kappa2 = float(s[0] / s[-1]) ** 2
-    assert float(r_well(m)) > 0
-    assert kappa2 == pytest.approx((2 * float(r_well(m)) + float((s ** 2).mean())) / float(s[-1]) ** 2)
-    # gradient of R_well is sigma_max u v^T - M / p (the reference's S1 gradient)
-    mm = m.clone().requires_grad_(True)
-    r_well(mm).backward()
-    u, sv, vh = torch.linalg.svd(m, full_matrices=False)
-    assert torch.allclose(mm.grad, sv[0] * torch.outer(u[:, 0], vh[0]) - m / 4, atol=1e-10)
+    lam = torch.linalg.svdvals(m) ** 2  # eigenvalues of the probe Hessian's S = M^T M
+    assert float((lam[0] / lam[-1]) ** 2) == pytest.approx(
+        float(2 * r_well(m) + (lam ** 2).mean()) / float(lam[-1]) ** 2, rel=1e-6)
 
 
-def test_r_ill_small_for_ill_conditioned():
-    q, _ = torch.linalg.qr(torch.randn(20, 3, dtype=torch.float64))
+def test_r_well_r_ill_agree_with_the_reference_on_a_random_matrix():
+    # The reference's training loss (models/model.py reg_loss) on S = Phi^T Phi, K = p, written out from its
+    # definition, and its S1_gradients (the gradient of r1 in S: lambda_max v v^T - S / p), mapped to Phi by
+    # the chain rule d/dPhi = 2 Phi d/dS (S symmetric): both must equal ours on a random Phi.
+    g = torch.Generator().manual_seed(4)
+    phi = torch.randn(40, 6, dtype=torch.float64, generator=g) @ torch.diag(
+        torch.tensor([4.0, 2.0, 1.5, 1.0, 0.7, 0.2], dtype=torch.float64))
+    s = phi.T @ phi
+    ev = torch.linalg.eigvalsh(s + 1e-6 * torch.eye(6, dtype=torch.float64))
+    k = phi.shape[1]
+    ref_r1 = ev.max() ** 2 / 2 - torch.norm(s, p="fro") ** 2 / (2 * k)
+    ref_r2 = 1 / (torch.norm(s, p="fro") ** 2 / (2 * k) - ev[ev > 1e-6].min() ** 2 / 2)
+    assert float(r_well(phi)) == pytest.approx(float(ref_r1), rel=1e-10)
+    assert float(r_ill(phi)) == pytest.approx(float(ref_r2), rel=1e-10)
+    u, sig, vh = torch.linalg.svd(s)
+    grad_s = sig[0] * torch.outer(u[:, 0], vh[0]) - s / k  # S1_gradients(S)
+    pp = phi.clone().requires_grad_(True)
+    r_well(pp).backward()
+    assert torch.allclose(pp.grad, 2 * phi @ grad_s, rtol=1e-6, atol=1e-6)
+    # r2's gradient in S: (lambda_min v v^T - S / p) / denominator^2 (the direction of S2_gradients)
+    v = torch.linalg.eigh(s)[1][:, 0]
+    grad_s2 = (ev[0] * torch.outer(v, v) - s / k) * float(ref_r2) ** 2
+    pp = phi.clone().requires_grad_(True)
+    r_ill(pp).backward()
+    assert torch.allclose(pp.grad, 2 * phi @ grad_s2, rtol=1e-6, atol=1e-12)
+
+
+def test_r_ill_small_for_ill_conditioned_and_skips_a_null_space():
+    q, _ = torch.linalg.qr(torch.randn(20, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2)))
     mild = q @ torch.diag(torch.tensor([1.0, 1.0, 0.9], dtype=torch.float64))
-    bad = q @ torch.diag(torch.tensor([1.0, 1.0, 1e-3], dtype=torch.float64))
+    bad = q @ torch.diag(torch.tensor([1.0, 1.0, 1e-2], dtype=torch.float64))
     assert float(r_ill(bad)) < float(r_ill(mild))
-    assert float(r_ill(bad)) == pytest.approx(1 / (0.5 * (2 + 1e-6) / 3 - 0.5e-6))
+    assert float(r_ill(bad)) == pytest.approx(1 / ((2 + 1e-8) / 6 - (1e-4 + EPS) ** 2 / 2), rel=1e-9)
+    # a zero column (rank deficient, as the reference's 64-sample batches of 784 features): lambda_min is the
+    # smallest eigenvalue above EPS, not the null space's
+    rank2 = q @ torch.diag(torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64))
+    assert float(r_ill(rank2)) == pytest.approx(1 / ((16 + 1) / 6 - (1 + EPS) ** 2 / 2), rel=1e-9)
 
 
 def test_plateau_zero_gradient_at_flat_point_and_bad_input():

@@ -91,3 +91,20 @@ def test_full_fine_tuning_adversary_trains_the_extractor_and_stalls_at_the_zero_
     # theta = 0 and w = 0: every gradient is exactly zero, so no optimiser moves (a planted flat start)
     stuck = adversary(xh, yh, xh, yh, optimizer="adam", lr=0.05, checkpoints=[200], theta=torch.zeros_like(theta0))
     assert stuck[0] == pytest.approx(chance)
+
+
+def test_objective_weighs_each_curvature_term_by_its_release_value(planted):
+    # R_well and R_ill (on the feature Gram matrix) are divided by their values at the release: each weighted term
+    # equals its weight there, whatever the features' scale (the reference's raw lambdas are in its data's units)
+    from repro.methods.immunization.extractors import LinearExtractor
+    from repro.methods.immunization.regularizers import r_ill
+    from repro.methods.immunization.train import Objective
+
+    xh, yh, xb, theta0 = planted
+    for scale in (1.0, 10.0):
+        th = scale * theta0
+        obj = Objective(LinearExtractor(*theta0.shape), th, xh, yh, xb, w_well=2.0, w_ill=3.0)
+        zh, zb = xh @ th, xb @ th
+        assert float(obj.term("r_well", zh, zb)) == pytest.approx(2.0, rel=1e-10)
+        assert float(obj.term("r_ill", zh, zb)) == pytest.approx(3.0, rel=1e-10)
+        assert float(obj.term("r_ill", 2 * zh, zb)) == pytest.approx(3.0 * float(r_ill(2 * zh) / r_ill(zh)), rel=1e-10)

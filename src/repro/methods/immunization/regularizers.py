@@ -3,21 +3,35 @@
 For the squared loss of a linear probe w on z the Hessian in w is S = theta^T Sigma theta / n with
 Sigma the (uncentred) feature second moment, so its condition number is that of X @ theta.
 
-Condition-number baseline (Zheng et al., ICML 2025), on M = X @ theta with p its column count:
-- R_well(M) = 1/2 sigma_max(M)^2 - 1/(2p) ||M||_F^2 >= 0, zero iff every singular value is equal
-  (kappa = 1); minimised on the benign task. The bound it controls: sigma_max^2 = 2 R_well + mean_i
-  sigma_i^2, so kappa(M)^2 = (2 R_well + ||M||_F^2 / p) / sigma_min^2.
-- R_ill(M) = 1 / (1/(2p) ||M||_F^2 - 1/2 sigma_min(M)^2): minimising it pushes the mean squared
-  singular value away from the smallest one (the harmful task's kappa grows); minimised on the
-  harmful task.
-These match the gradients in the reference code (utils/loss.py, S1_gradients / S2_gradients: the
-sigma_max / sigma_min singular-vector terms minus S / p). DEVIATIONS: the reference's training loss
-(models/model.py ``reg_loss``) applies r1 / r2 to the feature Gram matrix S = Phi^T Phi (the
-unnormalised probe Hessian; its eigenvalues are sigma_i(M)^2, so r1 = (sigma_max^4 - mean sigma_i^4) / 2,
-eigenvalues of S + 1e-6 I); here they act on the features M = X @ theta themselves (sigma_i, not
-sigma_i^2; both vanish exactly at kappa = 1 and grow with the spread of the spectrum, but the
-reference weighs the top of the spectrum more); the reference's S2 normaliser uses ||S||_F / (2p) +
-sigma_min^2 / 2, read here as the derivative of R_ill above.
+Condition-number baseline (Zheng et al., ICML 2025), matched to the loss the reference trains with
+(amberyzheng/model-immunization-cond-num ``models/model.py`` ``Model.reg_loss``; the same formula in
+``utils/train_imagenet.py`` ``ImmuLoss.upper_bound_loss``): on the features Phi = M (n x p; the
+extractor's output, the layer its classifier reads: the linear map's output, the ResNet's pooled
+features) it forms the unnormalised Gram matrix S = Phi^T Phi (the probe Hessian
+up to 1/n; eigenvalues lambda_i = sigma_i(M)^2), takes the eigenvalues of S + EPS I in float64
+(``utils/loss.py`` ``condition_number``, EPS = 1e-6; lambda_min the smallest above EPS, so a
+rank-deficient batch's null space is skipped) and with K = p:
+- R_well = r1(S) = lambda_max^2 / 2 - ||S||_F^2 / (2p) = (sigma_max^4 - mean_i sigma_i^4) / 2 (+ the
+  EPS shift) >= 0, ~0 iff every singular value of M is equal (kappa = 1); minimised on the benign
+  task (D1, the reference's kept task). Its gradient in S is lambda_max v v^T - S / p, the
+  reference's ``S1_gradients``. The bound it controls: lambda_max^2 = 2 R_well + mean_i lambda_i^2,
+  so the probe Hessian's kappa^2 = (2 R_well + ||S||_F^2 / p) / lambda_min^2.
+- R_ill = r2(S) = 1 / (||S||_F^2 / (2p) - lambda_min^2 / 2): minimising it pushes the mean squared
+  eigenvalue away from the smallest one (the harmful task's kappa grows); minimised on the harmful
+  task (D2).
+The reference applies both to every mini-batch of its training loop (batch 64), beside the kept
+task's classification loss (weight 1; see ``train``). Remaining deviations: (1) S is formed over the
+whole training split of each task (full batch) and its value at the release normalises each term
+(``train.Objective``), where the reference weights raw values by per-dataset constants (MNIST:
+lambda_r1 = 1, lambda_r2 = 5e7; measured at its own start, 784 -> 784 linear, batches of 64, the
+weighted r2's gradient is ~3e-5 of r1's, a balance in its data's units that does not transfer to
+ours). (2) K = p, the feature width: ``ImmuLoss`` uses the features' width, ``Model.reg_loss`` the
+input's (X1.size(-1)), the same for its 784 -> 784 linear extractor. (3) The reference's
+``S2_gradients`` (never called in training) normalises by (||S||_F / (2p) + lambda_min^2 / 2)^2, not
+the square of r2's denominator; we follow the loss it trains with (autograd of r2). (4) Its linear
+extractor preconditions the weight gradient by (X^T X + lambda_reg I)^-1 (``models/linear.py``); our
+defences use plain Adam on every extractor. Until 2026-12-05 this module applied r1 / r2 to M itself
+(sigma_i, not sigma_i^2), with R_ill unnormalised (its gradient 1e-3 of R_well's at the release).
 The relative immunization ratio (RIR) of the reference is not reported: the rebuild reads the
 adversary's accuracy curve instead (what the spec's claims and Fig. 1 measure).
 
@@ -30,7 +44,10 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["r_well", "r_ill", "plateau"]
+__all__ = ["EPS", "gram_spectrum", "r_well", "r_ill", "plateau"]
+
+
+EPS = 1e-6  # the reference's ``lambda_diag``: S + 1e-6 I before its eigenvalues are taken
 
 
 def _check(m: torch.Tensor) -> None:
@@ -38,18 +55,26 @@ def _check(m: torch.Tensor) -> None:
         raise ValueError(f"need a tall 2-D matrix (n >= p); got shape {tuple(m.shape)}")
 
 
-def r_well(m: torch.Tensor) -> torch.Tensor:
-    """1/2 sigma_max(M)^2 - 1/(2p) ||M||_F^2 (zero iff M is perfectly conditioned)."""
+def gram_spectrum(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(eigenvalues of S + EPS I ascending, S) for S = M^T M, in float64 (the reference's ``condition_number``)."""
     _check(m)
-    s = torch.linalg.svdvals(m)
-    return 0.5 * s[0] ** 2 - 0.5 * (s ** 2).mean()
+    m64 = m.to(torch.float64)
+    s = m64.T @ m64
+    return torch.linalg.eigvalsh(s + EPS * torch.eye(s.shape[0], dtype=s.dtype)), s
+
+
+def r_well(m: torch.Tensor) -> torch.Tensor:
+    """r1 = lambda_max(S + EPS I)^2 / 2 - ||S||_F^2 / (2p), S = M^T M (~0 iff M is perfectly conditioned)."""
+    lam, s = gram_spectrum(m)
+    return (0.5 * lam[-1] ** 2 - (s ** 2).sum() / (2 * s.shape[0])).to(m.dtype)
 
 
 def r_ill(m: torch.Tensor) -> torch.Tensor:
-    """1 / (1/(2p) ||M||_F^2 - 1/2 sigma_min(M)^2) (small when M is ill conditioned; inf at kappa = 1)."""
-    _check(m)
-    s = torch.linalg.svdvals(m)
-    return 1.0 / (0.5 * (s ** 2).mean() - 0.5 * s[-1] ** 2)
+    """r2 = 1 / (||S||_F^2 / (2p) - lambda_min^2 / 2), lambda_min the smallest eigenvalue of S + EPS I above EPS
+    (small when M is ill conditioned; inf at kappa = 1)."""
+    lam, s = gram_spectrum(m)
+    lam_min = lam[lam > EPS].min()
+    return (1.0 / ((s ** 2).sum() / (2 * s.shape[0]) - 0.5 * lam_min ** 2)).to(m.dtype)
 
 
 def plateau(z: torch.Tensor, y: torch.Tensor, w: torch.Tensor, *, radius: float, n_samples: int,

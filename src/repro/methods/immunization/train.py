@@ -7,8 +7,9 @@ benign features, the head trained jointly with theta from the release's benign h
 f_theta0(X_benign)), and (ii) well conditioned with the condition-number baseline's R_well
 (normalised by its value at theta0, so the weights are dimensionless), and adds its harmful-task term:
 
-- ``condnum`` (Zheng et al., ICML 2025): w_ill * R_ill(X_harm theta), the harmful probe Hessian
-  made ill conditioned (see ``regularizers``).
+- ``condnum`` (Zheng et al., ICML 2025): w_ill * R_ill(f_theta(X_harm)) / R_ill(f_theta0(X_harm)), the
+  harmful probe Hessian made ill conditioned (R_well and R_ill on the feature Gram matrix Phi^T Phi, as
+  the reference; see ``regularizers`` for its definitions and the deviations named there).
 - ``ours`` (plateau + curvature conditioning): condnum's terms plus w_plateau times the plateau term
   (mean squared harmful-gradient norm over Gaussian perturbations, radius ``radius``, of the probe
   the adversary starts from: zero), normalised by its value at theta0.
@@ -86,7 +87,7 @@ class Objective:
     """The weighted, normalised terms of the defence objective (module docstring), one place for
     ``immunize`` and for the diagnostics that take each term's gradient apart.
 
-    The normalisers are measured at the release ``theta0``: R_well on the benign features, the
+    The normalisers are measured at the release ``theta0``: R_well on the benign features, R_ill and the
     plateau term on the harmful features with a generator seeded by ``seed``; the harmful probe
     starts at zero (``w0``). The task term's head is ``fit_task_head`` (the release's benign head).
     """
@@ -102,6 +103,7 @@ class Objective:
         self.w0 = torch.zeros(ext.width, int(y_harm.max()) + 1, dtype=theta0.dtype)
         with torch.no_grad():
             self.well0 = r_well(ext.features(theta0, x_benign)).clamp_min(1e-12)
+            self.ill0 = r_ill(ext.features(theta0, x_harm)).clamp_min(1e-300)
             self.plat0 = plateau(ext.features(theta0, x_harm), y_harm, self.w0, radius=radius, n_samples=n_samples,
                                  generator=torch.Generator().manual_seed(seed)).clamp_min(1e-12)
 
@@ -122,7 +124,7 @@ class Objective:
         if name == "task":
             return self.w_task * F.cross_entropy(zb @ head, y_benign)
         if name == "r_ill":
-            return self.w_ill * r_ill(zh)
+            return self.w_ill * r_ill(zh) / self.ill0
         if name == "plateau":
             return self.w_plateau * plateau(zh, self.y_harm, self.w0, radius=self.radius, n_samples=self.n_samples,
                                             generator=generator) / self.plat0

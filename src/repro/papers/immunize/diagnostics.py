@@ -5,7 +5,7 @@ parameters; ``<model>/none`` is the release theta0) and, per model and defence, 
 
 - the gradient norm in theta of each term of the objective (``repro.methods.immunization.train.Objective``,
   the one ``immunize`` minimises, with the preset's weights): ``r_well`` (R_well / R_well(theta0)), ``task``
-  (w_task x the benign head's cross-entropy), ``r_ill``, ``plateau`` (/ its value at theta0) and
+  (w_task x the benign head's cross-entropy), ``r_ill`` and ``plateau`` (each / its value at theta0) and
   ``booster``, split into the output layer (``out``) and every other parameter (``hid``: the shared
   hidden layers; empty for a linear extractor), at the release (``rel_``) and at the defended
   extractor (``def_``). The task loss's head: at the release the head ``immunize`` starts from
