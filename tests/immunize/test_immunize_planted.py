@@ -42,3 +42,32 @@ def test_aggregate_refuses_unpaired_units():
     record = {"checkpoints": [1], "models": {"mlp": {"release": {}, "methods": {"none": {}}}}}
     with pytest.raises(ValueError, match=r"missing \[\('mlp', 'ours', 0\)\]"):
         aggregate({0: record}, ["none", "ours"], ["mlp"])
+
+
+def _tiny_cfg(**adversary):
+    return {"models": ["linear", "mlp"], "methods": ["none", "condnum", "ours"], "data": {"k": 4},
+            "release": {"mlp": {"hidden": 4, "steps": 5, "lr": 0.01}},
+            "immunize": {"steps": 2, "lr": 0.01, "radius": 0.1, "n_samples": 1, "head_steps": 5},
+            "adversary": {"modes": ["probe", "full"], "grid": {"sgd": [0.1, 1.0]}, "checkpoints": [1, 2]} | adversary,
+            "utility": {"steps": 3, "lr": 0.05}, "service": {"rates": [0.0], "n_user": 20}, "relearn": {"n": 5, "lr": 0.05},
+            "scaling": {"hidden": [2, 3], "n": 20, "lanczos_iter": 5}}
+
+
+def test_full_grid_trims_one_models_full_adversary_and_aggregate_keeps_its_settings():
+    from repro.papers.immunize.experiment import run_unit
+
+    cfg = _tiny_cfg(full_grid={"mlp": {"sgd": [0.1]}})
+    records = {s: run_unit(cfg, s, s, s)[0] for s in (0, 1)}
+    assert set(records[0]["models"]["mlp"]["methods"]["ours"]["attack"]["open_weights"]) == {
+        "probe_sgd_lr0p1", "probe_sgd_lr1", "full_sgd_lr0p1"}
+    assert len(records[0]["models"]["linear"]["methods"]["ours"]["attack"]["open_weights"]) == 4
+    metrics = aggregate(records, cfg["methods"], cfg["models"])[0]
+    assert set(metrics["mlp"]["slowdown_vs_condnum"]) == {"probe_sgd_lr0p1", "probe_sgd_lr1", "full_sgd_lr0p1"}
+    assert set(metrics["linear"]["slowdown_vs_condnum"]) == {"probe_sgd_lr0p1", "probe_sgd_lr1", "full_sgd_lr0p1",
+                                                             "full_sgd_lr1"}
+    assert all(np.isfinite(metrics["mlp"]["slowdown_vs_none"]["ours"][k]["values"]).all()
+               for k in metrics["mlp"]["slowdown_vs_condnum"])
+    # a setting one seed has and another lacks is refused, not aggregated as a gap
+    del records[1]["models"]["mlp"]["methods"]["ours"]["attack"]["open_weights"]["full_sgd_lr0p1"]
+    with pytest.raises(ValueError, match=r"mlp lacks settings \['full_sgd_lr0p1'\]"):
+        aggregate(records, cfg["methods"], cfg["models"])

@@ -9,7 +9,8 @@ extremal eigenvalues before and after, by Lanczos on Hessian-vector products and
 extractor:
 
 - (ii) open weights: a fresh five-way probe fine-tuned on harmful data (mode ``probe``: on frozen
-  features; ``full``: probe and extractor together), per optimiser and learning rate; harmful test accuracy at each checkpoint; ``acc_auc`` = its mean over checkpoints (the
+  features; ``full``: probe and extractor together), per optimiser and learning rate (``full``: the
+  model's ``full_grid`` where the preset gives one, else ``grid``); harmful test accuracy at each checkpoint; ``acc_auc`` = its mean over checkpoints (the
   area under the accuracy-vs-log-steps curve; lower = slower harmful fine-tuning);
 - utility: benign five-way probe accuracy after the utility budget (Adam);
 - downstream trainability: a new benign task (parity of a benign digit), same budget;
@@ -101,7 +102,8 @@ def attack(cfg: dict[str, Any], tasks: Tasks, ext: Extractor, theta: torch.Tenso
         zh, zh_t, zb, zb_t = (ext.features(theta, x) for x in (xh, xh_t, xb, xb_t))
     out: dict[str, Any] = {"open_weights": {}, "service": {}}
     for mode in adv["modes"]:
-        for optimizer, lrs in adv["grid"].items():
+        grid = adv.get("full_grid", {}).get(ext.kind, adv["grid"]) if mode == "full" else adv["grid"]
+        for optimizer, lrs in grid.items():
             for lr in lrs:
                 if mode == "probe":
                     accs = adversary(zh, yh - h0, zh_t, yh_t - h0, optimizer=optimizer, lr=lr,
@@ -238,9 +240,14 @@ def aggregate(records: dict[int, dict], methods: list[str], models: list[str]
                     row[f"service_harm_{key}"], row[f"service_benign_{key}"] = r["harmful_acc"], r["benign_acc"]
                 rows.append(row)
     tidy = pd.DataFrame(rows).sort_values(["model", "method", "seed"], kind="stable").reset_index(drop=True)
-    settings = sorted(c[4:] for c in tidy.columns if c.startswith("auc_"))
     metrics: dict[str, Any] = {}
     for mo in models:
+        # a model's settings: those it was attacked in (``full_grid`` may leave some out), in every seed and defence
+        sub = tidy[tidy.model == mo]
+        settings = sorted(c[4:] for c in tidy.columns if c.startswith("auc_") and sub[c].notna().any())
+        gaps = [c for c in settings if sub[f"auc_{c}"].isna().any()]
+        if gaps:
+            raise ValueError(f"immunize aggregate: {mo} lacks settings {gaps} in some seeds or defences")
         wide = {m: g.set_index("seed").loc[seeds] for m, g in tidy[tidy.model == mo].groupby("method")}
 
         def put(path, values):

@@ -44,7 +44,7 @@ def fig1(table: pd.DataFrame):
         ax.set_xscale("log")
         name = (setting.replace("_lr", ", lr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
                 if setting != "relearn" else "relearn (adam)")
-        ax.set_title(f"{model}: {name}", fontsize=6)
+        ax.set_title(f"{model}: {name}" + (" (not run)" if sel.empty else ""), fontsize=6)
         ax.set_xlabel("adversary steps", fontsize=6)
     for ax in axes[:, 0]:
         ax.set_ylabel("harmful test accuracy", fontsize=6)
