@@ -22,7 +22,7 @@ parameters; ``<model>/none`` is the release theta0) and, per model and defence, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -31,6 +31,9 @@ import torch.nn.functional as F
 from repro.methods.immunization.extractors import Extractor, make_extractor
 from repro.methods.immunization.train import TERMS, Objective, fit_head
 from repro.papers.immunize.synth import BENIGN_CLASSES, HARMFUL_CLASSES, Tasks
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["TERMS", "span_cos2", "term_gradients", "diagnose", "diagnose_unit", "summarise"]
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -43,6 +43,9 @@ from repro.methods.immunization.curvature import exact_hessian, extremal_eigenva
 from repro.methods.immunization.extractors import Extractor
 from repro.methods.immunization.train import adversary, fit_head, immunize
 from repro.papers.immunize.synth import BENIGN_CLASSES, HARMFUL_CLASSES, Tasks, make_tasks, released
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["setting_key", "rate_key", "defend", "attack", "run_unit", "run_scaling", "aggregate", "table1"]
 
