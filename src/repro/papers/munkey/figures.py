@@ -11,7 +11,7 @@ import pandas as pd
 
 from repro.figures.style import Palette
 
-__all__ = ["COLORS", "fig1_table", "fig1"]
+__all__ = ["COLORS", "fig1", "fig1_table"]
 
 COLORS = Palette({"munkey": "#D55E00", "oracle_memory": "#000000"})
 
