@@ -17,8 +17,13 @@ TARGETS = ["reports/munkey_fig1.pdf", "reports/munkey_table1.md", "results/munke
 def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     workflow_build(smoke_dir, TARGETS)
     metrics = json.loads((smoke_dir / "results/munkey/metrics.json").read_text())
-    assert metrics["weights_changed"]["digits"]["random10"]["values"] == [0.0, 0.0]
-    assert metrics["canary_memorised"]["digits"]["random10"]["oracle"]["values"] == [0.0, 0.0]
+    for regime in ("natural", "finegrained", "medical"):
+        assert metrics["weights_changed"][regime]["random10"]["values"] == [0.0, 0.0]
+        for method in ("original", "oracle", "finetune", "neggrad", "random_labels", "scrub", "salun", "munkey",
+                       "oracle_memory", "knn"):
+            assert len(metrics["mia_shadow"][regime]["random10"][method]["values"]) == 2
+    table = (smoke_dir / "reports/munkey_table1.md").read_text()
+    assert "salun" in table and "medical" in table
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
@@ -26,6 +31,14 @@ def test_presets_are_valid(scale):
     import jsonschema
 
     jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
+
+
+def test_remote_regime_without_its_image_set_is_refused():
+    import jsonschema
+
+    preset = dict(CONFIG["small"], remote={"url": "https://example.org/set.tar.gz", "sha256": "x" * 64})
+    with pytest.raises(jsonschema.ValidationError, match="does not match"):
+        jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(preset)
 
 
 def test_a_misspelt_key_is_rejected_with_its_path():

@@ -1,7 +1,8 @@
 # munkey: "Rethinking Machine Unlearning: Models Designed to Forget via Key Deletion" (arXiv 2603.15033).
-# DAG: one run per {regime}/{forget_set}/seed{seed}: data with planted canaries -> memory model and ordinary model
-#      -> key deletion, kNN, post-hoc baselines, both retrain oracles -> evaluation; one key-deletion sweep per
-#      {regime}/seed{seed} -> aggregate (metrics.json, tidy tables) -> table1, fig1.
+# DAG: (remote regime only) fetch the user's image set, checked by sha256 -> one run per {regime}/{forget_set}/seed{seed}:
+#      data with planted canaries -> memory model and ordinary model -> key deletion, kNN, post-hoc baselines
+#      (fine-tune, NegGrad+, random labels, SCRUB, SalUn), both retrain oracles, loss and shadow-model MIA;
+#      one key-deletion sweep per {regime}/seed{seed} -> aggregate (metrics.json, tidy tables) -> table1, fig1.
 # The seed is the unit of every claim; every method of a seed sees the same data, forget set and training seed.
 
 
@@ -12,9 +13,35 @@ register_targets(
 
 
 MUNKEY_SEEDS = range(preset("munkey", "seeds"))
+MUNKEY_REMOTE = "results/munkey/data/remote.npz"
+
+
+# the fetched image set, for the remote regime only (the others are generated or ship offline)
+munkey_data = lambda wc: {"data": MUNKEY_REMOTE} if wc.regime == "remote" else {}
+
+
+rule munkey_fetch:
+    output:
+        data=MUNKEY_REMOTE,
+    log:
+        "logs/munkey/fetch.log",
+    benchmark:
+        "benchmarks/munkey/fetch.tsv"
+    params:
+        cfg=lambda wc: {"remote": preset("munkey", "remote")},
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/munkey/fetch.py"
 
 
 rule munkey_run:
+    input:
+        unpack(munkey_data),
     output:
         run="results/munkey/runs/{regime}/{forget_set}/seed{seed}.json",
     log:
@@ -38,6 +65,8 @@ rule munkey_run:
 
 
 rule munkey_sweep:
+    input:
+        unpack(munkey_data),
     output:
         sweep="results/munkey/sweep/{regime}/seed{seed}.json",
     log:

@@ -1,0 +1,8 @@
+"""Fetch the remote regime's image set (image-folder archive or .npz), check its sha256, write one .npz."""
+from repro.data.image_folder import fetch_image_set
+from repro.jobs import Job
+
+job = Job.from_snakemake(snakemake)  # noqa: F821
+spec = job.cfg["remote"]
+fetch_image_set(spec["url"], spec["sha256"], snakemake.output.data, size=spec.get("image_size", 16),  # noqa: F821
+                mode=spec.get("mode", "RGB"))
