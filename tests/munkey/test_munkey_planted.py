@@ -85,7 +85,7 @@ def test_planted_canaries_live_in_memory_and_deletion_removes_most_of_them(digit
 
 @pytest.mark.xfail(strict=True, reason="known leak of the K = 4 read: in training an instance also writes its "
                    "neighbours' value tokens, which keep part of its label after its key is deleted "
-                   "(repro.methods.munkey docstring; measured 0.21 of canaries vs a floor of 0)")
+                   "(repro.methods.munkey docstring; digits seed 5: 0.32 of canaries vs a floor of 0.04)")
 def test_planted_canaries_vanish_to_the_floor_with_their_keys(digits_memory):
     rates = _canary_rates(*digits_memory)
     assert rates["after"] <= rates["floor"] + 0.05

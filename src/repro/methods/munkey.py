@@ -27,8 +27,8 @@ Choices the paper leaves open
 
 The recipe (decided from a diagnostic of the method, ``canary_in_weights``: how many training
 canaries the image-only pathway predicts with their canary label, 2026-12-05, one seed, 2,000
-images per regime, p_null 0.5). With an MLP trunk and head (2 + 1 hidden layers of 128) the
-weights alone fit 0.59-0.88 of the canaries (digits 0.88, natural 0.72, fine-grained 0.65, medical
+images per regime, p_null 0.5, the encoder's first version with 16 ReLU filters at grid 4). With
+an MLP trunk and head (2 + 1 hidden layers of 128) the weights alone fit 0.59-0.88 of the canaries (digits 0.88, natural 0.72, fine-grained 0.65, medical
 0.59), so deleting keys cannot remove what the weights also stored (the head start's finding: 0.72
 of forget canaries still predicted after deletion). With the weight pathway a linear readout of
 the frozen features (``trunk_layers = 0``, ``head_hidden = False``, the default) the weights fit
@@ -37,7 +37,8 @@ matches the paper's setting (a frozen pretrained encoder; the trainable part is 
 instance-specific signal has nowhere to live but the value tokens. The ordinary model gets the
 same linear readout.
 
-Leak through the neighbours' tokens (measured 2026-12-05, one seed, 2,000 images, random 10%):
+Leak through the neighbours' tokens (measured 2026-12-05, one seed, 2,000 images, random 10%, the
+encoder's first version with 16 ReLU filters at grid 4):
 an instance's training loss also writes the value tokens of the K - 1 neighbours it reads, so after
 its key is deleted those neighbours still carry part of its label (digits: forget accuracy 0.948
 after deletion vs 0.896 for the memory-model oracle, loss-MIA AUC 0.534 vs 0.496; medical 0.908 vs
@@ -46,7 +47,7 @@ after deletion vs 0.896 for the memory-model oracle, loss-MIA AUC 0.534 vs 0.496
 token and the shared weights carries its label) removes the leak but then the memory holds almost
 no instance signal at the K = 4 read (0.04 of digits' training canaries predicted before deletion,
 vs 0.99 with the default: the own token is outvoted by three neighbours), at value learning rates
-3e-3 to 0.3. The default is the paper's reading (K = 4 read and written in training); the leak is
+3e-3 and 3e-2. The default is the paper's reading (K = 4 read and written in training); the leak is
 reported, not hidden.
 
 Deviations

@@ -212,6 +212,8 @@ def aggregate(runs: dict[tuple[str, str, int], dict], sweeps: dict[tuple[str, in
         fastest = np.min([p["time_s"].to_numpy() for p in post], axis=0)
         put_sample(metrics, ("forget_speedup_log10", regime, fs),
             np.log10(fastest / np.maximum(wide["munkey"].loc[seeds, "time_s"].to_numpy(), 1e-9)), seeds, "seed")
+        put_sample(metrics, ("mia_excess", regime, fs), wide["munkey"].loc[seeds, "mia_auc"].to_numpy()
+                   - wide["oracle_memory"].loc[seeds, "mia_auc"].to_numpy(), seeds, "seed")
         put_sample(metrics, ("weights_changed", regime, fs), wide["munkey"].loc[seeds, "weights_changed"],
             seeds, "seed")
         put_sample(metrics, ("test_acc_drop", regime, fs),

@@ -28,8 +28,13 @@ rate, a model that has truly forgotten sees forget and test losses from one dist
 0.5).
 
 Keys and inputs are features of a frozen encoder: a fixed random convolutional layer (``filters``
-3 x 3 filters, ReLU, average pooling to a ``grid`` x ``grid`` map; ``filters * grid**2`` dims),
-seeded per data seed and standardised on the training set. It is the stand-in for the paper's frozen
+3 x 3 filters on per-channel-centred images, rectified by absolute value, average pooling to a
+``grid`` x ``grid`` map; ``filters * grid**2`` dims), seeded per data seed and standardised on the
+training set. Defaults 64 filters, grid 2 (256-d), chosen on the ordinary model's test accuracy and
+the canaries its weights fit alone (one seed, 2,000 images, 2026-12-05): natural scenes 0.39 with
+16 ReLU filters at grid 4, 0.49 with |.| (a shape of either contrast sign gives the same feature),
+0.57 with 64 |.| filters at grid 2 (canaries fit 0.16; 32 filters at grid 4: 0.59 but 0.43 of the
+canaries fit by the weights alone); fine-grained 0.87-0.88 and medical 0.76-0.78 either way. It is the stand-in for the paper's frozen
 pretrained ViT-B/16 (DESIGN.md's offline EfficientNet-Lite0 would need 224 px inputs for 16 px
 images; deviation named in the claims header).
 """
@@ -193,18 +198,18 @@ def load_images(name: str, seed: int, *, n_images: int | None = None, path: str 
     raise ValueError(f"unknown munkey regime {name!r}; known: {', '.join(REGIMES)}")
 
 
-def frozen_conv_features(images: np.ndarray, seed: int, *, filters: int = 16, grid: int = 4) -> np.ndarray:
-    """The frozen encoder: a fixed random 3x3 conv (``filters``), ReLU, average pooling to ``grid`` x ``grid``."""
+def frozen_conv_features(images: np.ndarray, seed: int, *, filters: int = 64, grid: int = 2) -> np.ndarray:
+    """The frozen encoder: a fixed random 3x3 conv (``filters``), |.|, average pooling to ``grid`` x ``grid``."""
     gen = torch.Generator().manual_seed(seed)
     x = torch.as_tensor(images, dtype=torch.float32).permute(0, 3, 1, 2)           # (N, C, H, W)
     weight = torch.randn(filters, x.shape[1], 3, 3, generator=gen) / (3.0 * np.sqrt(x.shape[1]))
     x = x - x.mean(dim=(0, 2, 3), keepdim=True)                                    # centre per channel
-    h = F.adaptive_avg_pool2d(F.relu(F.conv2d(x, weight, padding=1)), grid)       # (N, filters, grid, grid)
+    h = F.adaptive_avg_pool2d(F.conv2d(x, weight, padding=1).abs(), grid)       # (N, filters, grid, grid)
     return h.flatten(1).numpy()
 
 
 def make_regime(name: str, seed: int, *, canary_frac: float = 0.05, test_frac: float = 0.25,
-                n_images: int | None = None, filters: int = 16, grid: int = 4, path: str | None = None) -> Regime:
+                n_images: int | None = None, filters: int = 64, grid: int = 2, path: str | None = None) -> Regime:
     """Draw regime ``name`` with its canaries and train/test split from ``seed``."""
     if name not in REGIMES:
         raise ValueError(f"unknown munkey regime {name!r}; known: {', '.join(REGIMES)}")
