@@ -66,7 +66,8 @@ def _canary_rates(reg, trained):
     model = MemoryModel(trained.keys, reg.n_classes, trained.cfg)
     model.load_state_dict(trained.state_dict())
     canaries = np.flatnonzero(reg.canary_train)
-    hit = lambda q, y, **kw: float((predict_logits(model, q, **kw).argmax(1) == y).float().mean())
+    def hit(q, y, **kw):
+        return float((predict_logits(model, q, **kw).argmax(1) == y).float().mean())
     rates = {"before": hit(reg.x_train[canaries], reg.y_train[canaries]),
              "weights": hit(reg.x_train[canaries], reg.y_train[canaries], image_only=True)}
     model.delete(canaries)
@@ -116,7 +117,8 @@ def test_knn_deletion_removes_the_instance_signal():
 def test_plain_model_has_the_memory_models_weights():
     cfg = MemoryConfig()
     plain, memory = PlainModel(32, 5, cfg), MemoryModel(torch.randn(40, 32), 5, cfg)
-    n = lambda m: sum(p.numel() for name, p in m.named_parameters() if name not in ("values", "null"))
+    def n(m):
+        return sum(p.numel() for name, p in m.named_parameters() if name not in ("values", "null"))
     assert n(plain) == n(memory)
 
 
@@ -152,3 +154,30 @@ def test_forget_sets_and_bad_input():
     assert bool(model.alive.all())  # nothing partial
     with pytest.raises(ValueError, match="its own entries"):
         train_model(model, torch.randn(5, 4), torch.zeros(5, dtype=torch.long), MemoryConfig(epochs=1), 0)
+
+
+def test_remote_image_folder_is_checked_and_read(tmp_path):
+    """A class-per-folder archive fetched by sha256 becomes the remote regime; a wrong digest leaves nothing."""
+    import hashlib
+    import tarfile
+
+    from PIL import Image
+
+    from repro.data.image_folder import fetch_image_set
+
+    rng = np.random.default_rng(0)
+    for c in ("cat", "dog", "eel"):
+        (tmp_path / "set" / c).mkdir(parents=True)
+        for i in range(12):
+            Image.fromarray(rng.integers(0, 255, (20, 20, 3), dtype=np.uint8)).save(tmp_path / "set" / c / f"{i}.png")
+    archive = tmp_path / "set.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "set", arcname="set")
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    with pytest.raises(Exception, match="sha256"):
+        fetch_image_set(archive.as_uri(), "0" * 64, tmp_path / "bad.npz", size=16)
+    assert not (tmp_path / "bad.npz").exists()
+    out = fetch_image_set(archive.as_uri(), digest, tmp_path / "remote.npz", size=16)
+    reg = make_regime("remote", 0, path=str(out), canary_frac=0.1)
+    assert reg.n_classes == 3 and len(reg.y_train) + len(reg.y_test) == 36
+    assert reg.x_train.shape[1] == 256

@@ -64,7 +64,8 @@ def _evaluate(logits_of, reg, forget: np.ndarray, retain: np.ndarray, attack: Sh
     lf, lr, lt = logits_of(x[forget]), logits_of(x[retain]), logits_of(reg.x_test)
     shadow = {} if attack is None else {"mia_shadow": attack.auc(mia_features(lf, y[forget]),
                                                                  mia_features(lt, reg.y_test))}
-    acc = lambda lg, yy: float((lg.argmax(1) == yy).float().mean())
+    def acc(lg, yy):
+        return float((lg.argmax(1) == yy).float().mean())
     canary = reg.canary_train[forget]
     memorised = float((lf.argmax(1)[canary] == y[forget][canary]).float().mean()) if canary.any() else float("nan")
     return {"acc_forget": acc(lf, y[forget]), "acc_retain": acc(lr, y[retain]), "acc_test": acc(lt, reg.y_test),
@@ -117,7 +118,8 @@ def run_unit(cfg: dict[str, Any], regime: str, forget_set: str, data_seed: int, 
         torch.manual_seed(train_seed)
         return MemoryModel(keys, C, mcfg)
 
-    net = lambda model, q: predict_logits(model, q)
+    def net(model, q):
+        return predict_logits(model, q)
     attack_plain = _shadow_attack(lambda xs, ys: train_model(fresh_plain(), xs, ys, mcfg, train_seed), net, x, y,
                                   retain, train_seed + 1)
     attack_memory = _shadow_attack(lambda xs, ys: train_model(fresh_memory(xs), xs, ys, mcfg, train_seed), net, x, y,
