@@ -12,7 +12,8 @@ from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/mcpo.schema.yaml"
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["mcpo"]
-TARGETS = ["reports/mcpo_fig1.pdf", "reports/mcpo_fig2.pdf", "reports/mcpo_table1.md", "results/mcpo/metrics.json"]
+TARGETS = ["reports/mcpo_fig1.pdf", "reports/mcpo_fig2.pdf", "reports/mcpo_fig3.pdf", "reports/mcpo_table1.md",
+           "results/mcpo/metrics.json"]
 
 
 @pytest.mark.slow
@@ -33,6 +34,17 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     assert max(arith["kl_reverse"]["pi_star"]["per_unit"]["values"]) == pytest.approx(0.0, abs=1e-9)
     assert max(arith["form_tv"]["pi_ref"]["per_unit"]["values"]) == pytest.approx(0.0, abs=1e-9)
     assert set(arith["pass1"]) == {"alpha0", "alpha1", "rloo", "pi_star", "pi_ref"}
+    # task (iii) on the tiny base with planted refusal rates: both references, pi* exact, the signed gap per seed
+    safety = metrics["safety"]
+    assert safety["references"] == ["cautious", "compliant"]
+    for ref in ("cautious", "compliant"):
+        assert max(safety[ref]["kl_reverse"]["pi_star"]["per_unit"]["values"]) == pytest.approx(0.0, abs=1e-9)
+    gap = safety["reference_gap"]["over_refusal"]
+    assert gap["unit"] == "seed" and len(gap["values"]) == CONFIG["smoke"]["safety"]["seeds"]
+    # the cautious prefix's planted over-refusal shows in its reference on every seed
+    ref_gap = [c - p for c, p in zip(safety["cautious"]["over_refusal"]["pi_ref"]["per_unit"]["values"],
+                                     safety["compliant"]["over_refusal"]["pi_ref"]["per_unit"]["values"])]
+    assert min(ref_gap) > 0, ref_gap
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
@@ -43,7 +55,7 @@ def test_presets_are_valid(scale):
 
 
 @pytest.mark.parametrize("dotted", ["seedz", "bandit.task.n_prompt", "bandit.train.step", "arithmetic.train.step",
-                                    "arithmetic.model.nam"])
+                                    "arithmetic.model.nam", "safety.task.n_pairs", "safety.train.step"])
 def test_a_misspelt_key_is_rejected_with_its_path(dotted):
     preset = copy.deepcopy(CONFIG["small"])
     *parents, leaf = dotted.split(".")

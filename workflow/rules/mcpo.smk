@@ -5,7 +5,9 @@
 # Task (ii) per {seed}: templated arithmetic with three answer forms, SmolLM2-135M (tiny model at smoke,
 #      trained here with planted form shares) + a LoRA adapter per alpha and for RLOO, exact metrics over
 #      the candidates -> the same aggregate (metrics.json's "arithmetic" block).
-# Not built: task (iii) safety and its fig3 (claims NOT RUN).
+# Task (iii) per {seed}: a templated safety set (harmful requests and benign look-alikes), one base model
+#      under two system prefixes (the two references; a tiny base with planted refusal rates at smoke),
+#      a LoRA adapter per alpha and reference -> the same aggregate ("safety" block) -> fig3 (safety frontier).
 from repro.papers.mcpo import grid as mcpo_grid
 
 
@@ -14,6 +16,7 @@ register_targets(
     [
         "reports/mcpo_fig1.pdf",
         "reports/mcpo_fig2.pdf",
+        "reports/mcpo_fig3.pdf",
         "reports/mcpo_table1.csv",
         "reports/mcpo_table1.md",
         "results/mcpo/metrics.json",
@@ -86,10 +89,55 @@ rule mcpo_arithmetic:
         "../scripts/mcpo/arithmetic.py"
 
 
+rule mcpo_safety_tiny:
+    output:
+        model="results/mcpo/safety/tiny/model.safetensors",
+        config="results/mcpo/safety/tiny/config.json",
+    log:
+        "logs/mcpo/safety/tiny.log",
+    benchmark:
+        "benchmarks/mcpo/safety/tiny.tsv"
+    params:
+        cfg=lambda wc: mcpo_grid.safety_config(preset("mcpo")),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/mcpo/safety_tiny.py"
+
+
+rule mcpo_safety:
+    input:
+        model=lambda wc: mcpo_grid.safety_base(preset("mcpo")),
+    output:
+        run="results/mcpo/safety/seed{seed}.json",
+    log:
+        "logs/mcpo/safety/seed{seed}.log",
+    benchmark:
+        "benchmarks/mcpo/safety/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: mcpo_grid.safety_config(preset("mcpo")),
+    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/mcpo/safety.py"
+
+
 rule mcpo_aggregate:
     input:
         runs=lambda wc: mcpo_grid.run_targets(preset("mcpo")),
         arith=lambda wc: mcpo_grid.arith_targets(preset("mcpo")),
+        safety=lambda wc: mcpo_grid.safety_targets(preset("mcpo")),
     output:
         metrics="results/mcpo/metrics.json",
         tidy="results/mcpo/summary.csv",
@@ -149,6 +197,26 @@ rule mcpo_fig2:
         "../../envs/stats.yaml"
     script:
         "../scripts/mcpo/fig2.py"
+
+
+rule mcpo_fig3:
+    input:
+        tidy="results/mcpo/summary.csv",
+    output:
+        pdf=report("reports/mcpo_fig3.pdf", caption="../report/mcpo_fig3.rst", category="mcpo"),
+        csv="reports/mcpo_fig3.csv",
+    log:
+        "logs/mcpo/fig3.log",
+    benchmark:
+        "benchmarks/mcpo/fig3.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/mcpo/fig3.py"
 
 
 rule mcpo_table1:

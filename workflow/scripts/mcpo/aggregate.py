@@ -11,6 +11,7 @@ def by_seed(paths):
     return {int(p.rsplit("seed", 1)[1].split(".")[0]): read_json(p) for p in paths}
 
 
-metrics, tidy = aggregate(by_seed(snakemake.input.runs), job.cfg, by_seed(snakemake.input.arith))  # noqa: F821
+metrics, tidy = aggregate(by_seed(snakemake.input.runs), job.cfg, by_seed(snakemake.input.arith),  # noqa: F821
+                          by_seed(snakemake.input.safety))  # noqa: F821
 save_csv(tidy, snakemake.output.tidy)  # noqa: F821
 job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821

@@ -42,7 +42,7 @@ from repro.rl.alpha_divergence import alpha_divergence, log_tilted_target, mcpo_
 from repro.seeding import make_rng
 
 __all__ = ["ArithConfig", "ArithTrain", "FORMS", "number_word", "make_prompts", "candidate_logp", "train_arith",
-           "evaluate_arith", "tiny_corpus", "run_arith_seed"]
+           "evaluate_arith", "tiny_corpus", "fit_methods", "model_loader", "run_arith_seed"]
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +224,38 @@ def tiny_corpus(cfg: ArithConfig, shares: list[float], n_docs: int, seed: int) -
             for x, y, k in zip(a, b, f)]
 
 
+def fit_methods(load_model, data: dict[str, Any], ref_logp: torch.Tensor, cfg: dict[str, Any], train: ArithTrain,
+                beta: float, train_seed: int, alpha_key, metrics, *, rloo_default: bool,
+                label: str) -> dict[str, dict[str, float]]:
+    """A fresh adapter per alpha of ``cfg["alphas"]`` (and RLOO if ``cfg["reverse_kl_baseline"]``, default
+    ``rloo_default``), each trained from the same seed on ``data`` and scored by ``metrics``."""
+    runs = [("mcpo", float(a)) for a in cfg["alphas"]]
+    if cfg.get("reverse_kl_baseline", rloo_default):
+        runs.append(("rloo", None))
+    out = {}
+    for method, alpha in runs:
+        lm = load_model()
+        train_arith(lm, data, ref_logp, method, alpha, train, beta, train_seed)
+        key = alpha_key(alpha) if method == "mcpo" else "rloo"
+        out[key] = metrics(candidate_logp(lm, data["prompts"], data["candidates"], grad=False))
+        log.info("%s %s: %s", label, key, out[key])
+    return out
+
+
+def model_loader(model: dict[str, Any], folder, tiny_name: str):
+    """``load()`` returning a fresh copy of the base model per call: the tiny model trained here (in
+    ``folder``) or a pretrained repro.llm model cached beside it."""
+    import repro.llm
+    from repro.llm.tiny import load_tiny
+
+    def load():
+        if model["kind"] == "tiny":
+            return load_tiny(folder, name=tiny_name)
+        return repro.llm.load(model["name"], root=folder.parent)
+
+    return load
+
+
 def run_arith_seed(load_model, cfg: dict[str, Any], data_seed: int, train_seed: int,
                    alpha_key) -> dict[str, Any]:
     """Every alpha, the reverse-KL baseline, the oracle pi* and the floor pi_ref on one seed's prompts.
@@ -248,15 +280,8 @@ def run_arith_seed(load_model, cfg: dict[str, Any], data_seed: int, train_seed: 
             out.update({prefix + k: v for k, v in m.items()})
         return out
 
-    methods = {"pi_star": metrics(target), "pi_ref": metrics(ref_logp)}
-    runs = [("mcpo", float(a)) for a in cfg["alphas"]]
-    if cfg.get("reverse_kl_baseline", True):
-        runs.append(("rloo", None))
-    for method, alpha in runs:
-        lm = load_model()
-        train_arith(lm, data, ref_logp, method, alpha, train, task.beta, train_seed)
-        key = alpha_key(alpha) if method == "mcpo" else "rloo"
-        methods[key] = metrics(candidate_logp(lm, data["prompts"], data["candidates"], grad=False))
-        log.info("arithmetic %s: %s", key, methods[key])
+    methods = {"pi_star": metrics(target), "pi_ref": metrics(ref_logp),
+               **fit_methods(load_model, data, ref_logp, cfg, train, task.beta, train_seed, alpha_key, metrics,
+                             rloo_default=True, label="arithmetic")}
     return {"data_seed": data_seed, "train_seed": train_seed, "alphas": [float(a) for a in cfg["alphas"]],
             "forms": data["forms"], "methods": methods}

@@ -34,6 +34,7 @@ import pandas as pd
 import torch
 
 from repro.claims import require_paired, sample
+from repro.papers.mcpo.safety import reference_gap
 from repro.papers.mcpo.synth import Task, TaskConfig, make_task, sequence_logp
 from repro.rl.alpha_divergence import alpha_divergence, mcpo_loss, reverse_kl_pg_loss
 
@@ -158,15 +159,17 @@ def _summarise(runs: dict[int, dict[str, Any]], alphas: list[float], claim_k: in
 
 
 def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any],
-              arith_runs: dict[int, dict[str, Any]] | None = None) -> tuple[dict[str, Any], pd.DataFrame]:
+              arith_runs: dict[int, dict[str, Any]] | None = None,
+              safety_runs: dict[int, dict[str, Any]] | None = None) -> tuple[dict[str, Any], pd.DataFrame]:
     """metrics.json (per-seed samples for the claims) and the tidy per-(task, seed, method) table.
 
     Task (i)'s metrics sit at the top level (as before task (ii) was built), task (ii)'s under
-    ``arithmetic``; the tidy table's ``task`` column says which is which.
+    ``arithmetic``, task (iii)'s under ``safety.<reference>`` with the paired reference gaps under
+    ``safety.reference_gap``; the tidy table's ``task`` column says which is which (``safety_<reference>``).
     """
     if not runs:
         raise ValueError("aggregate: no runs")
-    for name, part in (("bandit", cfg), ("arithmetic", cfg.get("arithmetic"))):
+    for name, part in (("bandit", cfg), ("arithmetic", cfg.get("arithmetic")), ("safety", cfg.get("safety"))):
         if part is not None and cfg["claim_k"] not in part["ks"]:
             raise ValueError(f"mcpo: claim_k = {cfg['claim_k']} is not one of {name}.ks {part['ks']}")
     body, tidy = _summarise(runs, cfg["alphas"], cfg["claim_k"], "mcpo task (i)")
@@ -177,7 +180,29 @@ def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any],
                                                   "mcpo task (ii)")
         arith.insert(0, "task", "arithmetic")
         tidy = pd.concat([tidy, arith], ignore_index=True)
+    if safety_runs:
+        metrics["safety"], safety = _summarise_safety(safety_runs, cfg["safety"]["alphas"], cfg["claim_k"])
+        tidy = pd.concat([tidy, safety], ignore_index=True)
     return metrics, tidy
+
+
+def _summarise_safety(runs: dict[int, dict[str, Any]], alphas: list[float],
+                      claim_k: int) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Task (iii): task (ii)'s summary per reference, and the references' paired gaps (cautious - compliant)."""
+    references = sorted(next(iter(runs.values()))["references"])
+    metrics: dict[str, Any] = {"references": references}
+    parts = []
+    for ref in references:
+        sub = {s: {**r, "methods": r["references"][ref]["methods"]} for s, r in runs.items()}
+        metrics[ref], part = _summarise(sub, alphas, claim_k, f"mcpo task (iii), reference {ref}")
+        part.insert(0, "task", f"safety_{ref}")
+        parts.append(part)
+    if {"cautious", "compliant"} <= set(references):
+        ids = [f"seed{s}" for s in sorted(runs)]
+        keys = [alpha_key(a) for a in alphas]
+        metrics["reference_gap"] = {m: sample(reference_gap(runs, keys, m), ids, "seed")
+                                    for m in ("over_refusal", "harmful_refusal", "pass1")}
+    return metrics, pd.concat(parts, ignore_index=True)
 
 
 def table1(tidy: pd.DataFrame) -> pd.DataFrame:

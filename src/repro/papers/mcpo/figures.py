@@ -1,7 +1,8 @@
-"""mcpo figures: Fig. 1 (pass@1 and pass@k vs alpha) and Fig. 2 (mode coverage and divergence vs alpha).
+"""mcpo figures: Fig. 1 (pass@1 and pass@k vs alpha), Fig. 2 (mode coverage and divergence vs alpha), Fig. 3
+(the safety frontier of task (iii): harmful refusal vs benign over-refusal across alpha, per reference).
 
-Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV): task (i) in the top
-row, task (ii) (arithmetic, when built) in the bottom row. Task (iii) is not built; the titles say so.
+Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV): in Figs. 1 and 2 task
+(i) in the top row, task (ii) (arithmetic, when built) in the bottom row.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pandas as pd
 
 from repro.figures.style import Palette
 
-__all__ = ["COLORS", "curve_table", "fig1", "fig2"]
+__all__ = ["COLORS", "curve_table", "fig1", "fig2", "frontier_table", "fig3"]
 
 COLORS = Palette({"mcpo": "#D55E00", "rloo": "#0072B2", "pi_star": "#000000", "pi_ref": "#888888"})
 REFERENCES = {"rloo": "reverse-KL RLOO", "pi_star": "oracle pi*", "pi_ref": "floor pi_ref"}
@@ -54,7 +55,6 @@ def _rows(table: pd.DataFrame) -> list[str]:
 
 
 TITLES = {"bandit": "task (i) bandit", "arithmetic": "task (ii) arithmetic (LM + LoRA)"}
-NOT_RUN = "task (iii) safety not run"
 
 
 def fig1(table: pd.DataFrame, k: int):
@@ -66,7 +66,6 @@ def fig1(table: pd.DataFrame, k: int):
         _panel(row[1], part, f"pass{k}", f"pass@{k}")
         row[0].set_title(TITLES[task], fontsize=8)
     axes[0, 0].legend(fontsize=6)
-    fig.suptitle(NOT_RUN, fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -93,6 +92,49 @@ def fig2(table: pd.DataFrame):
         row[1].set_ylabel("divergence to pi*" if task == "bandit" else "forms")
         row[1].legend(fontsize=6)
     axes[0, 0].legend(fontsize=6)
-    fig.suptitle(NOT_RUN, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+REFERENCE_STYLE = {"compliant": ("#0072B2", "compliant reference (no prefix)"),
+                   "cautious": ("#D55E00", "cautious reference (refusal prefix)")}
+
+
+def frontier_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Task (iii): mean and s.e. over seeds of harmful refusal and over-refusal per reference and method."""
+    parts = [curve_table(tidy, ["harmful_refusal", "over_refusal"], task).assign(reference=task[len("safety_"):])
+             for task in sorted(set(tidy.task)) if task.startswith("safety_")]
+    if not parts:
+        return pd.DataFrame(columns=["task", "reference", "method", "alpha", "metric", "mean", "se", "n_seeds"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fig3(table: pd.DataFrame):
+    """Harmful refusal (y) vs benign over-refusal (x): MCPO across alpha per reference, with pi_ref and pi*."""
+    fig, ax = plt.subplots(figsize=(4.2, 3.6))
+    if table.empty:
+        ax.text(0.5, 0.5, "task (iii) safety not in this preset", ha="center", va="center", fontsize=8)
+        ax.set_axis_off()
+        return fig
+    for ref in sorted(set(table.reference)):
+        color, name = REFERENCE_STYLE.get(ref, ("#444444", ref))
+        part = table[table.reference == ref]
+        wide = part.pivot_table(index=["method"], columns="metric", values=["mean", "se"])
+        wide.columns = [f"{stat}_{metric}" for stat, metric in wide.columns]
+        wide = wide.join(part.drop_duplicates("method").set_index("method")["alpha"])
+        curve = wide[wide.alpha.notna()].sort_values("alpha")
+        ax.errorbar(curve.mean_over_refusal, curve.mean_harmful_refusal, xerr=curve.se_over_refusal,
+                    yerr=curve.se_harmful_refusal, color=color, marker="o", ms=3, capsize=2, label=f"MCPO, {name}")
+        for alpha, x, y in zip(curve.alpha, curve.mean_over_refusal, curve.mean_harmful_refusal):
+            ax.annotate(f"{alpha:g}", (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points")
+        for method, marker in (("pi_ref", "s"), ("pi_star", "*")):
+            if method in wide.index:
+                ax.plot(wide.loc[method, "mean_over_refusal"], wide.loc[method, "mean_harmful_refusal"], marker=marker,
+                        color=color, linestyle="none", ms=6, markerfacecolor="none" if method == "pi_ref" else color,
+                        label=f"{REFERENCES[method]}, {ref}")
+    ax.set_xlabel("benign over-refusal (lower is better)")
+    ax.set_ylabel("harmful refusal (higher is better)")
+    ax.set_title("task (iii) safety frontier across alpha (labels)", fontsize=8)
+    ax.legend(fontsize=5)
     fig.tight_layout()
     return fig

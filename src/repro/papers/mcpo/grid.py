@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["seeds", "run_targets", "run_config", "aggregate_config", "arith_targets", "arith_config", "arith_base"]
+__all__ = ["seeds", "run_targets", "run_config", "aggregate_config", "task_targets", "task_base", "arith_targets", "arith_config", "arith_base",
+           "safety_targets", "safety_config", "safety_base"]
 
 
 def seeds(cfg: dict) -> list[int]:
@@ -29,14 +30,29 @@ def aggregate_config(cfg: dict) -> dict[str, Any]:
     out = {"alphas": cfg["bandit"]["alphas"], "ks": cfg["bandit"]["ks"], "claim_k": cfg["claim_k"]}
     if "arithmetic" in cfg:
         out["arithmetic"] = {"alphas": cfg["arithmetic"]["alphas"], "ks": cfg["arithmetic"]["ks"]}
+    if "safety" in cfg:
+        out["safety"] = {"alphas": cfg["safety"]["alphas"], "ks": cfg["safety"]["ks"]}
     return out
 
 
-def arith_targets(cfg: dict, prefix: str = "results/mcpo/arithmetic") -> list[str]:
-    """Task (ii)'s per-seed results (none when the preset has no ``arithmetic`` block)."""
-    if "arithmetic" not in cfg:
+def task_targets(cfg: dict, task: str) -> list[str]:
+    """A language-model task's per-seed results (``arithmetic`` or ``safety``; none when the preset lacks it)."""
+    if task not in cfg:
         return []
-    return [f"{prefix}/seed{s}.json" for s in range(cfg["arithmetic"]["seeds"])]
+    return [f"results/mcpo/{task}/seed{s}.json" for s in range(cfg[task]["seeds"])]
+
+
+def task_base(cfg: dict, task: str) -> str:
+    """A language-model task's base model weights: a tiny model trained here, or the cached pretrained one."""
+    model = cfg[task]["model"]
+    if model["kind"] == "tiny":
+        return f"results/mcpo/{task}/tiny/model.safetensors"
+    return f"resources/llm/{model['name']}/model.safetensors"
+
+
+def arith_targets(cfg: dict) -> list[str]:
+    """Task (ii)'s per-seed results."""
+    return task_targets(cfg, "arithmetic")
 
 
 def arith_config(cfg: dict) -> dict[str, Any]:
@@ -46,8 +62,19 @@ def arith_config(cfg: dict) -> dict[str, Any]:
 
 
 def arith_base(cfg: dict) -> str:
-    """The reference model's weights file: a tiny model trained here, or the cached pretrained one."""
-    model = cfg["arithmetic"]["model"]
-    if model["kind"] == "tiny":
-        return "results/mcpo/arithmetic/tiny/model.safetensors"
-    return f"resources/llm/{model['name']}/model.safetensors"
+    return task_base(cfg, "arithmetic")
+
+
+def safety_targets(cfg: dict) -> list[str]:
+    """Task (iii)'s per-seed results."""
+    return task_targets(cfg, "safety")
+
+
+def safety_config(cfg: dict) -> dict[str, Any]:
+    """What one seed's job of task (iii) reads."""
+    keys = ("model", "task", "train", "alphas", "ks", "references", "reverse_kl_baseline")
+    return {k: cfg["safety"][k] for k in keys if k in cfg["safety"]}
+
+
+def safety_base(cfg: dict) -> str:
+    return task_base(cfg, "safety")
