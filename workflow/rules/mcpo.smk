@@ -6,7 +6,7 @@
 #      trained here with planted form shares) + a LoRA adapter per alpha and for RLOO, exact metrics over
 #      the candidates -> the same aggregate (metrics.json's "arithmetic" block).
 # Task (iii) per {seed}: a templated safety set (harmful requests and benign look-alikes), one base model
-#      under two system prefixes (the two references; a tiny base with planted refusal rates at smoke),
+#      under two system messages (the two references; a tiny base with planted refusal rates at smoke),
 #      a LoRA adapter per alpha and reference -> the same aggregate ("safety" block) -> fig3 (safety frontier).
 from repro.papers.mcpo import grid as mcpo_grid
 

@@ -1,4 +1,4 @@
-"""Task (iii): per reference (system prefix), every alpha (a LoRA adapter each), the oracle pi* and the floor pi_ref."""
+"""Task (iii): per reference (system message), every alpha (a LoRA adapter each), the oracle pi* and the floor pi_ref."""
 from pathlib import Path
 
 from repro.jobs import Job

@@ -96,8 +96,8 @@ def fig2(table: pd.DataFrame):
     return fig
 
 
-REFERENCE_STYLE = {"compliant": ("#0072B2", "compliant reference (no prefix)"),
-                   "cautious": ("#D55E00", "cautious reference (refusal prefix)")}
+REFERENCE_STYLE = {"compliant": ("#0072B2", "compliant reference (no system message)"),
+                   "cautious": ("#D55E00", "cautious reference (refusal system message)")}
 
 
 def frontier_table(tidy: pd.DataFrame) -> pd.DataFrame:
