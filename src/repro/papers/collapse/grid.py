@@ -70,5 +70,5 @@ def neural_run_config(cfg: dict) -> dict[str, Any]:
 def neural_data_config(cfg: dict, source: str) -> dict[str, Any]:
     """What the data job reads: the source and, for ``remote``, the image set's url, sha256 and size."""
     if source == "remote" and "remote" not in cfg["neural"]:
-        raise ValueError("config: collapse.source is remote but collapse.<scale>.neural.remote (url, sha256) is missing")
+        raise ValueError("config: collapse.source is 'remote' but collapse.<scale>.neural.remote (url, sha256) is missing")
     return {"source": source, "remote": cfg["neural"].get("remote")}
