@@ -54,7 +54,7 @@ rule mcpo_arith_tiny:
     benchmark:
         "benchmarks/mcpo/arithmetic/tiny.tsv"
     params:
-        cfg=lambda wc: mcpo_grid.arith_config(preset("mcpo")),
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "arithmetic"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -67,7 +67,7 @@ rule mcpo_arith_tiny:
 
 rule mcpo_arithmetic:
     input:
-        model=lambda wc: mcpo_grid.arith_base(preset("mcpo")),
+        model=lambda wc: mcpo_grid.task_base(preset("mcpo"), "arithmetic"),
     output:
         run="results/mcpo/arithmetic/seed{seed}.json",
     log:
@@ -77,7 +77,7 @@ rule mcpo_arithmetic:
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: mcpo_grid.arith_config(preset("mcpo")),
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "arithmetic"),
     # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
     threads: 1
     resources:
@@ -98,7 +98,7 @@ rule mcpo_safety_tiny:
     benchmark:
         "benchmarks/mcpo/safety/tiny.tsv"
     params:
-        cfg=lambda wc: mcpo_grid.safety_config(preset("mcpo")),
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "safety"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -111,7 +111,7 @@ rule mcpo_safety_tiny:
 
 rule mcpo_safety:
     input:
-        model=lambda wc: mcpo_grid.safety_base(preset("mcpo")),
+        model=lambda wc: mcpo_grid.task_base(preset("mcpo"), "safety"),
     output:
         run="results/mcpo/safety/seed{seed}.json",
     log:
@@ -121,7 +121,7 @@ rule mcpo_safety:
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: mcpo_grid.safety_config(preset("mcpo")),
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "safety"),
     # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
     threads: 1
     resources:
@@ -136,8 +136,8 @@ rule mcpo_safety:
 rule mcpo_aggregate:
     input:
         runs=lambda wc: mcpo_grid.run_targets(preset("mcpo")),
-        arith=lambda wc: mcpo_grid.arith_targets(preset("mcpo")),
-        safety=lambda wc: mcpo_grid.safety_targets(preset("mcpo")),
+        arith=lambda wc: mcpo_grid.task_targets(preset("mcpo"), "arithmetic"),
+        safety=lambda wc: mcpo_grid.task_targets(preset("mcpo"), "safety"),
     output:
         metrics="results/mcpo/metrics.json",
         tidy="results/mcpo/summary.csv",

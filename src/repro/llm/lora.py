@@ -44,8 +44,8 @@ from repro.llm.torchlm import TorchLM
 from repro.logs import progress
 from repro.seeding import job_seed, make_rng
 
-__all__ = ["LoraConfig", "LoraResult", "finetune_lora", "add_adapter", "load_lora", "checkpoints", "encode_examples", "loss_on",
-           "lm_loss"]
+__all__ = ["LoraConfig", "LoraResult", "finetune_lora", "add_adapter", "load_lora", "checkpoints", "encode_examples",
+           "loss_on", "lm_loss"]
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ Choices the paper leaves open: the factorised policy class (it makes the fit mis
 of finite capacity and training is; with a class that contains pi* every alpha converges to the
 same point); Adam, ``epochs`` reuses of each batch; K, beta, the floors of the coverage metric.
 Task (ii) (arithmetic, a language model + LoRA) is in :mod:`repro.papers.mcpo.arithmetic` with the
-same metric definitions; :func:`aggregate` takes both. Deviation: task (iii), the safety set, is not
-built.
+same metric definitions, task (iii) (the safety set, two references) in :mod:`repro.papers.mcpo.safety`;
+:func:`aggregate` takes all three.
 """
 
 from __future__ import annotations

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["seeds", "run_targets", "run_config", "aggregate_config", "task_targets", "task_base", "arith_targets", "arith_config", "arith_base",
-           "safety_targets", "safety_config", "safety_base"]
+__all__ = ["LM_TASKS", "seeds", "run_targets", "run_config", "aggregate_config", "task_targets", "task_config",
+           "task_base"]
+
+#: The language-model tasks, each an optional block of the preset, and the keys its per-seed job reads.
+LM_TASKS = {
+    "arithmetic": ("model", "task", "train", "alphas", "ks", "mode_mass", "cover_mass", "reverse_kl_baseline"),
+    "safety": ("model", "task", "train", "alphas", "ks", "references", "reverse_kl_baseline"),
+}
 
 
 def seeds(cfg: dict) -> list[int]:
@@ -28,10 +34,9 @@ def run_config(cfg: dict) -> dict[str, Any]:
 
 def aggregate_config(cfg: dict) -> dict[str, Any]:
     out = {"alphas": cfg["bandit"]["alphas"], "ks": cfg["bandit"]["ks"], "claim_k": cfg["claim_k"]}
-    if "arithmetic" in cfg:
-        out["arithmetic"] = {"alphas": cfg["arithmetic"]["alphas"], "ks": cfg["arithmetic"]["ks"]}
-    if "safety" in cfg:
-        out["safety"] = {"alphas": cfg["safety"]["alphas"], "ks": cfg["safety"]["ks"]}
+    for task in LM_TASKS:
+        if task in cfg:
+            out[task] = {"alphas": cfg[task]["alphas"], "ks": cfg[task]["ks"]}
     return out
 
 
@@ -50,31 +55,6 @@ def task_base(cfg: dict, task: str) -> str:
     return f"resources/llm/{model['name']}/model.safetensors"
 
 
-def arith_targets(cfg: dict) -> list[str]:
-    """Task (ii)'s per-seed results."""
-    return task_targets(cfg, "arithmetic")
-
-
-def arith_config(cfg: dict) -> dict[str, Any]:
-    """What one seed's job of task (ii) reads."""
-    keys = ("model", "task", "train", "alphas", "ks", "mode_mass", "cover_mass", "reverse_kl_baseline")
-    return {k: cfg["arithmetic"][k] for k in keys if k in cfg["arithmetic"]}
-
-
-def arith_base(cfg: dict) -> str:
-    return task_base(cfg, "arithmetic")
-
-
-def safety_targets(cfg: dict) -> list[str]:
-    """Task (iii)'s per-seed results."""
-    return task_targets(cfg, "safety")
-
-
-def safety_config(cfg: dict) -> dict[str, Any]:
-    """What one seed's job of task (iii) reads."""
-    keys = ("model", "task", "train", "alphas", "ks", "references", "reverse_kl_baseline")
-    return {k: cfg["safety"][k] for k in keys if k in cfg["safety"]}
-
-
-def safety_base(cfg: dict) -> str:
-    return task_base(cfg, "safety")
+def task_config(cfg: dict, task: str) -> dict[str, Any]:
+    """What one seed's job of a language-model task reads."""
+    return {k: cfg[task][k] for k in LM_TASKS[task] if k in cfg[task]}

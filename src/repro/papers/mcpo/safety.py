@@ -30,7 +30,6 @@ averaged over the alpha dial; the same for harmful refusal.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +42,6 @@ from repro.seeding import make_rng
 
 __all__ = ["PAIRS", "REFUSE", "COMPLY", "PREFIXES", "SafetyConfig", "chat", "make_safety_prompts", "evaluate_safety",
            "tiny_corpus", "run_safety_seed", "reference_gap"]
-
-log = logging.getLogger(__name__)
 
 #: (harmful, benign) questions sharing a trigger word.
 PAIRS = (
