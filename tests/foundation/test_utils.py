@@ -88,3 +88,14 @@ def test_a_killed_writers_temporary_file_is_cleared_by_the_next_write(tmp_path):
     stale.write_text("{half")
     write_json(target, {"a": 1})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+
+
+def test_mean_se_matches_the_closed_form_and_gives_a_lone_unit_no_bar():
+    from repro.figures.style import mean_se
+
+    df = pd.DataFrame({"method": ["a", "a", "a", "b"], "seed": [0, 1, 2, 0], "score": [1.0, 2.0, 3.0, 5.0]})
+    out = mean_se(df, ["method"], "score", name="score").set_index("method")
+    assert list(out.columns) == ["score", "se", "n_seeds"]
+    assert out.loc["a", "score"] == pytest.approx(2.0)
+    assert out.loc["a", "se"] == pytest.approx(1.0 / 3 ** 0.5)  # sample s.d. 1 over sqrt(3) units
+    assert (out.loc["b", "score"], out.loc["b", "se"], out.loc["b", "n_seeds"]) == (5.0, 0.0, 1)

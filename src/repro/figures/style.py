@@ -16,11 +16,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from repro.io import atomic_open, atomic_path  # noqa: E402
 
-__all__ = ["apply_style", "Palette", "method_color", "save", "save_table", "markdown_table", "PALETTE"]
+__all__ = ["apply_style", "Palette", "method_color", "mean_se", "save", "save_table", "markdown_table", "PALETTE"]
 
 RC = {
     "figure.dpi": 100,
@@ -66,6 +67,17 @@ class Palette:
 
     def __contains__(self, method: object) -> bool:
         return method in self.colors
+
+
+def mean_se(df: pd.DataFrame, by: list[str], col: str, *, name: str = "mean") -> pd.DataFrame:
+    """Mean, standard error and count of ``col`` per group of ``by``: the error bars of a figure.
+
+    One row per group, the groups as columns; a group of one unit gets s.e. 0 (drawn without a bar).
+    ``name`` names the mean's column.
+    """
+    g = df.groupby(by)[col]
+    out = pd.DataFrame({name: g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()})
+    return out.reset_index().fillna({"se": 0.0})
 
 
 def apply_style() -> None:

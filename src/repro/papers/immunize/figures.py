@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, mean_se
 
 __all__ = ["COLORS", "LABELS", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -20,15 +20,9 @@ LABELS = {"none": "no defence", "condnum": "condition number (ICML'25)", "booste
           "ours": "plateau + curvature (ours)"}
 
 
-def _mean_se(df: pd.DataFrame, by: list[str], col: str) -> pd.DataFrame:
-    g = df.groupby(by)[col]
-    out = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()})
-    return out.reset_index().fillna({"se": 0.0})
-
-
 def fig1_table(curves: pd.DataFrame) -> pd.DataFrame:
     """Mean and s.e. over seeds of harmful accuracy per (model, setting, method, step)."""
-    return _mean_se(curves, ["model", "setting", "method", "step"], "harmful_acc")
+    return mean_se(curves, ["model", "setting", "method", "step"], "harmful_acc")
 
 
 def fig1(table: pd.DataFrame):
@@ -59,11 +53,11 @@ def fig2_table(tidy: pd.DataFrame, scaling: pd.DataFrame) -> pd.DataFrame:
     for which in ("harmful", "benign"):
         for when in ("before", "after"):
             for ext in ("min", "max"):
-                t = _mean_se(tidy, ["model", "method"], f"{which}_{when}_{ext}")
+                t = mean_se(tidy, ["model", "method"], f"{which}_{when}_{ext}")
                 rows.append(t.assign(panel="eigen", series=f"{which} λ_{ext} {when}", x=np.nan))
     for col, panel, series in (("rel_err_max", "error", "λ_max"), ("rel_err_min", "error", "λ_min"),
                                ("exact_s", "time", "exact"), ("lanczos_s", "time", "lanczos")):
-        t = _mean_se(scaling, ["n_params"], col).rename(columns={"n_params": "x"})
+        t = mean_se(scaling, ["n_params"], col).rename(columns={"n_params": "x"})
         rows.append(t.assign(panel=panel, series=series, model="", method=""))
     cols = ["panel", "series", "model", "method", "x", "mean", "se", "n_seeds"]
     return pd.concat(rows, ignore_index=True)[cols]

@@ -7,10 +7,9 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, mean_se
 
 __all__ = ["COLORS", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -24,9 +23,7 @@ def fig1_table(curve: pd.DataFrame) -> pd.DataFrame:
     """Mean and s.e. over seeds per (sequence, method, after_task, metric)."""
     long = curve.melt(id_vars=["sequence", "seed", "method", "after_task"], value_vars=["task1_acc", "running_avg"],
                       var_name="metric")
-    g = long.groupby(["sequence", "metric", "method", "after_task"])["value"]
-    out = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()})
-    return out.reset_index().fillna({"se": 0.0})
+    return mean_se(long, ["sequence", "metric", "method", "after_task"], "value")
 
 
 def fig1(table: pd.DataFrame):

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, mean_se
 
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
@@ -26,10 +26,7 @@ def _ordered(methods) -> list[str]:
 
 def fig1_table(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
     """Mean and s.e. over seeds of NDCG@k per (split, method)."""
-    col = f"ndcg@{k}"
-    g = tidy.groupby(["split", "method"])[col]
-    out = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()}).reset_index()
-    return out.fillna({"se": 0.0})
+    return mean_se(tidy, ["split", "method"], f"ndcg@{k}")
 
 
 def fig1(table: pd.DataFrame, k: int):
@@ -51,9 +48,7 @@ def fig1(table: pd.DataFrame, k: int):
 
 def fig2_table(regret: pd.DataFrame) -> pd.DataFrame:
     """Mean regret over seeds per (method, cost)."""
-    g = regret.groupby(["method", "cost"]).regret
-    return pd.DataFrame({"regret": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()),
-                         "n_seeds": g.count()}).reset_index().fillna({"se": 0.0})
+    return mean_se(regret, ["method", "cost"], "regret", name="regret")
 
 
 def fig2(table: pd.DataFrame):
@@ -71,9 +66,7 @@ def fig2(table: pd.DataFrame):
 
 def fig3_table(routing: pd.DataFrame) -> pd.DataFrame:
     """Mean routing accuracy over seeds per (method, K)."""
-    g = routing.groupby(["method", "k"]).accuracy
-    return pd.DataFrame({"accuracy": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()),
-                         "n_seeds": g.count()}).reset_index().fillna({"se": 0.0})
+    return mean_se(routing, ["method", "k"], "accuracy", name="accuracy")
 
 
 def fig3(table: pd.DataFrame):

@@ -6,10 +6,9 @@ The builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, mean_se
 
 __all__ = ["COLORS", "fig1", "fig1_table"]
 
@@ -20,9 +19,7 @@ def fig1_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Mean and s.e. over seeds per (regime, fraction, method, metric)."""
     long = sweep.melt(id_vars=["regime", "fraction", "method", "seed"], value_vars=["acc_forget", "mia_auc"],
                       var_name="metric")
-    g = long.groupby(["regime", "metric", "method", "fraction"])["value"]
-    out = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()})
-    return out.reset_index().fillna({"se": 0.0})
+    return mean_se(long, ["regime", "metric", "method", "fraction"], "value")
 
 
 def fig1(table: pd.DataFrame):
