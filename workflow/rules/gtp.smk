@@ -2,7 +2,8 @@
 # DAG: offline maze dataset per {seed} (sha256 beside it) -> world model + diffusion prior per seed
 #      -> receding-horizon evaluation of every method (and the budget sweep) on the same starts per seed
 #      -> aggregate (metrics.json, tidy table) -> fig1 (score by distance), fig2 (success vs distance),
-#      fig3 (score vs planning budget), table1.
+#      fig3 (score vs planning budget), table1; the learned value against the exact optimal value per seed
+#      (beside the models) -> table3 (a diagnostic of the method, never of the planners' score).
 # Classic control (gymnasium): the same data -> train -> evaluate per {task} and {seed}, into the same
 #      aggregate (metrics.json "control" block) -> table2.
 # The seed is the unit of every claim; every method of a seed sees the same data, models and starts.
@@ -19,6 +20,8 @@ register_targets(
         "reports/gtp_table1.md",
         "reports/gtp_table2.csv",
         "reports/gtp_table2.md",
+        "reports/gtp_table3.csv",
+        "reports/gtp_table3.md",
         "results/gtp/metrics.json",
     ],
 )
@@ -68,6 +71,51 @@ rule gtp_train:
         "../../envs/torch.yaml"
     script:
         "../scripts/gtp/train.py"
+
+
+rule gtp_value_diag:
+    input:
+        models="results/gtp/models/seed{seed}.pt",
+        data="results/gtp/data/seed{seed}.npz",
+        sha="results/gtp/data/seed{seed}.npz.sha256",
+    output:
+        diag="results/gtp/models/seed{seed}.value.json",
+    log:
+        "logs/gtp/value_diag/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/value_diag/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.diag_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/value_diag.py"
+
+
+rule gtp_table3:
+    input:
+        diags=lambda wc: gtp_grid.diag_targets(preset("gtp")),
+    output:
+        csv="reports/gtp_table3.csv",
+        md="reports/gtp_table3.md",
+    log:
+        "logs/gtp/table3.log",
+    benchmark:
+        "benchmarks/gtp/table3.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/table3.py"
 
 
 rule gtp_evaluate:

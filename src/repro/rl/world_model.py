@@ -25,7 +25,7 @@ from torch import nn
 
 from repro.seeding import torch_generator
 
-__all__ = ["ModelConfig", "Ensemble", "WorldModel", "fit_world_model", "model_return"]
+__all__ = ["ModelConfig", "Ensemble", "WorldModel", "fit_world_model", "model_return", "n_step_targets", "successors"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,11 @@ class ModelConfig:
     """target-network update rate of the value"""
     binary_reward: bool = True
     """sparse 0/1 reward that ends the episode (a logistic reward model)"""
+    value_steps: int | None = None
+    """minibatch updates of the value (None: ``steps``); each target update moves a share ``polyak``, so
+    about ``value_steps * polyak * n_step`` steps of the horizon are backed up"""
+    n_step: int = 1
+    """n of the value's n-step TD target along the dataset's trajectories (1: TD(0))"""
 
 
 def _mlp(i: int, h: int, o: int) -> nn.Sequential:
@@ -120,8 +125,45 @@ def model_return(model: WorldModel, s0: torch.Tensor, actions: torch.Tensor) -> 
     return ret + alive * gamma**H * model.value(s)
 
 
-def fit_world_model(obs, actions, rewards, next_obs, terminals, cfg: ModelConfig, seed: int) -> WorldModel:
-    """Fit the dynamics ensemble, the reward model and the TD value on offline transitions (tensors, (M, .))."""
+def n_step_targets(rewards: torch.Tensor, terminals: torch.Tensor, next_obs: torch.Tensor, successor: torch.Tensor,
+                   n: int, gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """n-step returns along the data's trajectories: for each transition i, ``(R_i, s_i, g_i)`` with
+    ``R_i = sum_{k<m} gamma^k r_{i+k}``, ``s_i`` the next state of the m-th transition and ``g_i =
+    gamma^m (1 - d)``, where m <= n stops at a terminal or where the trajectory ends (``successor[j] < 0``:
+    transition j has no recorded successor). The TD target is then ``R_i + g_i V(s_i)``."""
+    if n < 1:
+        raise ValueError(f"n_step must be at least 1; got {n}")
+    M = len(rewards)
+    ret, disc = rewards.clone(), gamma * (1 - terminals)
+    last = torch.arange(M)  # index of the last transition summed
+    live = (terminals < 0.5) & (successor >= 0)  # may extend by one more transition
+    for _ in range(1, n):
+        nxt = torch.where(live, successor[last], last)
+        ret = torch.where(live, ret + disc * rewards[nxt], ret)
+        disc = torch.where(live, disc * gamma * (1 - terminals[nxt]), disc)
+        last = nxt
+        live = live & (terminals[nxt] < 0.5) & (successor[nxt] >= 0)
+    return ret, next_obs[last], disc
+
+
+def successors(obs: torch.Tensor, next_obs: torch.Tensor, episode: torch.Tensor | None) -> torch.Tensor:
+    """Index of each transition's successor in the flat data (-1 where none: last of its episode, or
+    the next row does not start where this one ends)."""
+    M = len(obs)
+    nxt = torch.full((M,), -1, dtype=torch.long)
+    if episode is None or M < 2:
+        return nxt
+    ok = (episode[1:] == episode[:-1]) & torch.isclose(obs[1:], next_obs[:-1], atol=1e-6).all(-1)
+    nxt[:-1] = torch.where(ok, torch.arange(1, M), -1)
+    return nxt
+
+
+def fit_world_model(obs, actions, rewards, next_obs, terminals, cfg: ModelConfig, seed: int,
+                    episode: torch.Tensor | None = None) -> WorldModel:
+    """Fit the dynamics ensemble, the reward model and the TD value on offline transitions (tensors, (M, .)).
+
+    ``episode`` (M,) ids order the transitions into trajectories for n-step value targets (required
+    when ``cfg.n_step > 1``)."""
     M = len(obs)
     if not all(len(t) == M for t in (actions, rewards, next_obs, terminals)):
         raise ValueError("fit_world_model: obs, actions, rewards, next_obs and terminals need the same length")
@@ -129,6 +171,8 @@ def fit_world_model(obs, actions, rewards, next_obs, terminals, cfg: ModelConfig
         raise ValueError("fit_world_model: need at least two transitions")
     if not 0 < cfg.expectile < 1:
         raise ValueError(f"fit_world_model: expectile must lie in (0, 1); got {cfg.expectile}")
+    if cfg.n_step > 1 and episode is None:
+        raise ValueError("fit_world_model: n_step > 1 needs the transitions' episode ids")
     gen = torch_generator(seed)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -159,12 +203,14 @@ def fit_world_model(obs, actions, rewards, next_obs, terminals, cfg: ModelConfig
         loss.backward()
         opt.step()
 
+    ret, boot, disc = n_step_targets(rewards, terminals, next_obs, successors(obs, next_obs, episode), cfg.n_step,
+                                     cfg.gamma)
     target = copy.deepcopy(model.val)
     opt = torch.optim.Adam(model.val.parameters(), lr=cfg.lr)
-    for _ in range(cfg.steps):
+    for _ in range(cfg.steps if cfg.value_steps is None else cfg.value_steps):
         idx = torch.randint(0, M, (min(cfg.batch, M),), generator=gen)
         with torch.no_grad():
-            y = rewards[idx] + cfg.gamma * (1 - terminals[idx]) * target(model._ns(next_obs[idx]))[:, 0]
+            y = ret[idx] + disc[idx] * target(model._ns(boot[idx]))[:, 0]
         d = y - model.value(obs[idx])
         loss = (torch.abs(cfg.expectile - (d < 0).float()) * d**2).mean()
         opt.zero_grad()

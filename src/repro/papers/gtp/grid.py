@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["seeds", "eval_targets", "data_config", "train_config", "eval_config", "aggregate_config", "control_tasks",
+__all__ = ["seeds", "eval_targets", "diag_targets", "diag_config", "data_config", "train_config", "eval_config", "aggregate_config", "control_tasks",
            "control_eval_targets", "control_data_config", "control_train_config", "control_eval_config"]
 
 
@@ -18,6 +18,14 @@ def seeds(cfg: dict) -> list[int]:
 
 def eval_targets(cfg: dict, prefix: str = "results/gtp/eval") -> list[str]:
     return [f"{prefix}/seed{s}.json" for s in seeds(cfg)]
+
+
+def diag_targets(cfg: dict, prefix: str = "results/gtp/models") -> list[str]:
+    return [f"{prefix}/seed{s}.value.json" for s in seeds(cfg)]
+
+
+def diag_config(cfg: dict) -> dict[str, Any]:
+    return {"maze": cfg["maze"], "step": cfg["step"]}
 
 
 def data_config(cfg: dict) -> dict[str, Any]:

@@ -1,0 +1,125 @@
+"""Quality of the learned planning objective on the maze, against its exact targets.
+
+The maze's optimal value is known exactly: from a free lattice point ``T*`` steps from the goal
+(breadth-first search, :meth:`repro.papers.gtp.maze.Maze.distances`) the optimal return is
+``V*(s) = gamma ** (T* - 1)`` (the reward 1 is earned on the step that enters the goal). These are
+diagnostics of the method (the value function against its own target, the reward model against the
+reward it was fitted to), never of the planners' score:
+
+- value: Spearman rank correlation of the learned ``V(s)`` with ``V*(s)`` over every free lattice
+  point outside the goal, overall and per bucket of optimal distance (a planner needs the ranking,
+  not the scale: ``V`` and ``V*`` of a different discount rank the same points alike), with the mean
+  of both per bucket;
+- direction: the share of those points where the free 8-neighbour (one step of the lattice) of
+  largest learned ``V`` (a goal neighbour first) is strictly closer to the goal (``V*``'s greedy step
+  always is), per bucket;
+- reward: the reward model's mean output on the dataset's goal-entering transitions and on all
+  others (target 1 and 0).
+
+Written per seed beside the models (``results/gtp/models/seed<s>.value.json``) and summarised over
+seeds in ``reports/gtp_table3``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import spearmanr
+
+from repro.papers.gtp.maze import Maze
+from repro.rl.world_model import WorldModel
+
+__all__ = ["DISTANCE_BUCKETS", "rank_by_bucket", "greedy_closer", "value_diagnostic", "diagnostic_table"]
+
+#: [lo, hi] optimal steps to the goal (hi None: no upper end)
+DISTANCE_BUCKETS = ((1, 4), (5, 14), (15, 29), (30, None))
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho (average ranks for ties); NaN when fewer than 3 points or either side is constant."""
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(spearmanr(x, y).statistic)
+
+
+def rank_by_bucket(value: np.ndarray, optimal: np.ndarray, steps: np.ndarray, greedy_ok: np.ndarray | None = None,
+                   buckets=DISTANCE_BUCKETS) -> dict[str, Any]:
+    """Rank correlation of ``value`` with ``optimal`` overall and within each bucket of ``steps``
+    (and the share of ``greedy_ok``, when given, per bucket)."""
+    value, optimal, steps = (np.asarray(a, dtype=float).ravel() for a in (value, optimal, steps))
+    if not len(value) == len(optimal) == len(steps):
+        raise ValueError("rank_by_bucket: value, optimal and steps need the same length")
+    rows = []
+    for lo, hi in buckets:
+        m = (steps >= lo) & (steps <= (np.inf if hi is None else hi))
+        row = {"lo": lo, "hi": hi, "n": int(m.sum()), "spearman": _spearman(value[m], optimal[m]),
+               "value_mean": float(value[m].mean()) if m.any() else float("nan"),
+               "optimal_mean": float(optimal[m].mean()) if m.any() else float("nan")}
+        if greedy_ok is not None:
+            row["greedy_closer"] = float(np.asarray(greedy_ok)[m].mean()) if m.any() else float("nan")
+        rows.append(row)
+    out = {"spearman": _spearman(value, optimal), "n": len(value), "buckets": rows}
+    if greedy_ok is not None:
+        out["greedy_closer"] = float(np.mean(greedy_ok))
+    return out
+
+
+def greedy_closer(value_grid: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """For every lattice point with ``dist > 0``: is the free 8-neighbour of largest ``value_grid``
+    strictly closer to the goal (``dist`` smaller)? Both (nx, ny); ``dist < 0`` marks blocked points.
+    A goal point (``dist == 0``) counts as the best neighbour whatever its value: entering the goal
+    earns the reward and ends the episode, and a value is never fitted on the goal's terminal states."""
+    nx, ny = dist.shape
+    best_v = np.full(dist.shape, -np.inf)
+    best_d = np.full(dist.shape, np.iinfo(int).max)
+    scored = np.where(dist == 0, np.inf, np.where(dist > 0, value_grid, -np.inf))
+    pad_v = np.pad(scored, 1, constant_values=-np.inf)
+    pad_d = np.pad(dist, 1, constant_values=-1)
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            if di == dj == 0:
+                continue
+            v = pad_v[1 + di:1 + di + nx, 1 + dj:1 + dj + ny]
+            d = pad_d[1 + di:1 + di + nx, 1 + dj:1 + dj + ny]
+            better = v > best_v
+            best_v, best_d = np.where(better, v, best_v), np.where(better, d, best_d)
+    return (best_d < dist)[dist > 0]
+
+
+@torch.no_grad()
+def value_diagnostic(wm: WorldModel, maze: Maze, data: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The learned value against ``V*`` on the lattice, and the reward model on the dataset's transitions."""
+    gamma = wm.cfg.gamma
+    pts, dist = maze.lattice(), maze.distances()
+    ok = dist > 0  # free, reachable, outside the goal
+    steps = dist[ok]
+    grid = wm.value(torch.as_tensor(pts, dtype=torch.float32)).numpy()
+    out = {"gamma": gamma, "value": rank_by_bucket(grid[ok], gamma ** (steps - 1.0), steps, greedy_closer(grid, dist))}
+    t = {k: torch.as_tensor(data[k], dtype=torch.float32) for k in ("observations", "actions", "next_observations")}
+    r = wm.reward(t["observations"], t["actions"], t["next_observations"]).numpy()
+    goal = np.asarray(data["rewards"]) > 0.5
+    out["reward"] = {"goal_entering": float(r[goal].mean()) if goal.any() else float("nan"),
+                     "other": float(r[~goal].mean()), "n_goal_entering": int(goal.sum()), "n_other": int((~goal).sum())}
+    return out
+
+
+def diagnostic_table(diags: dict[int, dict]) -> pd.DataFrame:
+    """Mean and s.e. over seeds of each rank correlation, bucket mean and reward output (one row per quantity)."""
+    per_seed = []
+    for seed, d in sorted(diags.items()):
+        row = {"seed": seed, "spearman_all": d["value"]["spearman"], "greedy_closer_all": d["value"]["greedy_closer"],
+               "reward_goal_entering": d["reward"]["goal_entering"],
+               "reward_other": d["reward"]["other"]}
+        for b in d["value"]["buckets"]:
+            key = f"{b['lo']}-{b['hi'] if b['hi'] is not None else 'max'}"
+            row.update({f"spearman_{key}": b["spearman"], f"greedy_closer_{key}": b["greedy_closer"],
+                        f"value_mean_{key}": b["value_mean"],
+                        f"optimal_mean_{key}": b["optimal_mean"]})
+        per_seed.append(row)
+    frame = pd.DataFrame(per_seed).set_index("seed")
+    return pd.DataFrame({"quantity": frame.columns, "mean": frame.mean().values,
+                         "se": (frame.std(ddof=1) / np.sqrt(frame.count())).values if len(frame) > 1 else np.nan,
+                         "seeds": frame.count().values})
