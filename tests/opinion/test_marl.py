@@ -96,3 +96,21 @@ def test_attention_lift_is_one_under_uniform_attention_and_tracks_a_planted_degr
             assert np.allclose(lift, 1.0)
         else:
             assert sign * spearmanr(lift, centrality(g)["degree"]).statistic > 0.8
+
+
+def test_training_diagnostics_per_iteration_and_their_summary():
+    # the curves the DAG writes per run: final action shares are a distribution, the k3 KL is >= 0,
+    # and the summary table reads the first and last iteration of each (family, alpha, method)
+    from repro.papers.opinion.experiment import CURVES, training_curves
+
+    cfg = TrainConfig(iterations=3, n_games=2, eval_games=2, hidden=8)
+    _, hist = train_agent(cfg, "florentine", 1.0, other_play=True, seed=0, graph_seed=0)
+    assert len(hist) == 3
+    for s in hist:
+        assert abs(s["final_action0"] + s["final_action1"] + s["final_action2"] - 1) < 1e-6
+        assert s["approx_kl"] >= 0 and 0 <= s["entropy"] <= torch.log(torch.tensor(3.0)).item() + 1e-6
+    rec = {"family": "static", "alpha": 1.0, "method": "marl", "seed": 0,
+           "training": {"curves": [{k: s[k] for k in CURVES} for s in hist]}}
+    curves, summary = training_curves([rec, {**rec, "seed": 1}])
+    assert len(curves) == 6 and len(summary) == 1
+    assert summary["return@0"].iloc[0] == hist[0]["mean_return"] and summary["wait@2"].iloc[0] == hist[2]["final_action2"]

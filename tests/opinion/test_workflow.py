@@ -12,7 +12,7 @@ from repro.claims import evaluate, load_claims
 REPO = Path(__file__).resolve().parents[2]
 
 TARGETS = ["reports/opinion_fig1.pdf", "reports/opinion_fig2.pdf", "reports/opinion_fig3.pdf",
-           "reports/opinion_table1.md", "results/opinion/metrics.json"]
+           "reports/opinion_table1.md", "reports/opinion_training.md", "results/opinion/metrics.json"]
 
 
 @pytest.mark.slow
@@ -25,6 +25,10 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     assert results.accuracy.between(0, 1).all()
     # every method of one (family, alpha, seed) played the same games: the oracle's agreement is 1 on each
     assert (oracle.agreement == 1.0).all()
+    curves = pd.read_csv(smoke_dir / "results/opinion/training.csv")  # per-iteration diagnostics of every agent
+    runs = curves.groupby(["family", "alpha", "method", "seed"]).size()
+    assert len(runs) == len(results[results.method.isin(["marl", "marl_noop"])]) and runs.nunique() == 1
+    assert curves.final_action2.between(0, 1).all() and (curves.approx_kl >= 0).all()
     claims = load_claims(REPO / "workflow/claims/opinion.yaml", REPO / "workflow/schemas/claims.schema.yaml")
     for r in evaluate(claims, smoke_dir / "results/opinion/metrics.json"):
         assert r.status != "NOT RUN" and "summary only" not in r.reason, (r.claim.id, r.reason)

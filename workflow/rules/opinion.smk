@@ -11,6 +11,7 @@ register_targets(
         "reports/opinion_fig2.pdf",
         "reports/opinion_fig3.pdf",
         "reports/opinion_table1.md",
+        "reports/opinion_training.md",
         "results/opinion/metrics.json",
     ],
 )
@@ -77,6 +78,9 @@ rule opinion_evaluate:
         attention="results/opinion/attention.csv",
         table1="reports/opinion_table1.md",
         table1_csv="reports/opinion_table1.csv",
+        training="results/opinion/training.csv",
+        training_table="reports/opinion_training.md",
+        training_table_csv="reports/opinion_training.csv",
     log:
         "logs/opinion/evaluate.log",
     benchmark:

@@ -181,7 +181,10 @@ def train_ippo(policy: RecurrentGraphPolicy, env: Any, cfg: PPOConfig, *, iterat
     ends: V after the last step is 0), then ``cfg.ppo_epochs`` passes over ``cfg.minibatches``
     slices of games, each re-running the recurrent policy from the episode start (full BPTT over the
     horizon). The belief probe's cross-entropy with ``env.aux_target`` is added with ``belief_coef``;
-    it reads the detached state, so it never moves the policy. Returns per-iteration statistics.
+    it reads the detached state, so it never moves the policy. Returns per-iteration statistics:
+    the last minibatch's ``pg_loss``, ``v_loss``, ``entropy``, ``approx_kl`` (k3 estimate of
+    KL(old || new)) and ``belief_loss``; the batch's ``mean_return`` (per agent) and
+    ``final_action<k>``, the share of agents whose last action was k.
     """
     gen = torch_generator(seed)
     opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr, eps=1e-5)
@@ -200,8 +203,12 @@ def train_ippo(policy: RecurrentGraphPolicy, env: Any, cfg: PPOConfig, *, iterat
                 parts = [_replay(policy, ro, a, b) for a, b in blocks]
                 logp, ent, value, belief = (torch.cat([p[i] for p in parts], 1) for i in range(4))
                 nodes = torch.cat([torch.arange(int(ro.graph.node_ptr[a]), int(ro.graph.node_ptr[b])) for a, b in blocks])
-                loss, stats = clipped_loss(logp.flatten(), ro.logp[:, nodes].flatten(), adv[:, nodes].flatten(),
+                old_logp = ro.logp[:, nodes].flatten()
+                loss, stats = clipped_loss(logp.flatten(), old_logp, adv[:, nodes].flatten(),
                                            value.flatten(), returns[:, nodes].flatten(), ent.flatten(), cfg)
+                with torch.no_grad():  # k3 estimator of KL(old || new) (Schulman's approx_kl, as cleanrl)
+                    log_ratio = logp.flatten() - old_logp
+                    stats["approx_kl"] = ((log_ratio.exp() - 1) - log_ratio).mean().item()
                 target = ro.aux_target[nodes].expand(belief.shape[0], -1)
                 b_loss = nn.functional.cross_entropy(belief.flatten(0, 1), target.flatten())
                 opt.zero_grad(set_to_none=True)
@@ -210,6 +217,8 @@ def train_ippo(policy: RecurrentGraphPolicy, env: Any, cfg: PPOConfig, *, iterat
                 opt.step()
                 stats["belief_loss"] = b_loss.item()
         stats["mean_return"] = ro.rewards.sum(0).mean().item()
+        final = torch.bincount(ro.actions[-1], minlength=policy.actor.out_features).float() / ro.actions.shape[1]
+        stats.update({f"final_action{k}": final[k].item() for k in range(policy.actor.out_features)})
         history.append(stats)
         if it % 10 == 0 or it == iterations - 1:
             log.info("iteration %d: %s", it, {k: round(v, 4) for k, v in stats.items()})

@@ -11,4 +11,4 @@ records = [{**res, "family": wc.family, "alpha": float(wc.alpha), "method": name
            for name, res in evaluate_baselines(job.cfg["baselines"], cfg, wc.family, float(wc.alpha),
                                                eval_seed=job.seed_for("opinion_eval", family=wc.family, seed=str(s)),
                                                graph_seed=job.seed_for("opinion_graph", seed=str(s))).items()]
-job.write_metrics(snakemake.output.records, {"records": records})
+job.write_metrics(snakemake.output.records, {"records": records})  # noqa: F821

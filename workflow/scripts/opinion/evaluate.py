@@ -2,7 +2,7 @@
 from repro.figures.style import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
-from repro.papers.opinion.experiment import aggregate
+from repro.papers.opinion.experiment import aggregate, training_curves
 from repro.papers.opinion.figures import table1
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
@@ -14,3 +14,7 @@ save_csv(results, out.results)
 save_csv(attention, out.attention)
 save_table(table1(results), out.table1, title="opinion Table 1: every method per graph family and alpha (means over seeds)")
 job.write_metrics(out.metrics, metrics)
+curves, summary = training_curves([read_json(p) for p in inp.agents])
+save_csv(curves, out.training)
+save_table(summary, out.training_table, title="opinion training diagnostics: mean over seeds of the PPO batch's "
+           "return, policy entropy and final-step wait share at iteration @i")

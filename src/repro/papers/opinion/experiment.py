@@ -23,6 +23,22 @@ that the labels are balanced):
   (attention over the uniform 1 / d_i, so uniform attention gives 1 everywhere), and its Spearman
   correlation with in-degree, eigenvector centrality and PageRank, on the training graph and on
   networkx's real graphs; the untrained policy of the same seed is the floor.
+
+Training diagnostics (``record["training"]["curves"]``, one row per PPO iteration, summarised by
+:func:`training_curves` into ``reports/opinion_training.md``): the batch's mean episode return, the
+policy entropy, the share of agents whose last action is wait, value loss and approximate KL. On one
+seed at the small preset's settings (lr 3e-3, 2 epochs x 2 minibatches, 8 games, dynamic family):
+at alpha = 1 the policy first collapses to waiting (entropy 1.10 -> 0.34, 92% wait by iteration 10),
+then recovers to speaking (wait 10% at iteration 40, 1-3% from iteration 90, return -0.68 -> ~1.5),
+so 30 iterations stop in the middle of the recovery (static family, 100 nodes, alpha = 1: 87% wait at
+iteration 10, 17% at 30, 2% at 40, return 1.05 at 30 and a plateau of ~1.5-1.7 from ~40 to 60, where
+entropy is 0.07: hence 60 iterations at small); at alpha = 0.25 it collapses to waiting for
+good (entropy < 0.01 by iteration 30, return 0), and neither ent_coef 0.05 nor lr 1e-3 changes that
+within 80 iterations. Waiting pays 0 while a wrong stance or a disagreeing neighbour costs twice
+what a right one earns (G3), so at low alpha, where honest neighbours agree only ~57% of the time
+(both informed, P(correct) = Phi(1/2) = 0.69), silence is the safe near-equilibrium PPO finds: a
+property of the reference's reward as the spec states it, not a bug found here (the reference code
+could not be read: flipbagels/OpiniMARL is not in the searchable index).
 """
 
 from __future__ import annotations
@@ -46,7 +62,7 @@ from repro.rl.ppo import PPOConfig
 from repro.seeding import torch_generator
 
 __all__ = ["FamilyConfig", "TrainConfig", "graph_sampler", "train_agent", "evaluate_agent", "evaluate_baselines",
-           "train_and_evaluate", "VARIANTS",
+           "train_and_evaluate", "VARIANTS", "CURVES", "training_curves",
            "outcome", "aggregate", "CENTRALITIES"]
 
 log = logging.getLogger(__name__)
@@ -309,6 +325,32 @@ def _sample(series: pd.Series, unit: str) -> dict[str, Any]:
 
 
 VARIANTS = {"marl": True, "marl_noop": False}  # variant -> other-play during training
+CURVES = ("mean_return", "entropy", "final_action2", "v_loss", "approx_kl")
+"""per PPO iteration: the training batch's mean episode return, the policy entropy and approximate KL
+(old || new, k3) and value loss of the iteration's last minibatch, and the share of agents whose last
+action was wait (action 2)"""
+
+
+def training_curves(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-iteration curves of every trained agent, their summary: means over seeds at five iterations).
+
+    The summary rows are family x alpha x method; columns give return / entropy / final wait share at
+    the first iteration, 1/4, 1/2, 3/4 of the way and the last, so a plateau (or a collapse) is visible.
+    """
+    rows = [{"family": r["family"], "alpha": r["alpha"], "method": r["method"], "seed": r["seed"], "iteration": i,
+             **{k: c[k] for k in CURVES}}
+            for r in records if "curves" in r.get("training", {}) for i, c in enumerate(r["training"]["curves"])]
+    curves = pd.DataFrame(rows, columns=["family", "alpha", "method", "seed", "iteration", *CURVES])
+    if curves.empty:
+        return curves, pd.DataFrame()
+    last = int(curves.iteration.max())
+    marks = sorted({0, last // 4, last // 2, 3 * last // 4, last})
+    sel = curves[curves.iteration.isin(marks)]
+    mean = sel.groupby(["family", "alpha", "method", "iteration"])[["mean_return", "entropy", "final_action2"]].mean()
+    summary = mean.unstack("iteration")
+    summary.columns = [f"{ {'final_action2': 'wait', 'mean_return': 'return'}.get(k, k)}@{i}" for k, i in summary.columns]
+    return curves.sort_values(["family", "method", "alpha", "seed", "iteration"]).reset_index(drop=True), \
+        summary.reset_index()
 
 
 def train_and_evaluate(cfg: TrainConfig, family: str, alpha: float, variant: str, *, seed: int, graph_seed: int,
@@ -319,5 +361,6 @@ def train_and_evaluate(cfg: TrainConfig, family: str, alpha: float, variant: str
     policy, history = train_agent(cfg, family, alpha, other_play=VARIANTS[variant], seed=seed, graph_seed=graph_seed)
     record = evaluate_agent(policy, cfg, family, alpha, eval_seed=eval_seed, graph_seed=graph_seed, seed=seed)
     record["training"] = {"first_return": history[0]["mean_return"], "last_return": history[-1]["mean_return"],
-                          "last_belief_loss": history[-1]["belief_loss"], "iterations": len(history)}
+                          "last_belief_loss": history[-1]["belief_loss"], "iterations": len(history),
+                          "curves": [{k: stats[k] for k in CURVES} for stats in history]}
     return save_policy(policy), record
