@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from repro.papers.mcpo.arithmetic import (ArithConfig, ArithTrain, candidate_logp, evaluate_arith, make_prompts,
-                                          number_word, run_arith_seed, tiny_corpus, train_arith)
+                                          number_word, round_diagnostic, run_arith_seed, tiny_corpus,
+                                          train_arith)
 from repro.papers.mcpo.experiment import aggregate, alpha_key
 from repro.rl.alpha_divergence import log_tilted_target
 
@@ -89,6 +90,20 @@ def test_candidate_scores_equal_the_layers_logprobs_renormalised_in_any_batching
         candidate_logp(tiny_reference, data["prompts"], data["candidates"][:-1], grad=False)
 
 
+def test_round_diagnostic_closed_form():
+    """KL(pi || pi*) is 0 at pi = pi*; two candidates by hand: pi = (1/2, 1/2), pi* = (0.8, 0.2), reward (1, 0):
+    KL = 1/2 ln(0.5 / 0.8) + 1/2 ln(0.5 / 0.2) = 1/2 ln(1.5625), reward 1/2; the mean over prompts."""
+    star = torch.tensor([[0.8, 0.2], [0.3, 0.7]], dtype=torch.float64).log()
+    reward = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    same = round_diagnostic(star, star, reward)
+    assert same["kl_reverse"] == pytest.approx(0.0, abs=1e-12) and same["reward"] == pytest.approx((0.8 + 0.7) / 2)
+    half = torch.full((1, 2), 0.5, dtype=torch.float64).log()
+    one = round_diagnostic(half, star[:1], reward[:1])
+    assert one["kl_reverse"] == pytest.approx(0.5 * np.log(1.5625)) and one["reward"] == pytest.approx(0.5)
+    both = round_diagnostic(torch.cat([half, star[1:]]), star, reward)
+    assert both["kl_reverse"] == pytest.approx(0.25 * np.log(1.5625))
+
+
 @pytest.mark.parametrize("alpha, divergence", [(0.0, "kl_reverse"), (1.0, "kl_forward")])
 def test_training_moves_the_policy_toward_the_planted_target(tiny_reference, alpha, divergence):
     """MCPO at alpha lowers its own divergence to pi* (alpha 0: KL(pi || pi*), alpha 1: KL(pi* || pi))
@@ -99,13 +114,21 @@ def test_training_moves_the_policy_toward_the_planted_target(tiny_reference, alp
     ref = candidate_logp(lm, data["prompts"], data["candidates"], grad=False)
     target = log_tilted_target(ref, data["reward"], task.beta)
     target = target - torch.logsumexp(target, 1, keepdim=True)
-    train_arith(lm, data, ref, "mcpo", alpha, ArithTrain(steps=15, prompts_per_step=6, group=8, epochs=2, lr=3e-3,
-                                                          targets=("qkv", "fc")), task.beta, seed=6)
+    trace = train_arith(lm, data, ref, "mcpo", alpha, ArithTrain(steps=15, prompts_per_step=6, group=8, epochs=2,
+                                                                 lr=3e-3, targets=("qkv", "fc")), task.beta, seed=6,
+                        on_round=lambda m, r: {"all_kl": round_diagnostic(
+                            candidate_logp(m, data["prompts"], data["candidates"], grad=False), target,
+                            data["reward"])["kl_reverse"]})
     trained = candidate_logp(lm, data["prompts"], data["candidates"], grad=False)
     ev = dict(reward=data["reward"], n_forms=3, ks=[8], mode_mass=0.05, cover_mass=0.01)
     before, after = evaluate_arith(ref, target, **ev), evaluate_arith(trained, target, **ev)
     assert after[divergence] < 0.8 * before[divergence], (before, after)
     assert after["pass1"] > before["pass1"]
+    # the trace: one entry per round; round 0 is the fresh adapter (= pi_ref) on every prompt (6 of 6 drawn),
+    # and after the last round the every-prompt diagnostic is the trained policy's
+    assert [t["round"] for t in trace] == list(range(15))
+    assert trace[0]["kl_reverse"] == pytest.approx(before["kl_reverse"], abs=1e-6)
+    assert trace[-1]["all_kl"] == pytest.approx(after["kl_reverse"], abs=1e-6)
 
 
 def test_alpha0_and_rloo_share_the_samples_and_aggregate_pairs_them(tiny_reference):

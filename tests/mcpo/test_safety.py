@@ -95,6 +95,12 @@ def test_run_pairs_the_references_and_aggregate_writes_the_signed_gap(tiny_base)
             m = ref["methods"]
             assert set(m) == {"alpha0", "alpha1", "pi_star", "pi_ref"}
             assert m["pi_star"]["kl_reverse"] == pytest.approx(0.0, abs=1e-9)
+            assert m["pi_star"]["train_kl_reverse"] == pytest.approx(0.0, abs=1e-9)
+            # the training trace: one entry per round per fit, each an exact KL (>= 0) and a reward in [0, 1]
+            trace = ref["train_trace"]
+            assert set(trace) == {"alpha0", "alpha1"}
+            assert all(len(t) == cfg["train"]["steps"] and all(e["kl_reverse"] >= 0 and 0 <= e["reward"] <= 1
+                                                               for e in t) for t in trace.values())
             # pi* refuses harmful more and benign less than the reference it tilts
             assert m["pi_star"]["harmful_refusal"] > m["pi_ref"]["harmful_refusal"]
             assert m["pi_star"]["over_refusal"] < m["pi_ref"]["over_refusal"]
@@ -110,6 +116,10 @@ def test_run_pairs_the_references_and_aggregate_writes_the_signed_gap(tiny_base)
                                        "safety": {"alphas": [0.0, 1.0], "ks": [8]}}, None, runs)
     assert metrics["safety"]["reference_gap"]["over_refusal"]["values"] == pytest.approx(list(gap))
     assert set(tidy.task) == {"bandit", "safety_cautious", "safety_compliant"}
+    # the optimiser's trace, averaged over seeds per round
+    kl = metrics["safety"]["compliant"]["train_trace_kl"]["alpha1"]
+    assert kl == pytest.approx([np.mean([runs[s]["references"]["compliant"]["train_trace"]["alpha1"][r]["kl_reverse"]
+                                         for s in (0, 1)]) for r in range(cfg["train"]["steps"])])
 
 
 def test_bad_rates_are_refused_with_their_name():

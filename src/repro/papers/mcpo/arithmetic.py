@@ -41,7 +41,8 @@ from repro.llm.lora import LoraConfig, add_adapter
 from repro.rl.alpha_divergence import alpha_divergence, log_tilted_target, mcpo_loss, reverse_kl_pg_loss
 from repro.seeding import make_rng
 
-__all__ = ["ArithConfig", "ArithTrain", "FORMS", "number_word", "make_prompts", "candidate_logp", "train_arith",
+__all__ = ["ArithConfig", "ArithTrain", "FORMS", "number_word", "make_prompts", "candidate_logp", "round_diagnostic",
+           "train_arith",
            "evaluate_arith", "tiny_corpus", "fit_methods", "model_loader", "run_arith_seed"]
 
 log = logging.getLogger(__name__)
@@ -148,9 +149,25 @@ def _candidate_logp(lm, prompts: list[str], candidates: list[list[str]], grad: b
     return seq - torch.logsumexp(seq, 1, keepdim=True)
 
 
+@torch.no_grad()
+def round_diagnostic(logp: torch.Tensor, target_logp: torch.Tensor, reward: torch.Tensor) -> dict[str, float]:
+    """KL(pi || pi*) and expected reward of a policy log pi (P, C) against the normalised log pi* (P, C),
+    averaged over the prompts: the optimiser's distance to its own target, exact over the candidates."""
+    pi = logp.exp()
+    return {"kl_reverse": alpha_divergence(target_logp, logp, 0.0).mean().item(),
+            "reward": (pi * reward).sum(1).mean().item()}
+
+
 def train_arith(lm, data: dict[str, Any], ref_logp: torch.Tensor, method: str, alpha: float | None,
-                cfg: ArithTrain, beta: float, seed: int) -> None:
-    """Train a fresh LoRA adapter on ``lm`` (in place) with ``method`` "mcpo" (at ``alpha``) or "rloo"."""
+                cfg: ArithTrain, beta: float, seed: int, on_round=None) -> list[dict[str, float]]:
+    """Train a fresh LoRA adapter on ``lm`` (in place) with ``method`` "mcpo" (at ``alpha``) or "rloo".
+
+    Returns the training trace: per round, :func:`round_diagnostic` of the policy before the round's
+    update on the round's own prompts (free: the behaviour policy's log-probabilities are computed
+    anyway; an unbiased estimate of the training prompts' mean, the prompts being drawn uniformly).
+    ``on_round(lm, round)``, if given, is called after each round's updates (returns a dict merged into
+    that round's entry; e.g. the same diagnostic on every training prompt, at the cost of a forward pass).
+    """
     if method not in ("mcpo", "rloo"):
         raise ValueError(f"method must be 'mcpo' or 'rloo'; got {method!r}")
     _, params = add_adapter(lm, LoraConfig(targets=tuple(cfg.targets), rank=cfg.rank, alpha=cfg.lora_alpha), seed)
@@ -158,9 +175,11 @@ def train_arith(lm, data: dict[str, Any], ref_logp: torch.Tensor, method: str, a
     gen = torch.Generator().manual_seed(seed)
     n_train = data["n_train"]
     reward, log_target = data["reward"], log_tilted_target(ref_logp, data["reward"], beta)
+    log_target_norm = log_target - torch.logsumexp(log_target, 1, keepdim=True)
+    trace: list[dict[str, float]] = []
     lm.module.train()
     try:
-        for _ in range(cfg.steps):
+        for step in range(cfg.steps):
             idx = torch.randperm(n_train, generator=gen)[:cfg.prompts_per_step]
             prompts = [data["prompts"][i] for i in idx]
             cands = [data["candidates"][i] for i in idx]
@@ -170,6 +189,8 @@ def train_arith(lm, data: dict[str, Any], ref_logp: torch.Tensor, method: str, a
                 if epoch == 0:  # the behaviour policy mu is the policy before this round's updates
                     ys = torch.multinomial(logp_all.detach().exp(), cfg.group, replacement=True, generator=gen)
                     behaviour = logp_all.detach().gather(1, ys)                           # (B, K)
+                    trace.append({"round": step, **round_diagnostic(logp_all.detach(), log_target_norm[idx],
+                                                                     reward[idx])})
                 logp = logp_all.gather(1, ys)
                 if method == "mcpo":
                     loss = mcpo_loss(logp, behaviour, log_target[rows, ys], alpha)
@@ -178,8 +199,13 @@ def train_arith(lm, data: dict[str, Any], ref_logp: torch.Tensor, method: str, a
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+            if on_round is not None:
+                lm.module.eval()
+                trace[-1].update(on_round(lm, step))
+                lm.module.train()
     finally:
         lm.module.eval()
+    return trace
 
 
 @torch.no_grad()
@@ -226,20 +252,22 @@ def tiny_corpus(cfg: ArithConfig, shares: list[float], n_docs: int, seed: int) -
 
 def fit_methods(load_model, data: dict[str, Any], ref_logp: torch.Tensor, cfg: dict[str, Any], train: ArithTrain,
                 beta: float, train_seed: int, alpha_key, metrics, *, rloo_default: bool,
-                label: str) -> dict[str, dict[str, float]]:
+                label: str) -> tuple[dict[str, dict[str, float]], dict[str, list[dict[str, float]]]]:
     """A fresh adapter per alpha of ``cfg["alphas"]`` (and RLOO if ``cfg["reverse_kl_baseline"]``, default
-    ``rloo_default``), each trained from the same seed on ``data`` and scored by ``metrics``."""
+    ``rloo_default``), each trained from the same seed on ``data`` and scored by ``metrics``; with each
+    method's training trace (:func:`train_arith`)."""
     runs = [("mcpo", float(a)) for a in cfg["alphas"]]
     if cfg.get("reverse_kl_baseline", rloo_default):
         runs.append(("rloo", None))
-    out = {}
+    out, traces = {}, {}
     for method, alpha in runs:
         lm = load_model()
-        train_arith(lm, data, ref_logp, method, alpha, train, beta, train_seed)
         key = alpha_key(alpha) if method == "mcpo" else "rloo"
+        traces[key] = train_arith(lm, data, ref_logp, method, alpha, train, beta, train_seed)
         out[key] = metrics(candidate_logp(lm, data["prompts"], data["candidates"], grad=False))
-        log.info("%s %s: %s", label, key, out[key])
-    return out
+        log.info("%s %s: %s; training-prompt KL(pi || pi*) per round %s", label, key, out[key],
+                 [round(t["kl_reverse"], 3) for t in traces[key]])
+    return out, traces
 
 
 def model_loader(model: dict[str, Any], folder, tiny_name: str):
@@ -280,8 +308,8 @@ def run_arith_seed(load_model, cfg: dict[str, Any], data_seed: int, train_seed: 
             out.update({prefix + k: v for k, v in m.items()})
         return out
 
-    methods = {"pi_star": metrics(target), "pi_ref": metrics(ref_logp),
-               **fit_methods(load_model, data, ref_logp, cfg, train, task.beta, train_seed, alpha_key, metrics,
-                             rloo_default=True, label="arithmetic")}
+    fits, traces = fit_methods(load_model, data, ref_logp, cfg, train, task.beta, train_seed, alpha_key, metrics,
+                               rloo_default=True, label="arithmetic")
+    methods = {"pi_star": metrics(target), "pi_ref": metrics(ref_logp), **fits}
     return {"data_seed": data_seed, "train_seed": train_seed, "alphas": [float(a) for a in cfg["alphas"]],
-            "forms": data["forms"], "methods": methods}
+            "forms": data["forms"], "methods": methods, "train_trace": traces}

@@ -149,6 +149,10 @@ def _summarise(runs: dict[int, dict[str, Any]], alphas: list[float], claim_k: in
             metrics[name][method] = {"mean": float(part[name].mean()),
                                      "per_unit": sample(part[name], [f"seed{s}" for s in part.seed], "seed")}
     metrics["passk"] = metrics[f"pass{claim_k}"]          # the claims' pass@k, k = claim_k
+    traces = [run["train_trace"] for _, run in sorted(runs.items()) if run.get("train_trace")]
+    if traces:  # the optimiser's diagnostic: per method, KL(pi || pi*) on each round's training prompts, mean over seeds
+        metrics["train_trace_kl"] = {m: np.mean([[e["kl_reverse"] for e in t[m]] for t in traces], 0).tolist()
+                                     for m in traces[0]}
     if "rloo" in set(tidy.method) and 0.0 in [float(a) for a in alphas]:
         # alpha = 0 against the independently written reverse-KL recipe, per seed (paired differences)
         ours, rloo = (tidy[tidy.method == m].set_index("seed").sort_index() for m in (alpha_key(0.0), "rloo"))
@@ -193,7 +197,8 @@ def _summarise_safety(runs: dict[int, dict[str, Any]], alphas: list[float],
     metrics: dict[str, Any] = {"references": references}
     parts = []
     for ref in references:
-        sub = {s: {**r, "methods": r["references"][ref]["methods"]} for s, r in runs.items()}
+        sub = {s: {**r, "methods": r["references"][ref]["methods"],
+                   "train_trace": r["references"][ref].get("train_trace")} for s, r in runs.items()}
         metrics[ref], part = _summarise(sub, alphas, claim_k, f"mcpo task (iii), reference {ref}")
         part.insert(0, "task", f"safety_{ref}")
         parts.append(part)

@@ -161,19 +161,23 @@ def run_safety_seed(load_model, cfg: dict[str, Any], data_seed: int, train_seed:
     for ref in cfg.get("references", sorted(PREFIXES)):
         lm = load_model()
         data = make_safety_prompts(task, data_seed, PREFIXES[ref], lm.render_chat)
-        held = slice(data["n_train"], None)
+        splits = {"": slice(data["n_train"], None), "train_": slice(0, data["n_train"])}
         ref_logp = candidate_logp(lm, data["prompts"], data["candidates"], grad=False)
         target = log_tilted_target(ref_logp, data["reward"], task.beta)
         target = target - torch.logsumexp(target, 1, keepdim=True)
 
         def metrics(logp: torch.Tensor) -> dict[str, float]:
-            return evaluate_safety(logp[held], target[held], data["reward"][held], data["harmful"][held],
-                                   data["refuse"], cfg["ks"])
+            out = {}
+            for prefix, part in splits.items():
+                m = evaluate_safety(logp[part], target[part], data["reward"][part], data["harmful"][part],
+                                    data["refuse"], cfg["ks"])
+                out.update({prefix + k: v for k, v in m.items()})
+            return out
 
-        methods = {"pi_star": metrics(target), "pi_ref": metrics(ref_logp),
-                   **fit_methods(load_model, data, ref_logp, cfg, train, task.beta, train_seed, alpha_key, metrics,
-                                 rloo_default=False, label=f"safety {ref}")}
-        out["references"][ref] = {"methods": methods}
+        fits, traces = fit_methods(load_model, data, ref_logp, cfg, train, task.beta, train_seed, alpha_key, metrics,
+                                   rloo_default=False, label=f"safety {ref}")
+        out["references"][ref] = {"methods": {"pi_star": metrics(target), "pi_ref": metrics(ref_logp), **fits},
+                                  "train_trace": traces}
     return out
 
 
