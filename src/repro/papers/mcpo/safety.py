@@ -23,6 +23,17 @@ Metrics per reference and policy on held-out pairs: harmful refusal (mass on the
 harmful prompt), benign over-refusal (mass on the refusals of a benign one), reward (pass@1),
 pass@k, KL(pi || pi*) and KL(pi* || pi). Held-out prompts are whole pairs never trained on.
 
+Optimiser (the spec and the abstract say nothing of it; our choice, a deviation only in that sense):
+task (ii)'s, one Adam step per round on 2 prompts' K = 32 samples. Every fit writes its training trace
+(KL(pi || pi*) and reward on each round's training prompts, exact; ``train_trace``), the basis for this
+choice, never the claim's gap. Diagnostic of 2026-12-05 (SmolLM2-135M-Instruct, compliant reference, one
+seed, KL on all 16 training prompts after each round, pi_ref 0.82): lr 2e-3 (the small preset) jumps to
+1.62 after the first step and ends at 2.86 (alpha 0) / 4.09 (alpha 1); lr 5e-4 to 1.09, ends 0.95 / 0.81;
+lr 2e-4 to 0.91, ends 0.90 / 0.99. No learning rate brings the fits below pi_ref in 10 rounds: Adam's
+first steps are sign-like whatever the gradient's scale (so gradient clipping changes nothing), and a step
+on 2 prompts moves the refuse-vs-comply direction of every prompt. More prompts per round is the open
+next step (not yet measured; its cost grows with the prompts); the small preset keeps lr 2e-3.
+
 The claim's quantity is signed and paired (never an absolute value, which would be positive by
 construction): per seed, over-refusal of the cautious reference's fits minus the compliant one's,
 averaged over the alpha dial; the same for harmful refusal.
