@@ -31,8 +31,10 @@ seed, KL on all 16 training prompts after each round, pi_ref 0.82): lr 2e-3 (the
 1.62 after the first step and ends at 2.86 (alpha 0) / 4.09 (alpha 1); lr 5e-4 to 1.09, ends 0.95 / 0.81;
 lr 2e-4 to 0.91, ends 0.90 / 0.99. No learning rate brings the fits below pi_ref in 10 rounds: Adam's
 first steps are sign-like whatever the gradient's scale (so gradient clipping changes nothing), and a step
-on 2 prompts moves the refuse-vs-comply direction of every prompt. More prompts per round is the open
-next step (not yet measured; its cost grows with the prompts); the small preset keeps lr 2e-3.
+on 2 prompts moves the refuse-vs-comply direction of every prompt. 8 prompts per round at lr 5e-4 does:
+0.75 after one step, then 0.68, 0.58, ... 0.48 (alpha 0; reward 0.59 -> 0.68), falling every round. That is
+the chosen setting (training cost about 2x per fit); the small preset still reads lr 2e-3, 2 prompts, until
+task (iii) is rebuilt with it (not done on 2026-12-05).
 
 The claim's quantity is signed and paired (never an absolute value, which would be positive by
 construction): per seed, over-refusal of the cautious reference's fits minus the compliant one's,
