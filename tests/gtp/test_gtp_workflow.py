@@ -16,7 +16,7 @@ SCHEMA = REPO / "workflow/schemas/gtp.schema.yaml"
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["gtp"]
 
 TARGETS = ["reports/gtp_fig1.pdf", "reports/gtp_fig2.pdf", "reports/gtp_fig3.pdf", "reports/gtp_table1.md",
-           "reports/gtp_table2.md", "results/gtp/metrics.json"]
+           "reports/gtp_table2.md", "reports/gtp_table3.md", "results/gtp/metrics.json"]
 
 
 @pytest.mark.slow

@@ -124,3 +124,20 @@ def test_diagnostic_of_the_exact_value_is_perfect():
     assert out["value"]["greedy_closer"] == 1.0
     assert out["reward"]["goal_entering"] == 1.0 and out["reward"]["other"] == 0.0
     assert out["reward"]["n_goal_entering"] == int(data["rewards"].sum()) > 0
+
+
+def test_diagnostic_table_keeps_a_bucket_without_points_as_nan():
+    """A small maze has no point 30+ steps from the goal: its bucket is null in the JSON, NaN in the table."""
+    from repro.papers.gtp.diagnostics import diagnostic_table
+
+    def diag(rho):
+        buckets = [{"lo": 1, "hi": 4, "spearman": rho, "greedy_closer": 1.0, "value_mean": 0.9, "optimal_mean": 0.95},
+                   {"lo": 30, "hi": None, "spearman": None, "greedy_closer": None, "value_mean": None,
+                    "optimal_mean": None}]
+        return {"value": {"spearman": rho, "greedy_closer": 1.0, "buckets": buckets},
+                "reward": {"goal_entering": 0.5, "other": 0.0}}
+
+    table = diagnostic_table({0: diag(0.8), 1: diag(0.9)}).set_index("quantity")
+    assert table.loc["spearman_all", "mean"] == pytest.approx(0.85)
+    assert table.loc["spearman_all", "se"] == pytest.approx(0.05)  # s.d. 0.0707 over sqrt(2)
+    assert np.isnan(table.loc["spearman_30-max", "mean"]) and table.loc["spearman_30-max", "seeds"] == 0

@@ -119,7 +119,7 @@ def diagnostic_table(diags: dict[int, dict]) -> pd.DataFrame:
                         f"value_mean_{key}": b["value_mean"],
                         f"optimal_mean_{key}": b["optimal_mean"]})
         per_seed.append(row)
-    frame = pd.DataFrame(per_seed).set_index("seed")
+    frame = pd.DataFrame(per_seed).set_index("seed").astype(float)  # a bucket without points is null in JSON
     return pd.DataFrame({"quantity": frame.columns, "mean": frame.mean().values,
                          "se": (frame.std(ddof=1) / np.sqrt(frame.count())).values if len(frame) > 1 else np.nan,
                          "seeds": frame.count().values})
