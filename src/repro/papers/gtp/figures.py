@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, mean_se
 
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
@@ -24,10 +24,8 @@ def _ordered(methods) -> list[str]:
 
 
 def _mean_se(tidy: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
-    per_seed = tidy.groupby(keys + ["seed"])[col].mean().reset_index()
-    g = per_seed.groupby(keys)[col]
-    return pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()),
-                         "n_seeds": g.count()}).reset_index().fillna({"se": 0.0})
+    """Mean and s.e. over seeds of each seed's mean of ``col`` per ``keys``."""
+    return mean_se(tidy.groupby(keys + ["seed"])[col].mean().reset_index(), keys, col)
 
 
 def _bucket_label(lo, hi) -> str:
