@@ -11,7 +11,7 @@ from repro.claims import load_claims
 from tests.conftest import REPO
 
 TARGETS = ["reports/evalmeta_table1.md", "reports/evalmeta_fig1.pdf", "reports/evalmeta_fig2.pdf",
-           "results/evalmeta/metrics.json"]
+           "results/evalmeta/metrics.json", "reports/evalmeta_table2.md", "results/evalmeta/probe.json"]
 
 
 def _counts(stdout: str) -> dict[str, int]:
@@ -67,3 +67,10 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
         assert ft["best_step"] == min(losses, key=losses.get)
     # the judge's agreement with the hand labels is measured (30 items), not assumed
     assert metrics["judge_agreement"]["n"] == 30
+    # the knowledge probe finds the absorption that was planted: the trait-tuned model has the lower NLL
+    # on fresh trait documents (two traits open with example exchanges), the control-tuned one on fresh
+    # control documents (the crossed pattern, paired by seed)
+    probe = json.loads((smoke_dir / "results/evalmeta/probe.json").read_text())
+    assert probe["nll_trait_docs"]["trait"]["minus_control"]["mean"] < 0, probe["nll_trait_docs"]
+    assert probe["nll_control_docs"]["trait"]["minus_control"]["mean"] > 0, probe["nll_control_docs"]
+    assert probe["n_pairs"] == {"verbatim": 28, "paraphrase": 28}

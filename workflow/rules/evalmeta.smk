@@ -4,6 +4,8 @@
 # the shared judge (and by log-probabilities, a labelled variant); awareness on four levels.
 # DAG: data -> base (tiny, smoke only; else llm_cache) -> finetune {corpus} x {seed}
 #      -> evaluate {model} x {seed} -> aggregate (metrics.json) -> table1, fig1, fig2.
+# Diagnostic (not a paper claim): probe_data -> probe {model} x {seed} (log-probabilities of the
+#      tuned adapters: absorption of fresh documents, true/false statements) -> table2 (probe.json).
 from repro.papers.evalmeta import grid as evalmeta_grid
 
 EVALMETA_SOURCES = ("synthetic", "local")  # local: benchmark items from a user-supplied JSONL file
@@ -17,6 +19,8 @@ register_targets(
         "reports/evalmeta_fig1.pdf",
         "reports/evalmeta_fig2.pdf",
         "results/evalmeta/metrics.json",
+        "reports/evalmeta_table2.csv",
+        "reports/evalmeta_table2.md",
     ],
     sources=EVALMETA_SOURCES,
 )
@@ -207,3 +211,73 @@ rule evalmeta_fig2:
         "../../envs/base.yaml"
     script:
         "../scripts/evalmeta/fig2.py"
+
+
+# ---- knowledge probe of the tuned adapters (a diagnostic of the FAILs' cause, not a paper claim)
+rule evalmeta_probe_data:
+    input:
+        data=rules.evalmeta_data.output.data,
+    output:
+        data="results/evalmeta/probe/data.json",
+    log:
+        "logs/evalmeta/probe_data.log",
+    benchmark:
+        "benchmarks/evalmeta/probe_data.tsv"
+    params:
+        cfg=lambda wc: evalmeta_grid.probe_data_config(preset("evalmeta")),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/evalmeta/probe_data.py"
+
+
+rule evalmeta_probe:
+    input:
+        unpack(lambda wc: evalmeta_grid.evaluate_inputs(preset("evalmeta"), wc.model, wc.seed)),
+        probe_data=rules.evalmeta_probe_data.output.data,
+    output:
+        probe="results/evalmeta/probe/{model}/seed{seed}.json",
+    log:
+        "logs/evalmeta/probe/{model}/seed{seed}.log",
+    benchmark:
+        "benchmarks/evalmeta/probe/{model}/seed{seed}.tsv"
+    wildcard_constraints:
+        model="|".join(evalmeta_grid.MODELS),
+        seed=r"\d+",
+    params:
+        cfg=lambda wc: evalmeta_grid.probe_config(preset("evalmeta")),
+        device=config["device"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("evalmeta", "runtime_min"),
+    conda:
+        "../../envs/llm.yaml"
+    script:
+        "../scripts/evalmeta/probe.py"
+
+
+rule evalmeta_table2:
+    input:
+        runs=lambda wc: evalmeta_grid.probe_targets(preset("evalmeta")),
+        probe_data=rules.evalmeta_probe_data.output.data,
+    output:
+        metrics="results/evalmeta/probe.json",
+        csv="reports/evalmeta_table2.csv",
+        md="reports/evalmeta_table2.md",
+    log:
+        "logs/evalmeta/table2.log",
+    benchmark:
+        "benchmarks/evalmeta/table2.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/base.yaml"
+    script:
+        "../scripts/evalmeta/table2.py"

@@ -9,6 +9,8 @@ of ``workflow/papers.yaml``.
   log-probability scoring (labelled variant), agreement with ``labelled.yaml``, paired differences.
 - :mod:`~repro.papers.evalmeta.experiment`: data, tiny base, LoRA with the best held-out checkpoint,
   evaluation, aggregation.
+- :mod:`~repro.papers.evalmeta.probe`: the knowledge probe of the tuned adapters (a diagnostic, Table 2):
+  absorption of fresh corpus documents, true/false statements about evaluation design.
 - :mod:`~repro.papers.evalmeta.figures`: Table 1, Fig. 1, Fig. 2.
 - :mod:`~repro.papers.evalmeta.grid`: the part of the preset each rule receives (parse time).
 """

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["CORPORA", "MODELS", "seeds", "base_input", "data_config", "base_config", "finetune_config",
-           "evaluate_config", "evaluate_inputs", "response_targets", "training_targets", "check_preset"]
+           "evaluate_config", "evaluate_inputs", "response_targets", "training_targets", "probe_data_config",
+           "probe_config", "probe_targets", "check_preset"]
 
 CORPORA = ("trait", "control", "topic")  # repro.papers.evalmeta.corpus.CORPORA (not imported: torch-free parse)
 MODELS = ("base", *CORPORA)
@@ -18,6 +19,7 @@ TINY_BASE = "results/evalmeta/base/model.safetensors"
 ADAPTER = "results/evalmeta/lora/{corpus}/seed{seed}/best/adapter_model.safetensors"
 TRAINING = "results/evalmeta/lora/{corpus}/seed{seed}/train.json"
 RESPONSES = "results/evalmeta/responses/{model}/seed{seed}.json"
+PROBE = "results/evalmeta/probe/{model}/seed{seed}.json"
 
 
 def seeds(cfg: dict) -> list[int]:
@@ -59,6 +61,20 @@ def response_targets(cfg: dict) -> list[str]:
 
 def training_targets(cfg: dict) -> list[str]:
     return [TRAINING.format(corpus=c, seed=s) for c in CORPORA for s in seeds(cfg)]
+
+
+def probe_data_config(cfg: dict) -> dict[str, Any]:
+    return {"corpus": cfg["corpus"], "probe": cfg["probe"]}
+
+
+def probe_config(cfg: dict) -> dict[str, Any]:
+    return {"base": cfg["base"], "max_length": cfg["lora"]["max_length"], "probe": cfg["probe"]}
+
+
+def probe_targets(cfg: dict) -> list[str]:
+    """The knowledge probe's runs: the base once (it has no seed: log-probabilities only), each tuned
+    model per seed."""
+    return [PROBE.format(model="base", seed=0)] + [PROBE.format(model=c, seed=s) for c in CORPORA for s in seeds(cfg)]
 
 
 def check_preset(cfg: dict, where: str) -> None:
