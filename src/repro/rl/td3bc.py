@@ -1,0 +1,250 @@
+"""TD3+BC: offline TD3 with a behaviour-cloning term (Fujimoto & Gu 2021, "A Minimalist Approach to
+Offline Reinforcement Learning", NeurIPS 2021, arXiv 2106.06860), the model-free offline baseline.
+
+Definitions (the paper's Eq. 3 and Algorithm 1, and the authors' public code ``sfujim/TD3_BC``):
+
+- states are standardised by the dataset's mean and standard deviation (``std + 1e-3``); the policy
+  acts on standardised states; actions live in ``[-1, 1]`` (``max_action = 1``);
+- twin critics ``Q1, Q2`` (MLPs ``s, a -> 256 -> 256 -> 1``, ReLU) regress on the clipped double-Q
+  target ``y = r + gamma (1 - d) min_i Q'_i(s', clip(pi'(s') + clip(eps, -c, c), -1, 1))``,
+  ``eps ~ N(0, 0.2^2)``, ``c = 0.5``, loss ``MSE(Q1, y) + MSE(Q2, y)``;
+- every ``policy_delay = 2`` critic updates the actor (``s -> 256 -> 256 -> a``, ReLU, tanh) takes one step on
+  ``-lambda mean Q1(s, pi(s)) + mean (pi(s) - a)^2`` with ``lambda = alpha / mean |Q1(s, pi(s))|``
+  (detached, over the minibatch), ``alpha = 2.5``, and both target networks move by ``tau = 0.005``;
+- Adam with learning rate 3e-4 for actor and critics, minibatch 256, discount 0.99, no reward scaling.
+
+Why our own code and not a library: d3rlpy (the well-kept offline-RL library with TD3+BC) pins
+``gymnasium==1.0.0`` and pulls the old ``gym`` 0.26 in its 2.8.1 release, which would downgrade the
+project's gymnasium 1.x that the classic-control tasks run on; stable-baselines3 has TD3 and SAC but
+only as online agents (they learn from environment interaction, which the offline datasets of gtp
+do not allow). TD3+BC is a few dozen lines on top of TD3, so it is written here from the
+definitions above (torch only), in the shared package because any offline-RL paper can use it.
+
+Deviations from the reference definitions (each a config field, the reference value its default):
+
+- ``steps``: the reference trains 1,000,000 gradient steps; the gtp presets train far fewer
+  (chosen from the training diagnostics below, see ``config.yaml``), on datasets of 10^4-10^5
+  transitions instead of D4RL's 10^6.
+- ``hidden``: 256 in the reference; the smoke preset uses a narrower net for speed.
+- ``log_every``: our addition, the interval of the training diagnostics.
+
+Diagnostics (:func:`fit_td3bc` returns them, one row per ``log_every`` updates, each a mean over its
+window): the critic loss, ``Q1`` on the dataset's pairs ``(s, a)`` and on ``(s, pi(s))``, ``lambda``,
+the BC term ``mean (pi(s) - a)^2`` and the actor's Q term ``lambda mean Q1(s, pi(s))``; a step count
+is judged adequate when the critic loss and the Q values have levelled off and the BC term is stable.
+
+Randomness comes from ``seed`` alone (initial weights from a seeded fork of the global torch RNG,
+minibatches and target noise from a ``torch.Generator``); the global RNG is left as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from repro.seeding import torch_generator
+
+__all__ = ["TD3BCConfig", "Actor", "TwinCritic", "TD3BCPolicy", "actor_loss", "critic_target", "fit_td3bc", "save_policy",
+           "load_policy"]
+
+
+@dataclass(frozen=True)
+class TD3BCConfig:
+    """Hyper-parameters of TD3+BC (the reference values are the defaults)."""
+
+    steps: int = 1_000_000
+    """critic updates (gradient steps); the actor takes one every ``policy_delay``"""
+    batch: int = 256
+    """minibatch size"""
+    hidden: int = 256
+    """width of the two hidden layers of actor and critics"""
+    lr: float = 3e-4
+    """Adam learning rate of actor and critics"""
+    gamma: float = 0.99
+    """discount"""
+    tau: float = 0.005
+    """target-network update rate"""
+    policy_noise: float = 0.2
+    """sd of the target policy smoothing noise (action units, max_action = 1)"""
+    noise_clip: float = 0.5
+    """the smoothing noise is clipped to [-noise_clip, noise_clip]"""
+    policy_delay: int = 2
+    """critic updates per actor (and target) update"""
+    alpha: float = 2.5
+    """weight of the Q term relative to BC: lambda = alpha / mean |Q(s, pi(s))|"""
+    normalize: bool = True
+    """standardise states by the dataset's mean and sd (+ 1e-3)"""
+    log_every: int = 1000
+    """updates per row of the training diagnostics"""
+
+    def __post_init__(self):
+        checks = {"steps": self.steps >= 1, "batch": self.batch >= 1, "hidden": self.hidden >= 1, "lr": self.lr > 0,
+                  "gamma": 0 <= self.gamma < 1, "tau": 0 < self.tau <= 1, "policy_noise": self.policy_noise >= 0,
+                  "noise_clip": self.noise_clip >= 0, "policy_delay": self.policy_delay >= 1, "alpha": self.alpha >= 0,
+                  "log_every": self.log_every >= 1}
+        bad = [k for k, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError("TD3BCConfig: impossible " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad)
+                             + " (need steps, batch, hidden, policy_delay, log_every >= 1; lr > 0; 0 <= gamma < 1;"
+                             " 0 < tau <= 1; policy_noise, noise_clip, alpha >= 0)")
+
+
+def _mlp(i: int, h: int, o: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, o))
+
+
+class Actor(nn.Module):
+    """Deterministic policy on standardised states: ``tanh(MLP(s))`` in ``[-1, 1]^A``."""
+
+    def __init__(self, s_dim: int, a_dim: int, hidden: int):
+        super().__init__()
+        self.net = _mlp(s_dim, hidden, a_dim)
+
+    def forward(self, s: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.net(s))
+
+
+class TwinCritic(nn.Module):
+    """Two independent Q networks on ``[s, a]``: returns ``(Q1, Q2)``, each (B,)."""
+
+    def __init__(self, s_dim: int, a_dim: int, hidden: int):
+        super().__init__()
+        self.q1, self.q2 = _mlp(s_dim + a_dim, hidden, 1), _mlp(s_dim + a_dim, hidden, 1)
+
+    def forward(self, s: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.cat([s, a], -1)
+        return self.q1(x)[..., 0], self.q2(x)[..., 0]
+
+
+class TD3BCPolicy(nn.Module):
+    """The trained actor with the state normaliser it was trained under: ``act(obs)`` is one forward pass."""
+
+    def __init__(self, s_dim: int, a_dim: int, hidden: int):
+        super().__init__()
+        self.s_dim, self.a_dim, self.hidden = s_dim, a_dim, hidden
+        self.actor = Actor(s_dim, a_dim, hidden)
+        self.register_buffer("s_mean", torch.zeros(s_dim))
+        self.register_buffer("s_std", torch.ones(s_dim))
+
+    def normalise(self, s: torch.Tensor) -> torch.Tensor:
+        return (s - self.s_mean) / self.s_std
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Actions (E, A) in [-1, 1] for observations (E, S)."""
+        s = torch.as_tensor(np.atleast_2d(obs), dtype=torch.float32)
+        return self.actor(self.normalise(s)).numpy().astype(np.float64)
+
+
+def actor_loss(q_pi: torch.Tensor, pi: torch.Tensor, a: torch.Tensor, alpha: float
+               ) -> tuple[torch.Tensor, dict[str, float]]:
+    """TD3+BC's actor loss ``-lambda mean Q + mean (pi - a)^2`` with ``lambda = alpha / mean |Q|`` (detached),
+    and its parts (``lambda``, ``bc``, ``q_term``) for the diagnostics."""
+    lam = alpha / q_pi.abs().mean().detach().clamp_min(1e-12)
+    bc = ((pi - a) ** 2).mean()
+    q_term = lam * q_pi.mean()
+    return bc - q_term, {"lambda": float(lam), "bc": float(bc.detach()), "q_term": float(q_term.detach())}
+
+
+@torch.no_grad()
+def critic_target(critic_t: TwinCritic, actor_t: Actor, r: torch.Tensor, s2: torch.Tensor, d: torch.Tensor,
+                  cfg: TD3BCConfig, gen: torch.Generator) -> torch.Tensor:
+    """Clipped double-Q target with target policy smoothing: ``r + gamma (1 - d) min_i Q'_i(s', a')``."""
+    pi2 = actor_t(s2)
+    eps = (torch.randn(pi2.shape, generator=gen) * cfg.policy_noise).clamp(-cfg.noise_clip, cfg.noise_clip)
+    q1, q2 = critic_t(s2, (pi2 + eps).clamp(-1.0, 1.0))
+    return r + cfg.gamma * (1 - d) * torch.minimum(q1, q2)
+
+
+def _soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
+    with torch.no_grad():
+        for p, q in zip(target.parameters(), source.parameters()):
+            p.lerp_(q, tau)
+
+
+def fit_td3bc(obs, actions, rewards, next_obs, terminals, cfg: TD3BCConfig, seed: int
+              ) -> tuple[TD3BCPolicy, list[dict[str, float]]]:
+    """Train TD3+BC on offline transitions (arrays or tensors of shape (M, .), actions in [-1, 1]).
+
+    Returns the policy (actor + normaliser) and the training diagnostics (one row per ``log_every``
+    updates: ``step``, ``critic_loss``, ``q_data``, ``q_pi``, ``lambda``, ``bc``, ``q_term``)."""
+    t = [torch.as_tensor(np.asarray(x), dtype=torch.float32) for x in (obs, actions, rewards, next_obs, terminals)]
+    s, a, r, s2, d = t
+    M = len(s)
+    if s.ndim != 2 or a.ndim != 2 or s2.shape != s.shape or not all(len(x) == M for x in t):
+        raise ValueError(f"fit_td3bc: need obs (M, S), actions (M, A), rewards (M,), next_obs (M, S), terminals (M,); "
+                         f"got {[tuple(x.shape) for x in t]}")
+    if M < 2:
+        raise ValueError("fit_td3bc: need at least two transitions")
+    if not torch.isfinite(torch.cat([x.reshape(M, -1) for x in t], 1)).all():
+        raise ValueError("fit_td3bc: the transitions hold NaN or infinite values")
+    if a.abs().max() > 1 + 1e-6:
+        raise ValueError(f"fit_td3bc: actions must lie in [-1, 1] (max_action = 1); max |a| = {float(a.abs().max()):.3g}")
+    if ((d != 0) & (d != 1)).any():
+        raise ValueError("fit_td3bc: terminals must be 0 or 1")
+    S, A = s.shape[1], a.shape[1]
+    with torch.random.fork_rng():
+        torch.manual_seed(seed % (2**63))
+        policy = TD3BCPolicy(S, A, cfg.hidden)
+        critic = TwinCritic(S, A, cfg.hidden)
+    if cfg.normalize:
+        policy.s_mean.copy_(s.mean(0))
+        policy.s_std.copy_(s.std(0) + 1e-3)
+    sn, s2n = policy.normalise(s), policy.normalise(s2)
+    actor = policy.actor
+    actor_t, critic_t = copy.deepcopy(actor), copy.deepcopy(critic)
+    opt_a = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
+    opt_c = torch.optim.Adam(critic.parameters(), lr=cfg.lr)
+    gen = torch_generator(seed + 1)
+    history: list[dict[str, float]] = []
+    window: dict[str, list[float]] = {}
+    B = min(cfg.batch, M)
+    for step in range(1, cfg.steps + 1):
+        idx = torch.randint(0, M, (B,), generator=gen)
+        y = critic_target(critic_t, actor_t, r[idx], s2n[idx], d[idx], cfg, gen)
+        q1, q2 = critic(sn[idx], a[idx])
+        loss_c = ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
+        opt_c.zero_grad()
+        loss_c.backward()
+        opt_c.step()
+        window.setdefault("critic_loss", []).append(float(loss_c.detach()))
+        window.setdefault("q_data", []).append(float(q1.detach().mean()))
+        if step % cfg.policy_delay == 0:
+            pi = actor(sn[idx])
+            q_pi = critic(sn[idx], pi)[0]
+            loss_a, parts = actor_loss(q_pi, pi, a[idx], cfg.alpha)
+            opt_a.zero_grad()
+            loss_a.backward()
+            opt_a.step()
+            _soft_update(critic_t, critic, cfg.tau)
+            _soft_update(actor_t, actor, cfg.tau)
+            window.setdefault("q_pi", []).append(float(q_pi.detach().mean()))
+            for k, v in parts.items():
+                window.setdefault(k, []).append(v)
+        if step % cfg.log_every == 0 or step == cfg.steps:
+            history.append({"step": step, **{k: float(np.mean(v)) for k, v in window.items()}})
+            window = {}
+    policy.eval()
+    return policy, history
+
+
+
+def save_policy(policy: TD3BCPolicy, history: list[dict[str, float]], path) -> None:
+    """Write the policy (actor + normaliser) and its training diagnostics atomically."""
+    from repro.io import atomic_path
+
+    with atomic_path(path) as tmp:
+        torch.save({"dims": [policy.s_dim, policy.a_dim, policy.hidden], "policy": policy.state_dict(),
+                    "history": history}, tmp)
+
+
+def load_policy(path) -> TD3BCPolicy:
+    """The policy written by :func:`save_policy`, ready to act."""
+    blob = torch.load(path, weights_only=False)
+    policy = TD3BCPolicy(*blob["dims"])
+    policy.load_state_dict(blob["policy"])
+    return policy.eval()
