@@ -1,7 +1,7 @@
 """Classic-control tasks: the datasets follow the tasks' closed-form dynamics and rewards (an
 implementation independent of gymnasium's), the scripted controller swings the pendulum up and drives
 the car to the goal where random actions do neither, runs are deterministic and paired, the world
-model learns the dynamics, and bad names are refused."""
+model learns the dynamics, TD3+BC acts without a model, and bad names are refused."""
 
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ import torch
 pytest.importorskip("gymnasium")
 
 from repro.papers.gtp.control import ControlDataConfig, collect, run_episodes  # noqa: E402
-from repro.papers.gtp.experiment import PlanConfig, sequence_windows  # noqa: E402
+from repro.papers.gtp.experiment import PlanConfig, sequence_windows, train_td3bc  # noqa: E402
 from repro.rl.world_model import ModelConfig, fit_world_model  # noqa: E402
 
 
@@ -89,11 +89,24 @@ def test_world_model_learns_pendulum_dynamics(pendulum):
     assert ((r - t["rewards"]) ** 2).mean() < 0.1 * t["rewards"].var()
 
 
+def test_td3bc_acts_by_its_actor_alone(pendulum):
+    policy, history = train_td3bc(pendulum, {"steps": 40, "hidden": 32, "log_every": 20, "gamma": 0.95}, seed=0)
+    assert [h["step"] for h in history] == [20, 40]
+    kw = dict(wm=None, prior=None, plan=PlanConfig(), seed=0, policy=policy)
+    a = run_episodes("td3bc", "pendulum", [1, 2], 30, **kw)
+    assert a["evals_per_decision"] == 0 and a["denoiser_per_decision"] == 0  # no model, no planning
+    np.testing.assert_array_equal(a["ret"], run_episodes("td3bc", "pendulum", [1, 2], 30, **{**kw, "seed": 9})["ret"])
+
+
 @pytest.mark.parametrize("call,match", [
     (lambda: collect("acrobot", ControlDataConfig(episodes=1, length=2), 0), "unknown task 'acrobot'"),
     (lambda: run_episodes("sac", "pendulum", [0], 2, wm=None, prior=None, plan=PlanConfig(), seed=0),
      "unknown method 'sac'"),
     (lambda: collect("pendulum", ControlDataConfig(episodes=1, length=2, random_frac=1.5), 0), "random_frac"),
+    (lambda: run_episodes("td3bc", "pendulum", [0], 2, wm=None, prior=None, plan=PlanConfig(), seed=0),
+     "needs its trained policy"),
+    (lambda: train_td3bc({}, {"stepz": 1}, 0),
+     "gtp.td3bc.stepz"),
 ])
 def test_bad_names_and_values_are_refused(call, match):
     with pytest.raises(ValueError, match=match):

@@ -16,7 +16,7 @@ SCHEMA = REPO / "workflow/schemas/gtp.schema.yaml"
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["gtp"]
 
 TARGETS = ["reports/gtp_fig1.pdf", "reports/gtp_fig2.pdf", "reports/gtp_fig3.pdf", "reports/gtp_table1.md",
-           "reports/gtp_table2.md", "reports/gtp_table3.md", "results/gtp/metrics.json"]
+           "reports/gtp_table2.md", "reports/gtp_table3.md", "reports/gtp_table4.md", "results/gtp/metrics.json"]
 
 
 @pytest.mark.slow
@@ -26,17 +26,21 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     oracle = metrics["score"]["oracle"]
     assert oracle["unit"] == "seed" and np.allclose(oracle["values"], 1.0)  # the exact optimum is attained
     assert max(metrics["score"]["random"]["values"]) < 1.0
-    assert set(metrics["score"]) == {"gtp", "mppi", "cem", "diffusion_policy", "oracle", "random"}
+    assert set(metrics["score"]) == {"gtp", "mppi", "cem", "diffusion_policy", "td3bc", "oracle", "random"}
     ids = {m: s["ids"] for m, s in metrics["score"].items()}
     assert all(v == ids["gtp"] for v in ids.values())  # paired by seed
     control = metrics["control"]
     assert set(control) == {"pendulum", "mountaincar"}
     for task, block in control.items():
-        assert set(block["return"]) == {"gtp", "mppi", "cem", "diffusion_policy", "expert", "random"}
+        assert set(block["return"]) == {"gtp", "mppi", "cem", "diffusion_policy", "td3bc", "expert", "random"}
         assert all(s["ids"] == block["return"]["gtp"]["ids"] for s in block["return"].values())
     pend = control["pendulum"]["return"]
     assert np.mean(pend["expert"]["values"]) > np.mean(pend["random"]["values"])  # the controller holds or lifts the pole
     assert "mountaincar" in (smoke_dir / "reports/gtp_table2.md").read_text()
+    table4 = (smoke_dir / "reports/gtp_table4.md").read_text()  # TD3+BC's training diagnostics, every task
+    assert all(t in table4 for t in ("maze", "pendulum", "mountaincar")) and "q_pi_change_last_quarter" in table4
+    table1 = (smoke_dir / "reports/gtp_table1.csv").read_text()
+    assert "td3bc" in table1
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

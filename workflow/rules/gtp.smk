@@ -4,6 +4,8 @@
 #      -> aggregate (metrics.json, tidy table) -> fig1 (score by distance), fig2 (success vs distance),
 #      fig3 (score vs planning budget), table1; the learned value against the exact optimal value per seed
 #      (beside the models) -> table3 (a diagnostic of the method, never of the planners' score).
+# Model-free baseline: TD3+BC per seed (and per task and seed) on the same offline dataset, beside the models,
+#      evaluated with the other methods; its training diagnostics -> table4 (how its step count was chosen).
 # Classic control (gymnasium): the same data -> train -> evaluate per {task} and {seed}, into the same
 #      aggregate (metrics.json "control" block) -> table2.
 # The seed is the unit of every claim; every method of a seed sees the same data, models and starts.
@@ -22,6 +24,8 @@ register_targets(
         "reports/gtp_table2.md",
         "reports/gtp_table3.csv",
         "reports/gtp_table3.md",
+        "reports/gtp_table4.csv",
+        "reports/gtp_table4.md",
         "results/gtp/metrics.json",
     ],
 )
@@ -118,9 +122,54 @@ rule gtp_table3:
         "../scripts/gtp/table3.py"
 
 
+rule gtp_td3bc:
+    input:
+        data="results/gtp/data/seed{seed}.npz",
+        sha="results/gtp/data/seed{seed}.npz.sha256",
+    output:
+        policy="results/gtp/models/seed{seed}.td3bc.pt",
+        diag="results/gtp/models/seed{seed}.td3bc.json",
+    log:
+        "logs/gtp/td3bc/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/td3bc/seed{seed}.tsv"
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.td3bc_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/td3bc.py"
+
+
+rule gtp_table4:
+    input:
+        diags=lambda wc: gtp_grid.td3bc_diag_targets(preset("gtp")),
+    output:
+        csv="reports/gtp_table4.csv",
+        md="reports/gtp_table4.md",
+    log:
+        "logs/gtp/table4.log",
+    benchmark:
+        "benchmarks/gtp/table4.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/stats.yaml"
+    script:
+        "../scripts/gtp/table4.py"
+
+
 rule gtp_evaluate:
     input:
-        models="results/gtp/models/seed{seed}.pt",
+        unpack(lambda wc: gtp_grid.eval_inputs(preset("gtp"), wc.seed)),
     output:
         run="results/gtp/eval/seed{seed}.json",
     log:
@@ -302,9 +351,35 @@ rule gtp_control_train:
         "../scripts/gtp/train.py"
 
 
+rule gtp_control_td3bc:
+    input:
+        data="results/gtp/control/{task}/data/seed{seed}.npz",
+        sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
+    output:
+        policy="results/gtp/control/{task}/models/seed{seed}.td3bc.pt",
+        diag="results/gtp/control/{task}/models/seed{seed}.td3bc.json",
+    log:
+        "logs/gtp/control/{task}/td3bc/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/control/{task}/td3bc/seed{seed}.tsv"
+    wildcard_constraints:
+        task=r"[a-z]+",
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.control_td3bc_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/td3bc.py"
+
+
 rule gtp_control_evaluate:
     input:
-        models="results/gtp/control/{task}/models/seed{seed}.pt",
+        unpack(lambda wc: gtp_grid.control_eval_inputs(preset("gtp"), wc.task, wc.seed)),
     output:
         run="results/gtp/control/{task}/eval/seed{seed}.json",
     log:

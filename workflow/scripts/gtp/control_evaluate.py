@@ -2,11 +2,13 @@
 from repro.jobs import Job
 from repro.papers.gtp.control import evaluate_task
 from repro.papers.gtp.experiment import load_models
+from repro.rl.td3bc import load_policy
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 task, seed = job.wildcards["task"], int(job.wildcards["seed"])
 wm, prior = load_models(snakemake.input.models)  # noqa: F821
+policy = load_policy(snakemake.input.policy) if "policy" in snakemake.input.keys() else None  # noqa: F821
 # reset seeds and method randomness derive from the unit (task, seed), never from the method: paired comparison
 out = evaluate_task(wm, prior, task, job.cfg, job.seed_for("gtp_control_starts", task=task, seed=seed),
-                    job.seed_for("gtp_control_plan", task=task, seed=seed))
+                    job.seed_for("gtp_control_plan", task=task, seed=seed), policy=policy)
 job.write_metrics(snakemake.output.run, out)  # noqa: F821

@@ -1,10 +1,13 @@
 """Every method (and the budget sweep) on the same starts of one seed."""
 from repro.jobs import Job
 from repro.papers.gtp.experiment import evaluate_seed, load_models
+from repro.rl.td3bc import load_policy
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 seed = int(job.wildcards["seed"])
 wm, prior = load_models(snakemake.input.models)  # noqa: F821
+policy = load_policy(snakemake.input.policy) if "policy" in snakemake.input.keys() else None  # noqa: F821
 # starts and method randomness derive from the unit (seed), never from the method: paired comparison
-out = evaluate_seed(wm, prior, job.cfg, job.seed_for("gtp_starts", seed=seed), job.seed_for("gtp_control", seed=seed))
+out = evaluate_seed(wm, prior, job.cfg, job.seed_for("gtp_starts", seed=seed), job.seed_for("gtp_control", seed=seed),
+                    policy=policy)
 job.write_metrics(snakemake.output.run, out)  # noqa: F821

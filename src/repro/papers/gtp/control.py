@@ -24,7 +24,9 @@ one. The scripted controllers are classic textbook ones:
 
 Methods: ``gtp``, ``mppi``, ``cem``, ``diffusion_policy`` as on the maze; ``expert`` (the scripted
 controller without noise: a reference, not an optimum; these tasks have no exact optimum here);
-``random`` (uniform actions, the floor). The model-free baseline (SAC/TD3) is not built.
+``random`` (uniform actions, the floor); ``td3bc``, the model-free offline baseline (TD3+BC,
+:mod:`repro.rl.td3bc`) trained on the same dataset, one actor forward pass per decision (it plans
+nothing, so the planners' equal-compute budget does not apply to it).
 
 The return of an episode is the undiscounted sum of the environment's rewards.
 """
@@ -43,6 +45,7 @@ from repro.config import from_dict
 from repro.papers.gtp.data import DatasetConfig
 from repro.papers.gtp.experiment import Controller, PlanConfig
 from repro.rl.diffusion_prior import ActionDiffusion
+from repro.rl.td3bc import TD3BCPolicy
 from repro.rl.world_model import WorldModel
 
 __all__ = ["TASKS", "METHODS", "ControlDataConfig", "make_env", "expert_action", "collect", "run_episodes",
@@ -52,7 +55,7 @@ log = logging.getLogger(__name__)
 
 TASKS = {"pendulum": ("Pendulum-v1", 2.0), "mountaincar": ("MountainCarContinuous-v0", 1.0)}
 """task key -> (gymnasium id, action scale: env action = scale * a for a in [-1, 1])"""
-METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "expert", "random")
+METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "td3bc", "expert", "random")
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,8 @@ def collect(task: str, cfg: ControlDataConfig, seed: int) -> dict[str, np.ndarra
 
 
 def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *, wm: WorldModel | None,
-                 prior: ActionDiffusion | None, plan: PlanConfig, seed: int) -> dict[str, np.ndarray]:
+                 prior: ActionDiffusion | None, plan: PlanConfig, seed: int,
+                 policy: TD3BCPolicy | None = None) -> dict[str, np.ndarray]:
     """Receding-horizon control of one episode per reset seed (planned as a batch); per-episode return."""
     if method not in METHODS:
         raise ValueError(f"gtp control: unknown method {method!r}; choose from {METHODS}")
@@ -134,7 +138,7 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
     obs = np.stack([env.reset(seed=s)[0] for env, s in zip(envs, reset_seeds)])
     E = len(envs)
     act = Controller(method, lambda o: expert_action(task, o), wm=wm, prior=prior, plan=plan, seed=seed,
-                     n_problems=E, action_dim=1)
+                     n_problems=E, action_dim=1, policy=policy)
     ret, done, steps = np.zeros(E), np.zeros(E, bool), np.zeros(E, int)
     for _ in range(length):
         if done.all():
@@ -153,14 +157,16 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
 
 
 def evaluate_task(wm: WorldModel, prior: ActionDiffusion, task: str, cfg: dict, start_seed: int,
-                  method_seed: int) -> dict[str, Any]:
-    """Every method on the same reset seeds (drawn from ``start_seed``): per-episode rows."""
+                  method_seed: int, policy: TD3BCPolicy | None = None) -> dict[str, Any]:
+    """Every method on the same reset seeds (drawn from ``start_seed``): per-episode rows (``policy``: the
+    task and seed's TD3+BC actor, needed when ``td3bc`` is among the methods)."""
     rng = np.random.default_rng(start_seed)
     reset_seeds = [int(s) for s in rng.integers(2**31, size=cfg["episodes"])]
     plan = from_dict(PlanConfig, cfg.get("plan"), "gtp.control.plan")
     rows = []
     for method in cfg["methods"]:
-        out = run_episodes(method, task, reset_seeds, cfg["length"], wm=wm, prior=prior, plan=plan, seed=method_seed)
+        out = run_episodes(method, task, reset_seeds, cfg["length"], wm=wm, prior=prior, plan=plan, seed=method_seed,
+                           policy=policy)
         log.info("%s %s: mean return %.2f", task, method, out["ret"].mean())
         rows += [{"task": task, "method": method, "episode": e, "ret": float(out["ret"][e]), "steps": int(out["steps"][e]),
                   "evals": float(out["evals_per_decision"]), "denoiser": float(out["denoiser_per_decision"])}

@@ -18,6 +18,12 @@ reward it was fitted to), never of the planners' score:
 
 Written per seed beside the models (``results/gtp/models/seed<s>.value.json``) and summarised over
 seeds in ``reports/gtp_table3``.
+
+The model-free baseline's training (TD3+BC, :func:`repro.rl.td3bc.fit_td3bc`) is summarised per task
+in ``reports/gtp_table4`` by :func:`td3bc_table`: the last diagnostics window (critic loss, ``Q`` on the
+data's pairs and on the policy's actions, ``lambda``, the BC term) and the relative change of
+``Q(s, pi(s))`` and of the BC term over the last quarter of training (near 0: levelled off), the
+criterion by which its step count is chosen.
 """
 
 from __future__ import annotations
@@ -123,3 +129,31 @@ def diagnostic_table(diags: dict[int, dict]) -> pd.DataFrame:
     return pd.DataFrame({"quantity": frame.columns, "mean": frame.mean().values,
                          "se": (frame.std(ddof=1) / np.sqrt(frame.count())).values if len(frame) > 1 else np.nan,
                          "seeds": frame.count().values})
+
+
+def late_change(history: list[dict], key: str, frac: float = 0.25) -> float:
+    """Relative change of ``key`` over the last ``frac`` of training: ``(x_end - x_then) / |x_end|``
+    (``x_then`` is the diagnostics row nearest to step ``(1 - frac) * steps``)."""
+    steps = np.array([h["step"] for h in history], dtype=float)
+    x = np.array([h[key] for h in history], dtype=float)
+    then = x[int(np.argmin(np.abs(steps - (1 - frac) * steps[-1])))]
+    return float((x[-1] - then) / max(abs(x[-1]), 1e-12))
+
+
+def td3bc_table(diags: list[dict]) -> pd.DataFrame:
+    """Mean and s.e. over seeds, per task, of TD3+BC's last diagnostics window and its late changes."""
+    rows = []
+    for d in diags:
+        last = d["history"][-1]
+        rows.append({"task": d["task"], "seed": d["seed"], "steps": last["step"],
+                     **{k: last[k] for k in ("critic_loss", "q_data", "q_pi", "lambda", "bc")},
+                     "q_pi_change_last_quarter": late_change(d["history"], "q_pi"),
+                     "bc_change_last_quarter": late_change(d["history"], "bc")})
+    frame = pd.DataFrame(rows)
+    out = []
+    for task, g in frame.groupby("task", sort=False):
+        for col in frame.columns.drop(["task", "seed"]):
+            v = g[col].astype(float)
+            out.append({"task": task, "quantity": col, "mean": v.mean(),
+                        "se": v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan, "seeds": len(v)})
+    return pd.DataFrame(out)

@@ -11,6 +11,10 @@ Methods (registry keys, the ``method`` column of every table):
 - ``mppi``, ``cem``: optimisation from scratch (a Gaussian around the shifted previous plan), same
   N and I, same learned models and objective (:func:`repro.rl.world_model.model_return`).
 - ``diffusion_policy``: the same prior used directly as a policy (one sample, first action).
+- ``td3bc``: the model-free baseline, TD3+BC (:mod:`repro.rl.td3bc`, Fujimoto & Gu 2021) trained on the
+  same offline dataset with the same task reward; it acts by one actor forward pass per decision and
+  uses no learned model, so "equal planning compute" does not apply to it (it plans nothing; its
+  model evaluations per decision are 0 in Table 1).
 - ``oracle``: the shortest-path controller on the true maze (its return is the exact optimum; the
   run checks that it is).
 - ``random``: uniform actions (the floor).
@@ -45,9 +49,14 @@ Deviations
   goal-agnostic behaviour, so ``V`` is biased low (0.48 where ``V*`` is 0.69 at 30+ steps) while its
   ranking is right; the upper expectile offsets part of that bias.
 - The maze here; gymnasium's Pendulum and MountainCarContinuous in :mod:`repro.papers.gtp.control`
-  (Table 2). MuJoCo tasks, online fine-tuning and the model-free (SAC/TD3) baseline are not built;
-  Fig. 1 therefore shows the score per method and distance bucket on the maze, not return vs
-  environment steps.
+  (Table 2). MuJoCo tasks and online fine-tuning are not built; Fig. 1 therefore shows the score per
+  method and distance bucket on the maze, not return vs environment steps.
+- The model-free baseline is offline TD3 (TD3+BC), not online SAC/TD3: the data are offline datasets
+  with no environment interaction during training. It trains far fewer gradient steps than the
+  reference's 10^6 (``td3bc.steps`` in the presets, chosen from its training diagnostics, Table 4),
+  and its discount is the task's planning discount (``model.gamma``: 0.99 on the maze, 0.95 on the
+  classic-control tasks at smoke and small), so that every method maximises the same discounted
+  objective.
 """
 
 from __future__ import annotations
@@ -66,15 +75,17 @@ from repro.config import from_dict
 from repro.papers.gtp.maze import Maze, MazeEnv, expert_actions
 from repro.rl.diffusion_prior import ActionDiffusion, DiffusionConfig, fit_action_diffusion
 from repro.rl.planners import cem, mppi, refine_from_prior, shift
+from repro.rl.td3bc import TD3BCConfig, TD3BCPolicy, fit_td3bc
 from repro.rl.world_model import ModelConfig, WorldModel, fit_world_model, model_return
 from repro.seeding import torch_generator
 
-__all__ = ["METHODS", "PLANNERS", "PlanConfig", "plan_actions", "Controller", "train_models", "save_models", "load_models", "evaluate_seed",
+__all__ = ["METHODS", "PLANNERS", "PlanConfig", "plan_actions", "Controller", "train_models", "train_td3bc", "save_models",
+           "load_models", "evaluate_seed",
            "aggregate", "table1"]
 
 log = logging.getLogger(__name__)
 
-METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "oracle", "random")
+METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "td3bc", "oracle", "random")
 PLANNERS = ("gtp", "mppi", "cem")
 
 
@@ -117,6 +128,13 @@ def train_models(data: dict[str, np.ndarray], model_cfg: dict, diffusion_cfg: di
     prior = fit_action_diffusion(torch.as_tensor(x0, dtype=torch.float32), torch.as_tensor(cond, dtype=torch.float32),
                                  from_dict(DiffusionConfig, diffusion_cfg, "gtp.diffusion"), seed + 1)
     return wm, prior
+
+
+def train_td3bc(data: dict[str, np.ndarray], td3bc_cfg: dict, seed: int, where: str = "gtp.td3bc"):
+    """Fit the model-free baseline (TD3+BC) of one seed on the same offline dataset: (policy, diagnostics)."""
+    cfg = from_dict(TD3BCConfig, td3bc_cfg, where)
+    return fit_td3bc(data["observations"], data["actions"], data["rewards"], data["next_observations"],
+                     data["terminals"], cfg, seed)
 
 
 def save_models(wm: WorldModel, prior: ActionDiffusion, cfg: dict, path) -> None:
@@ -169,13 +187,16 @@ class Controller:
 
     ``expert(obs)`` gives the reference controller's actions (the maze's oracle, a task's scripted
     controller) for the methods ``oracle`` / ``expert``; ``random`` draws uniform actions from the seed's
-    numpy generator; every other method plans through :func:`plan_actions` from the warm start of the
-    previous plan, drawing from the seed's torch generator.
+    numpy generator; ``td3bc`` is one forward pass of the trained actor ``policy`` (no planning);
+    every other method plans through :func:`plan_actions` from the warm start of the previous plan,
+    drawing from the seed's torch generator.
     """
 
     def __init__(self, method: str, expert, *, wm: WorldModel | None, prior: ActionDiffusion | None,
-                 plan: PlanConfig, seed: int, n_problems: int, action_dim: int):
-        self.method, self.expert, self.wm, self.prior, self.plan = method, expert, wm, prior, plan
+                 plan: PlanConfig, seed: int, n_problems: int, action_dim: int, policy: TD3BCPolicy | None = None):
+        if method == "td3bc" and policy is None:
+            raise ValueError("gtp: method 'td3bc' needs its trained policy (none was given)")
+        self.method, self.expert, self.wm, self.prior, self.plan, self.policy = method, expert, wm, prior, plan, policy
         self.gen, self.rng = torch_generator(seed), np.random.default_rng(seed)
         self.warm = torch.zeros(n_problems, plan.horizon, action_dim)
         self.evals = self.denoiser = self.decisions = 0
@@ -187,6 +208,8 @@ class Controller:
             return self.expert(obs)
         if self.method == "random":
             return self.rng.uniform(-1, 1, size=(self.warm.shape[0], self.warm.shape[2]))
+        if self.method == "td3bc":
+            return self.policy.act(obs)
         s0 = torch.as_tensor(obs, dtype=torch.float32)
         best, n, k = plan_actions(self.method, self.wm, self.prior, s0, self.warm, self.plan, self.gen)
         self.evals, self.denoiser = self.evals + n, self.denoiser + k
@@ -200,14 +223,15 @@ class Controller:
 
 
 def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray, gamma: float, *,
-                 wm: WorldModel | None, prior: ActionDiffusion | None, plan: PlanConfig, seed: int) -> dict[str, np.ndarray]:
+                 wm: WorldModel | None, prior: ActionDiffusion | None, plan: PlanConfig, seed: int,
+                 policy: TD3BCPolicy | None = None) -> dict[str, np.ndarray]:
     """Receding-horizon control of all episodes at once; returns per-episode return, steps, success."""
     if method not in METHODS:
         raise ValueError(f"gtp: unknown method {method!r}; choose from {METHODS}")
     env = MazeEnv(maze, gamma)
     xy = env.reset(starts)
     act = Controller(method, lambda obs: expert_actions(maze, obs), wm=wm, prior=prior, plan=plan, seed=seed,
-                     n_problems=len(starts), action_dim=2)
+                     n_problems=len(starts), action_dim=2, policy=policy)
     for t in range(int(limits.max())):
         live = ~env.done & (t < limits)
         if not live.any():
@@ -219,8 +243,10 @@ def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray
     return {"ret": np.where(success, env.ret, 0.0), "steps": env.steps, "success": success, **act.per_decision()}
 
 
-def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: int, method_seed: int) -> dict[str, Any]:
-    """Every method on the same starts (drawn from ``data_seed``): per-episode rows and budget sweep."""
+def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: int, method_seed: int,
+                  policy: TD3BCPolicy | None = None) -> dict[str, Any]:
+    """Every method on the same starts (drawn from ``data_seed``): per-episode rows and budget sweep
+    (``policy``: the seed's TD3+BC actor, needed when ``td3bc`` is among the methods)."""
     maze = Maze.named(cfg["maze"], step=cfg.get("step", 0.25))
     gamma = wm.cfg.gamma
     rng = np.random.default_rng(data_seed)
@@ -236,7 +262,8 @@ def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: 
     rows = []
     for method, n in runs:
         plan = PlanConfig(**{**base.__dict__, "n_samples": n})
-        out = run_episodes(method, maze, starts, limits, gamma, wm=wm, prior=prior, plan=plan, seed=method_seed)
+        out = run_episodes(method, maze, starts, limits, gamma, wm=wm, prior=prior, plan=plan, seed=method_seed,
+                           policy=policy)
         log.info("%s n=%d: mean score %.3f, success %.2f", method, n, (out["ret"] / best_ret).mean(), out["success"].mean())
         for e in range(len(starts)):
             rows.append({"method": method, "n_samples": n, "episode": e, "bucket": int(bucket[e]),

@@ -15,8 +15,8 @@ from repro.figures.style import Palette, mean_se
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
 COLORS = Palette({"gtp": "#D55E00", "mppi": "#0072B2", "cem": "#009E73", "diffusion_policy": "#CC79A7",
-                  "oracle": "#000000", "random": "#888888"})
-ORDER = ("oracle", "gtp", "mppi", "cem", "diffusion_policy", "random")
+                  "td3bc": "#E69F00", "oracle": "#000000", "random": "#888888"})
+ORDER = ("oracle", "gtp", "mppi", "cem", "diffusion_policy", "td3bc", "random")
 
 
 def _ordered(methods) -> list[str]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["seeds", "eval_targets", "diag_targets", "diag_config", "data_config", "train_config", "eval_config", "aggregate_config", "control_tasks",
-           "control_eval_targets", "control_data_config", "control_train_config", "control_eval_config"]
+__all__ = ["seeds", "eval_targets", "eval_inputs", "diag_targets", "diag_config", "data_config", "train_config", "td3bc_config",
+           "td3bc_diag_targets", "eval_config", "aggregate_config", "control_tasks", "control_eval_targets",
+           "control_eval_inputs", "control_data_config", "control_train_config", "control_td3bc_config",
+           "control_eval_config"]
 
 
 def seeds(cfg: dict) -> list[int]:
@@ -18,6 +20,32 @@ def seeds(cfg: dict) -> list[int]:
 
 def eval_targets(cfg: dict, prefix: str = "results/gtp/eval") -> list[str]:
     return [f"{prefix}/seed{s}.json" for s in seeds(cfg)]
+
+
+def eval_inputs(cfg: dict, seed: str) -> dict[str, str]:
+    """Inputs of one maze evaluation: the seed's models, and its TD3+BC policy when ``td3bc`` is a method."""
+    out = {"models": f"results/gtp/models/seed{seed}.pt"}
+    if "td3bc" in cfg["methods"]:
+        out["policy"] = f"results/gtp/models/seed{seed}.td3bc.pt"
+    return out
+
+
+def _td3bc(block: dict, model: dict) -> dict[str, Any]:
+    """The TD3+BC block, its discount defaulting to the task's planning discount (``model.gamma``, else 0.99)."""
+    return {"td3bc": {"gamma": model.get("gamma", 0.99), **block.get("td3bc", {})}}
+
+
+def td3bc_config(cfg: dict) -> dict[str, Any]:
+    return _td3bc(cfg, cfg["model"])
+
+
+def td3bc_diag_targets(cfg: dict) -> list[str]:
+    """Every TD3+BC training-diagnostics file of the build (maze, then each classic-control task), or none."""
+    out = [f"results/gtp/models/seed{s}.td3bc.json" for s in seeds(cfg)] if "td3bc" in cfg["methods"] else []
+    if control_tasks(cfg) and "td3bc" in cfg["control"]["methods"]:
+        n = cfg["control"].get("seeds", cfg["seeds"])
+        out += [f"results/gtp/control/{t}/models/seed{s}.td3bc.json" for t in control_tasks(cfg) for s in range(n)]
+    return out
 
 
 def diag_targets(cfg: dict, prefix: str = "results/gtp/models") -> list[str]:
@@ -53,6 +81,17 @@ def control_tasks(cfg: dict) -> list[str]:
 def control_eval_targets(cfg: dict, prefix: str = "results/gtp/control") -> list[str]:
     n = cfg["control"].get("seeds", cfg["seeds"]) if control_tasks(cfg) else 0
     return [f"{prefix}/{t}/eval/seed{s}.json" for t in control_tasks(cfg) for s in range(n)]
+
+
+def control_eval_inputs(cfg: dict, task: str, seed: str) -> dict[str, str]:
+    out = {"models": f"results/gtp/control/{task}/models/seed{seed}.pt"}
+    if "td3bc" in cfg["control"]["methods"]:
+        out["policy"] = f"results/gtp/control/{task}/models/seed{seed}.td3bc.pt"
+    return out
+
+
+def control_td3bc_config(cfg: dict) -> dict[str, Any]:
+    return _td3bc(cfg["control"], cfg["control"]["model"])
 
 
 def control_data_config(cfg: dict) -> dict[str, Any]:
