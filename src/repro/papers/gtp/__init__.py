@@ -12,5 +12,5 @@ sequences as the proposal of a planner under learned dynamics, reward and value.
 
 Shared pieces: the planners (MPPI, CEM, prior-seeded MPPI) in :mod:`repro.rl.planners`, the DDPM
 prior in :mod:`repro.rl.diffusion_prior`, the learned models in :mod:`repro.rl.world_model`, the
-D4RL / Minari loader in :mod:`repro.data.offline_rl`.
+model-free baseline (TD3+BC) in :mod:`repro.rl.td3bc`, the D4RL / Minari loader in :mod:`repro.data.offline_rl`.
 """
