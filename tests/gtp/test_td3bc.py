@@ -84,7 +84,7 @@ def test_lambda_follows_its_formula_and_is_detached():
     loss, parts = actor_loss(q, pi, a, alpha=2.5)
     lam = 2.5 / q.detach().abs().mean()
     assert parts["lambda"] == pytest.approx(float(lam))
-    assert float(loss) == pytest.approx(float(((pi - a) ** 2).mean() - lam * q.mean()))
+    assert float(loss.detach()) == pytest.approx(float((((pi - a) ** 2).mean() - lam * q.mean()).detach()))
     loss.backward()
     torch.testing.assert_close(q.grad, torch.full((64,), -float(lam) / 64))  # no gradient through lambda
     torch.testing.assert_close(pi.grad, 2 * (pi - a).detach() / pi.numel())

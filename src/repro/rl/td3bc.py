@@ -232,7 +232,6 @@ def fit_td3bc(obs, actions, rewards, next_obs, terminals, cfg: TD3BCConfig, seed
     return policy, history
 
 
-
 def save_policy(policy: TD3BCPolicy, history: list[dict[str, float]], path) -> None:
     """Write the policy (actor + normaliser) and its training diagnostics atomically."""
     from repro.io import atomic_path
@@ -244,7 +243,7 @@ def save_policy(policy: TD3BCPolicy, history: list[dict[str, float]], path) -> N
 
 def load_policy(path) -> TD3BCPolicy:
     """The policy written by :func:`save_policy`, ready to act."""
-    blob = torch.load(path, weights_only=False)
+    blob = torch.load(path, weights_only=True)  # dims, tensors and float diagnostics: no code runs
     policy = TD3BCPolicy(*blob["dims"])
     policy.load_state_dict(blob["policy"])
     return policy.eval()
