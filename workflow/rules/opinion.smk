@@ -1,6 +1,9 @@
 # opinion: "Modelling Opinion Dynamics at Scale with Deep MARL" (the consensus and truth-finding game).
 # DAG: train (+ score) one shared recurrent graph-attention PPO agent per family x alpha x variant x seed,
 #      and the scripted baselines on the same games -> evaluate (metrics.json, tables) -> fig1, fig2, fig3.
+# source: remote: fetch the user's weighted directed edge list (checked by sha256, validated by load_edge_list
+#      before it lands) -> every static agent's attention is also read on that graph (vs centrality and weights).
+from repro.papers.opinion import grid as opinion_grid
 from repro.papers.opinion.grid import agent_runs, baseline_runs
 
 
@@ -14,10 +17,42 @@ register_targets(
         "reports/opinion_training.md",
         "results/opinion/metrics.json",
     ],
+    sources=opinion_grid.SOURCES,
 )
+OPINION_REMOTE = opinion_grid.remote_config(
+    config["opinion"][scale_of("opinion")], source_of("opinion", opinion_grid.SOURCES), scale_of("opinion")
+)
+OPINION_EDGES = opinion_grid.remote_edges(OPINION_REMOTE)
+
+
+# the fetched edge list, read by the static family's agents (attention) under source: remote
+opinion_edges = lambda wc: {"edges": OPINION_EDGES} if OPINION_EDGES and wc.family == "static" else {}
+
+
+if OPINION_REMOTE is not None:
+
+    rule opinion_fetch:
+        output:
+            edges=OPINION_EDGES,
+        log:
+            "logs/opinion/fetch.log",
+        benchmark:
+            "benchmarks/opinion/fetch.tsv"
+        params:
+            cfg=OPINION_REMOTE,
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=30,
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../scripts/opinion/fetch.py"
 
 
 rule opinion_train:
+    input:
+        unpack(opinion_edges),
     output:
         model="results/opinion/agents/{family}/alpha{alpha}/{variant}/seed{seed}.pt",
         record="results/opinion/agents/{family}/alpha{alpha}/{variant}/seed{seed}.json",

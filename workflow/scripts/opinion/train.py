@@ -3,16 +3,19 @@ from repro.config import from_dict
 from repro.io import atomic_path
 from repro.jobs import Job
 from repro.papers.opinion.experiment import TrainConfig, train_and_evaluate
+from repro.papers.opinion.graphs import load_edge_list
 
 job = Job.from_snakemake(snakemake)  # noqa: F821
 wc = snakemake.wildcards  # noqa: F821
 cfg = from_dict(TrainConfig, job.cfg, f"opinion.{job.scale}.train")
+edges = getattr(snakemake.input, "edges", None)  # noqa: F821  (source: remote, static family: the fetched graph)
 # pairing: the graph and the evaluation games depend on the seed unit only; marl and marl_noop share the training seed
 weights, record = train_and_evaluate(
     cfg, wc.family, float(wc.alpha), wc.variant,
     seed=job.seed_for("opinion_train", family=wc.family, alpha=wc.alpha, seed=wc.seed),
     graph_seed=job.seed_for("opinion_graph", seed=wc.seed),
-    eval_seed=job.seed_for("opinion_eval", family=wc.family, seed=wc.seed))
+    eval_seed=job.seed_for("opinion_eval", family=wc.family, seed=wc.seed),
+    extra_graphs={"remote": load_edge_list(edges)} if edges else None)
 with atomic_path(snakemake.output.model) as tmp:  # noqa: F821
     tmp.write_bytes(weights)
 job.write_metrics(snakemake.output.record, {**record, "family": wc.family, "alpha": float(wc.alpha),  # noqa: F821

@@ -22,7 +22,10 @@ that the labels are balanced):
 - attention (learned, static family): per node, the mean over its out-ties of alpha_ij * d_i
   (attention over the uniform 1 / d_i, so uniform attention gives 1 everywhere), and its Spearman
   correlation with in-degree, eigenvector centrality and PageRank, on the training graph and on
-  networkx's real graphs; the untrained policy of the same seed is the floor.
+  networkx's real graphs (and, under ``source: remote``, on the fetched edge list, where it is also
+  compared with the held-out edge weights: :func:`weight_rhos`); the untrained policy of the same
+  seed is the floor. The agents always play on the topology (weights 1), as the reference's agents
+  read ties only.
 
 Training diagnostics (``record["training"]["curves"]``, one row per PPO iteration, summarised by
 :func:`training_curves` into ``reports/opinion_training.md``): the batch's mean episode return, the
@@ -63,7 +66,7 @@ from repro.seeding import torch_generator
 
 __all__ = ["FamilyConfig", "TrainConfig", "graph_sampler", "train_agent", "evaluate_agent", "evaluate_baselines",
            "train_and_evaluate", "VARIANTS", "CURVES", "training_curves",
-           "outcome", "aggregate", "CENTRALITIES"]
+           "outcome", "aggregate", "CENTRALITIES", "weight_rhos"]
 
 log = logging.getLogger(__name__)
 CENTRALITIES = ("degree", "eigenvector", "pagerank")
@@ -163,33 +166,65 @@ def outcome(game: OpinionGame, stances: torch.Tensor, belief: torch.Tensor | Non
     return out
 
 
-def _attention_lift(game: OpinionGame, attention: torch.Tensor) -> np.ndarray:
-    """Per node of the (shared) graph: mean over its out-ties and over steps and games of alpha_ij * d_i."""
+def _attention_lift(game: OpinionGame, attention: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """On the (shared) graph of every game: (per node, the mean over its out-ties of alpha_ij * d_i; per edge of
+    one copy, alpha_ij * d_i), both averaged over steps and games (d_i: i's in-degree; uniform attention gives 1)."""
     g = game.graph
     deg = torch.zeros(g.n_nodes).index_add(0, g.dst, torch.ones(len(g.dst)))
     lift = attention.mean(0) * deg[g.dst]  # (E,)
-    n = int(g.node_ptr[1])
+    n, n_edges = int(g.node_ptr[1]), int(g.edge_ptr[1])
     node = g.src % n  # every game shares the graph: fold the batch onto one copy
     tot = torch.zeros(n).index_add(0, node, lift.float())
     cnt = torch.zeros(n).index_add(0, node, torch.ones(len(node)))
-    return (tot / cnt.clamp_min(1)).numpy()
+    per_edge = lift.float().reshape(-1, n_edges).mean(0)  # games are concatenated copies: edge e of game b is b * E + e
+    return (tot / cnt.clamp_min(1)).numpy(), per_edge.numpy()
 
 
-def _attention_rho(policy: RecurrentGraphPolicy, cfg: TrainConfig, graph: Graph, family: str, alpha: float, seed: int,
-                   graph_seed: int) -> dict[str, float]:
-    game = _game(cfg, family, alpha, False, cfg.eval_games, graph_seed=graph_seed, game_seed=seed)
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() <= 2 or np.ptp(y[ok]) == 0 or np.ptp(x[ok]) == 0:
+        return float("nan")
+    return float(spearmanr(x[ok], y[ok]).statistic)
+
+
+def weight_rhos(graph: Graph, node_lift: np.ndarray, edge_lift: np.ndarray) -> dict[str, float]:
+    """Attention read on a weighted graph's topology vs its held-out weights (the paper's Bluesky like-weights).
+
+    - ``weight``: over the ties j -> i of receivers with at least two in-ties, Spearman rho of alpha_ij * d_i with
+      w_ji relative to the mean weight of i's in-ties (both are 1 everywhere when attention follows the weights
+      exactly as often as it is uniform; receivers with one in-tie have alpha = 1 whatever the weights);
+    - ``strength``: over nodes somebody sees, rho of the node's attention lift with the total weight of its out-ties
+      (how much the others like it).
+    Empty on a graph whose weights are all equal.
+    """
+    if np.ptp(graph.weight) == 0:
+        return {}
+    d = np.bincount(graph.dst, minlength=graph.n)
+    mean_w = np.bincount(graph.dst, weights=graph.weight, minlength=graph.n) / np.maximum(d, 1)
+    multi = d[graph.dst] >= 2
+    strength = np.bincount(graph.src, weights=graph.weight, minlength=graph.n)
+    seen = np.bincount(graph.src, minlength=graph.n) > 0
+    return {"weight": _spearman(edge_lift[multi], (graph.weight / mean_w[graph.dst])[multi]),
+            "strength": _spearman(node_lift[seen], strength[seen])}
+
+
+def _attention_rho(policy: RecurrentGraphPolicy, cfg: TrainConfig, graph: Graph, alpha: float, seed: int
+                   ) -> dict[str, float]:
+    """Spearman rho of the attention a node receives with its centralities (and, on a weighted graph, with the weights).
+
+    The policy plays on the graph's topology (every weight 1, as in training: the agents see ties, not likes), so
+    a weighted graph's weights are held out: what the attention recovers of them it recovers from topology alone.
+    """
+    topology = graph._replace(weight=np.ones_like(graph.weight))
+    gc = GameConfig(alpha=alpha, uninformed_share=cfg.uninformed_share, other_play=False)
+    game = OpinionGame(gc, lambda B, rng: [topology] * B, cfg.eval_games, seed)
     game.reset = _with_truth(game, _balanced_truth(cfg.eval_games))
     ro = rollout(policy, game, torch_generator(seed), greedy=True)
-    lift = _attention_lift(game, ro.attention)
-    cent = centrality(graph)
+    lift, edge_lift = _attention_lift(game, ro.attention)
+    cent = centrality(topology)
     has = np.bincount(graph.src, minlength=graph.n) > 0  # nodes somebody sees
-    out = {}
-    for name in CENTRALITIES:
-        x = cent[name][has]
-        ok = np.isfinite(x)
-        rho = spearmanr(lift[has][ok], x[ok]).statistic if ok.sum() > 2 and np.ptp(x[ok]) > 0 else float("nan")
-        out[name] = float(rho)
-    return out
+    out = {name: _spearman(lift[has], cent[name][has]) for name in CENTRALITIES}
+    return {**out, **weight_rhos(graph, lift, edge_lift)}
 
 
 def _with_truth(game: OpinionGame, truth: torch.Tensor):
@@ -198,12 +233,13 @@ def _with_truth(game: OpinionGame, truth: torch.Tensor):
 
 
 def evaluate_agent(policy: RecurrentGraphPolicy, cfg: TrainConfig, family: str, alpha: float, *, eval_seed: int,
-                   graph_seed: int, seed: int) -> dict[str, Any]:
+                   graph_seed: int, seed: int, extra_graphs: dict[str, Graph] | None = None) -> dict[str, Any]:
     """Score a trained policy on the evaluation games (greedy actions; game labels, other-play off).
 
     Other-play only changes training: a policy evaluated without relabelling acts in its own labels,
-    which are then the game's. The attention block is read on the family's graph (static) and on
-    the real graphs; ``untrained`` repeats it for the initial policy of the same seed (the floor).
+    which are then the game's. The attention block is read on the family's graph (static), on
+    the real graphs and on ``extra_graphs`` (the fetched edge list under ``source: remote``);
+    ``untrained`` repeats it for the initial policy of the same seed (the floor).
     """
     game = _game(cfg, family, alpha, False, cfg.eval_games, graph_seed=graph_seed, game_seed=eval_seed)
     game.reset = _with_truth(game, _balanced_truth(cfg.eval_games))
@@ -214,10 +250,10 @@ def evaluate_agent(policy: RecurrentGraphPolicy, cfg: TrainConfig, family: str, 
         init = RecurrentGraphPolicy(OWN_DIM, EDGE_DIM, 3, 2, hidden=cfg.hidden, seed=seed)
         result["attention"], result["attention_untrained"] = {}, {}
         graphs = {"static": scale_free(cfg.family.static_nodes, cfg.family.static_m, graph_seed),
-                  **{name: real_graph(name) for name in cfg.graphs}}
+                  **{name: real_graph(name) for name in cfg.graphs}, **(extra_graphs or {})}
         for name, graph in graphs.items():
-            result["attention"][name] = _attention_rho(policy, cfg, graph, name, alpha, eval_seed, graph_seed)
-            result["attention_untrained"][name] = _attention_rho(init, cfg, graph, name, alpha, eval_seed, graph_seed)
+            result["attention"][name] = _attention_rho(policy, cfg, graph, alpha, eval_seed)
+            result["attention_untrained"][name] = _attention_rho(init, cfg, graph, alpha, eval_seed)
     return result
 
 
@@ -354,12 +390,16 @@ def training_curves(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Dat
 
 
 def train_and_evaluate(cfg: TrainConfig, family: str, alpha: float, variant: str, *, seed: int, graph_seed: int,
-                       eval_seed: int) -> tuple[bytes, dict[str, Any]]:
-    """One cell of the grid: train the agent (with or without other-play) and score it; (weights, record)."""
+                       eval_seed: int, extra_graphs: dict[str, Graph] | None = None) -> tuple[bytes, dict[str, Any]]:
+    """One cell of the grid: train the agent (with or without other-play) and score it; (weights, record).
+
+    ``extra_graphs`` (name -> graph) join the graphs a static agent's attention is read on.
+    """
     if variant not in VARIANTS:
         raise ValueError(f"opinion: unknown agent variant {variant!r}; known: {', '.join(VARIANTS)}")
     policy, history = train_agent(cfg, family, alpha, other_play=VARIANTS[variant], seed=seed, graph_seed=graph_seed)
-    record = evaluate_agent(policy, cfg, family, alpha, eval_seed=eval_seed, graph_seed=graph_seed, seed=seed)
+    record = evaluate_agent(policy, cfg, family, alpha, eval_seed=eval_seed, graph_seed=graph_seed, seed=seed,
+                            extra_graphs=extra_graphs)
     record["training"] = {"first_return": history[0]["mean_return"], "last_return": history[-1]["mean_return"],
                           "last_belief_loss": history[-1]["belief_loss"], "iterations": len(history),
                           "curves": [{k: stats[k] for k in CURVES} for stats in history]}

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["agent_runs", "baseline_runs", "alpha_tag"]
+__all__ = ["SOURCES", "REMOTE_STEM", "agent_runs", "baseline_runs", "alpha_tag", "remote_config", "remote_edges"]
+
+SOURCES = ("synthetic", "remote")
+REMOTE_STEM = "resources/opinion/remote/edges"
+"""the fetched, validated edge list (source: remote) is REMOTE_STEM + '.csv' or '.parquet'"""
 
 
 def alpha_tag(alpha: float) -> str:
@@ -27,3 +31,24 @@ def agent_runs(preset: dict[str, Any]) -> list[str]:
 
 def baseline_runs(preset: dict[str, Any]) -> list[str]:
     return [f"results/opinion/baselines/{f}/alpha{alpha_tag(a)}.json" for f in preset["families"] for a in preset["alphas"]]
+
+
+def remote_config(preset: dict[str, Any], source: str, scale: str) -> dict[str, Any] | None:
+    """The preset's ``remote`` block ({url, sha256, format}) for ``source: remote``; None for synthetic.
+
+    The schema checks the block's fields; a remote source without the block is a ValueError naming it.
+    """
+    if source != "remote":
+        return None
+    remote = preset.get("remote")
+    if not remote:
+        raise ValueError(f"config: opinion.source is 'remote' but opinion.{scale}.remote (url, sha256) is missing; "
+                         "set it to the edge list's address and checksum (see config.yaml's opinion comment)")
+    url = remote["url"]
+    fmt = remote.get("format") or ("parquet" if url.split("?")[0].lower().endswith((".parquet", ".pq")) else "csv")
+    return {"url": url, "sha256": remote["sha256"], "format": fmt}
+
+
+def remote_edges(remote: dict[str, Any] | None) -> str | None:
+    """Where rule opinion_fetch puts the edge list (its suffix tells :func:`load_edge_list` the format)."""
+    return None if remote is None else f"{REMOTE_STEM}.{remote['format']}"
