@@ -121,3 +121,38 @@ def test_bad_config_and_actions_are_refused():
     game.reset()
     with pytest.raises(ValueError, match="shape"):
         game.step(torch.zeros(5, dtype=torch.long))
+
+
+def test_stance_value_matches_the_games_rewards_and_breaks_even_at_two_thirds():
+    # a star: agent 0 sees k leaves; truth 1; agent 0's stance is right w.p. q, each leaf speaks w.p. s and then
+    # agrees with agent 0 w.p. p; the mean of agent 0's reward over many games is stance_value's closed form
+    import numpy as np
+
+    from repro.papers.opinion.game import break_even, break_even_alpha, stance_value
+
+    k, n_games, q, s, p = 5, 4000, 0.7, 0.6, 0.55
+    star = from_networkx(nx.star_graph(k))
+    rng = np.random.default_rng(0)
+    for alpha in (0.0, 0.25, 1.0):
+        game = _game(star, n_games=n_games, alpha=alpha)
+        game.reset(truth=torch.ones(n_games, dtype=torch.long))
+        centre = rng.random(n_games) < q  # right (1) or wrong (0)
+        own = np.where(centre, 1, 0)
+        leaves = np.where(rng.random((n_games, k)) < s,
+                          np.where(rng.random((n_games, k)) < p, own[:, None], 1 - own[:, None]), WAIT)
+        actions = torch.as_tensor(np.concatenate([own[:, None], leaves], 1).reshape(-1))
+        _, r, _ = game.step(actions)
+        got = r.reshape(n_games, k + 1)[:, 0]
+        want = stance_value(game.cfg, q, p, s)
+        assert abs(got.mean().item() - want) < 3 * got.std().item() / math.sqrt(n_games) + 1e-6, alpha
+    cfg = GameConfig()
+    assert break_even(cfg) == pytest.approx((2 / 3, 2 / 3))
+    assert stance_value(GameConfig(alpha=0.0), 0.5, 2 / 3) == pytest.approx(0.0, abs=1e-12)
+    assert stance_value(GameConfig(alpha=0.0), 0.5, 0.6) < 0 < stance_value(GameConfig(alpha=0.0), 0.5, 0.7)
+    # an informed honest agent among honest informed ones (sigma 1): right w.p. Phi(1/2) = 0.691 > 2/3, but two of
+    # them agree w.p. 0.691^2 + 0.309^2 = 0.573 < 2/3: a first-round stance beats waiting only above alpha ~0.73
+    q1 = 0.5 * (1 + math.erf(0.5 / math.sqrt(2)))
+    a_star = break_even_alpha(cfg, q1, q1 ** 2 + (1 - q1) ** 2, speaking=0.7)
+    assert stance_value(GameConfig(alpha=a_star), q1, q1 ** 2 + (1 - q1) ** 2, 0.7) == pytest.approx(0.0, abs=1e-12)
+    assert 0.72 < a_star < 0.73
+    assert math.isnan(break_even_alpha(cfg, 0.9, 0.9))  # both terms pay: a stance wins at every alpha

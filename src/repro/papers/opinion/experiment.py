@@ -38,10 +38,23 @@ iteration 10, 17% at 30, 2% at 40, return 1.05 at 30 and a plateau of ~1.5-1.7 f
 entropy is 0.07: hence 60 iterations at small); at alpha = 0.25 it collapses to waiting for
 good (entropy < 0.01 by iteration 30, return 0), and neither ent_coef 0.05 nor lr 1e-3 changes that
 within 80 iterations. Waiting pays 0 while a wrong stance or a disagreeing neighbour costs twice
-what a right one earns (G3), so at low alpha, where honest neighbours agree only ~57% of the time
-(both informed, P(correct) = Phi(1/2) = 0.69), silence is the safe near-equilibrium PPO finds: a
-property of the reference's reward as the spec states it, not a bug found here (the reference code
-could not be read: flipbagels/OpiniMARL is not in the searchable index).
+what a right one earns (G3): a stance's truth term pays above q = 2/3 correct, its conformity term
+above p = 2/3 agreeing speakers (:func:`repro.papers.opinion.game.break_even`). An informed honest
+agent is right w.p. Phi(1/2) = 0.691 but two of them agree w.p. 0.573, so with 70% informed honest
+neighbours a first-round stance beats waiting only above alpha = 0.725
+(:func:`~repro.papers.opinion.game.break_even_alpha`; 0.818 against the untrained uniform policy's
+neighbours). Silence is not the game's best outcome: at alpha = 0.25 the scripted DeGroot, majority
+and Bayes-honest profiles earn 1.17-1.77 per agent and episode against silence's 0 (small build), and
+a lone informed agent speaking honestly among silent ones gains alpha * 0.0074 per step, so silence
+is not even an exact equilibrium; it is the trap that a learner starting from random neighbours
+(p = 1/2 < 2/3) falls into. The reference code (flipbagels/OpiniMARL, read in the search index: its
+environment, train and eval modules) has the same reward, but trains with curricula we do not have:
+the informed share starts at 1 and decays exponentially to its final value, ties are dropped at
+random early on (a percolation probability rising to 1 by a sigmoid), the learning rate anneals
+linearly to 0, and at alpha = 0 the truth term is mixed in with weight 0.05 -> 0 over the first half
+of training; it also evaluates sampled, not greedy, actions. Whether those curricula let its agents
+leave the trap is not known here; our silence at low alpha is the reference's game met with our
+(curriculum-free) training, not a different reward.
 """
 
 from __future__ import annotations

@@ -26,6 +26,15 @@ Choices the reference leaves open (ours)
   along each edge j -> i: [one-hot stance of j (3), log(1 + in-degree of j) / log(1 + N), weight].
   Degree is what a centrality-aware attention can read; it is an input, not a target.
 - uninformed_share 0.3 (the spec says "a share"; not stated).
+
+Checked against the reference code (flipbagels/OpiniMARL's ``NetworkBinary`` environment, read in
+the search index): the rewards of G3 are the same (waiting scores 0 in both terms, a neighbour that
+waits counts 0 and stays in the denominator); its conformity mean is over the count of neighbours
+of a binary adjacency, ours is edge-weighted (the same on every graph the agents play: all are
+played with weight 1, a fetched weighted edge list included); its accuracy is
+``stance == truth`` per step (waiting counts as wrong), ours is that at the last step; its signal
+share is 0 at alpha = 0 and ``p_signal`` otherwise, as G1. Its agents see agent ids and every
+neighbour's stance (and their own); ours see edge features (stance, degree, weight).
 """
 
 from __future__ import annotations
@@ -40,7 +49,8 @@ import torch
 from repro.papers.opinion.graphs import Graph
 from repro.rl.marl import GraphBatch, Obs
 
-__all__ = ["GameConfig", "WAIT", "OpinionGame", "batch_graphs", "private_posterior", "OWN_DIM", "EDGE_DIM"]
+__all__ = ["GameConfig", "WAIT", "OpinionGame", "batch_graphs", "private_posterior", "OWN_DIM", "EDGE_DIM",
+           "stance_value", "break_even", "break_even_alpha"]
 
 WAIT = 2
 OWN_DIM = 6
@@ -91,6 +101,38 @@ def batch_graphs(graphs: list[Graph]) -> tuple[GraphBatch, torch.Tensor, torch.T
 def private_posterior(signal: torch.Tensor, informed: torch.Tensor, sigma: float) -> torch.Tensor:
     """P(y = 1 | s) for s ~ N(y, sigma^2), y ~ Bernoulli(1/2): sigmoid((2 s - 1) / (2 sigma^2)) (G5)."""
     return torch.where(informed, torch.sigmoid((2 * signal - 1) / (2 * sigma ** 2)), torch.full_like(signal, 0.5))
+
+
+def stance_value(cfg: GameConfig, p_correct: float, p_agree: float, speaking: float = 1.0) -> float:
+    """Expected one-step reward of taking a stance (waiting pays exactly 0), by G3.
+
+    alpha * (correct * q + wrong * (1 - q)) + (1 - alpha) * s * (agree * p + disagree * (1 - p)), with q the
+    chance the stance is the truth, s the (weighted) share of the agents one sees who speak, and p the chance
+    that a speaking one says the same (a waiting one counts 0 but stays in the mean's denominator).
+    """
+    truth = cfg.correct * p_correct + cfg.wrong * (1 - p_correct)
+    conform = speaking * (cfg.agree * p_agree + cfg.disagree * (1 - p_agree))
+    return cfg.alpha * truth + (1 - cfg.alpha) * conform
+
+
+def break_even(cfg: GameConfig) -> tuple[float, float]:
+    """(q*, p*): the chance of being right, and of agreeing, at which a stance's term pays as much as waiting.
+
+    -wrong / (correct - wrong) and -disagree / (agree - disagree): both 2/3 with the reference's +0.1 / -0.2.
+    """
+    return -cfg.wrong / (cfg.correct - cfg.wrong), -cfg.disagree / (cfg.agree - cfg.disagree)
+
+
+def break_even_alpha(cfg: GameConfig, p_correct: float, p_agree: float, speaking: float = 1.0) -> float:
+    """The truth weight alpha above which a stance pays more than waiting (:func:`stance_value` = 0).
+
+    nan when the sign does not depend on alpha (both terms of one sign); 0 or 1 clip the open range.
+    """
+    truth = stance_value(GameConfig(alpha=1.0, correct=cfg.correct, wrong=cfg.wrong), p_correct, p_agree, speaking)
+    conform = stance_value(GameConfig(alpha=0.0, agree=cfg.agree, disagree=cfg.disagree), p_correct, p_agree, speaking)
+    if truth == conform or (truth > 0) == (conform > 0):
+        return float("nan")
+    return conform / (conform - truth)
 
 
 class OpinionGame:
