@@ -91,7 +91,7 @@ def test_attention_lift_is_one_under_uniform_attention_and_tracks_a_planted_degr
     deg = torch.as_tensor(np.bincount(g.src, minlength=g.n), dtype=torch.float)
     for c, sign in ((0.0, 0), (1.0, 1), (-1.0, -1)):
         alpha = scatter_softmax(c * deg[game.graph.src % g.n].log(), game.graph.dst, game.graph.n_nodes)
-        lift = _attention_lift(game, alpha[None])
+        lift, _ = _attention_lift(game, alpha[None])
         if sign == 0:
             assert np.allclose(lift, 1.0)
         else:

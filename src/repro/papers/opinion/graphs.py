@@ -151,5 +151,7 @@ def centrality(graph: Graph) -> dict[str, np.ndarray]:
     except Exception:  # disconnected directed graphs may have no unique Perron vector
         eig = {v: np.nan for v in range(n)}
     pr = nx.pagerank(viewed, weight="weight")
-    return {"degree": degree, "eigenvector": np.array([eig[v] for v in range(n)]),
-            "pagerank": np.array([pr[v] for v in range(n)])}
+    # ARPACK starts from a random vector: nodes of equal centrality differ in the last digits from run to run,
+    # which a rank correlation would order at random; rounding keeps such ties tied (and the numbers repeatable)
+    return {"degree": degree, "eigenvector": np.round([eig[v] for v in range(n)], 10),
+            "pagerank": np.round([pr[v] for v in range(n)], 10)}
