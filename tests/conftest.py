@@ -1,11 +1,15 @@
-"""Shared fixtures: run the workflow in a scratch folder, find the shared fixtures."""
+"""Shared fixtures: run the workflow in a scratch folder, find the shared fixtures, serve a folder over HTTP."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,3 +78,27 @@ def smoke_dir(tmp_path_factory) -> Path:
     running every DAG twice.
     """
     return tmp_path_factory.mktemp("smoke")
+
+
+@contextlib.contextmanager
+def serve_folder(root: Path):
+    """Serve the folder ``root`` over HTTP on 127.0.0.1 (a free port) while the block runs; yields the base URL.
+
+    The stand-in for a real data host in the tests of every ``source: remote`` path."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def served(tmp_path):
+    """An empty folder served over HTTP on 127.0.0.1: ``(folder, base URL)``."""
+    root = tmp_path / "www"
+    root.mkdir()
+    with serve_folder(root) as url:
+        yield root, url

@@ -2,11 +2,8 @@
 sha256, read back pixel for pixel, split by class into tasks; a wrong checksum stops with a clear
 error and leaves no file; the DAG runs every method on a remote sequence served from localhost."""
 
-import functools
 import hashlib
-import http.server
 import tarfile
-import threading
 
 import numpy as np
 import pytest
@@ -15,6 +12,7 @@ import yaml
 from repro.data.fetch import FetchError
 from repro.data.image_folder import fetch_image_set, read_image_folder, read_npz
 from repro.papers.m2le.synth import make_sequence
+from tests.conftest import serve_folder
 
 N_CLASSES, PER_CLASS, SIZE = 14, 6, 6
 
@@ -50,13 +48,8 @@ def archive(image_folder, tmp_path):
 @pytest.fixture
 def server(archive):
     """A local HTTP server over the archive's folder; yields its base URL."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(archive.parent))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve_folder(archive.parent) as url:
+        yield url
 
 
 def sha(path):

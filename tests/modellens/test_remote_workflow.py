@@ -5,11 +5,8 @@ malformed dump or a wrong checksum stops the build with an error naming it, and 
 later rules read.
 """
 
-import functools
 import hashlib
-import http.server
 import json
-import threading
 
 import pytest
 
@@ -20,19 +17,6 @@ from tests.conftest import REPO
 TARGETS = ["reports/modellens_fig1.pdf", "reports/modellens_table1.md", "reports/modellens_ablations.md",
            "results/modellens/metrics.json"]
 DUMP = "resources/modellens/remote/leaderboard.csv"
-
-
-@pytest.fixture
-def served(tmp_path):
-    """A folder served over HTTP on 127.0.0.1: ``(folder, base URL)``."""
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
 
 
 def _remote(url: str, sha: str | None) -> dict:

@@ -7,11 +7,8 @@ with an error naming it, and nothing lands where training reads.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import json
-import threading
 
 import networkx as nx
 import numpy as np
@@ -103,19 +100,6 @@ def test_schema_checks_the_remote_block():
 
 
 # -- end to end -------------------------------------------------------------------------------------------
-
-@pytest.fixture
-def served(tmp_path):
-    """A folder served over HTTP on 127.0.0.1: ``(folder, base URL)``."""
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
 
 def _remote(url: str, sha: str) -> dict:
     return {"opinion": f"{{source: remote, smoke: {{remote: {{url: '{url}', sha256: '{sha}'}}}}}}"}

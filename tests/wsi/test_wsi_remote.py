@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import os
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
 
 from repro.wsi.cohort import cohort_slides, fetch_slide, read_remote_manifest, slide_path, write_remote_labels
 from repro.wsi.reader import open_slide
+from tests.conftest import serve_folder
 
 CMU = "cmu-1-small-region.svs"
 
@@ -29,13 +27,8 @@ def served_slide(request, tmp_path):
     root = tmp_path / "www"
     root.mkdir()
     shutil.copy(src, root / CMU)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/{CMU}", hashlib.sha256(src.read_bytes()).hexdigest()
-    server.shutdown()
-    server.server_close()
+    with serve_folder(root) as url:
+        yield f"{url}/{CMU}", hashlib.sha256(src.read_bytes()).hexdigest()
 
 
 def _manifest(path: Path, url: str, sha: str) -> Path:
