@@ -24,17 +24,17 @@ harmful prompt), benign over-refusal (mass on the refusals of a benign one), rew
 pass@k, KL(pi || pi*) and KL(pi* || pi). Held-out prompts are whole pairs never trained on.
 
 Optimiser (the spec and the abstract say nothing of it; our choice, a deviation only in that sense):
-task (ii)'s, one Adam step per round on 2 prompts' K = 32 samples. Every fit writes its training trace
-(KL(pi || pi*) and reward on each round's training prompts, exact; ``train_trace``), the basis for this
-choice, never the claim's gap. Diagnostic of 2026-12-05 (SmolLM2-135M-Instruct, compliant reference, one
-seed, KL on all 16 training prompts after each round, pi_ref 0.82): lr 2e-3 (the small preset) jumps to
-1.62 after the first step and ends at 2.86 (alpha 0) / 4.09 (alpha 1); lr 5e-4 to 1.09, ends 0.95 / 0.81;
-lr 2e-4 to 0.91, ends 0.90 / 0.99. No learning rate brings the fits below pi_ref in 10 rounds: Adam's
+10 rounds, each one Adam step (lr 5e-4) on 8 of the 16 training prompts' K = 32 samples. Every fit writes
+its training trace (KL(pi || pi*) and reward on each round's training prompts, exact; ``train_trace``), the
+basis for this choice, never the claim's gap. Diagnostic of 2026-12-05 (SmolLM2-135M-Instruct, one seed,
+KL on all 16 training prompts after each round; compliant pi_ref 0.82): task (ii)'s setting, one step per
+round on 2 prompts at lr 2e-3, jumps to 1.62 after the first step and ends at 2.86 (alpha 0) / 4.09
+(alpha 1); with 2 prompts, lr 5e-4 ends 0.95 / 0.81 and lr 2e-4 0.90 / 0.99, never below pi_ref: Adam's
 first steps are sign-like whatever the gradient's scale (so gradient clipping changes nothing), and a step
-on 2 prompts moves the refuse-vs-comply direction of every prompt. 8 prompts per round at lr 5e-4 does:
-0.75 after one step, then 0.68, 0.58, ... 0.48 (alpha 0; reward 0.59 -> 0.68), falling every round. That is
-the chosen setting (training cost about 2x per fit); the small preset still reads lr 2e-3, 2 prompts, until
-task (iii) is rebuilt with it (not done on 2026-12-05).
+on 2 prompts moves the refuse-vs-comply direction of every prompt. 8 prompts per round at lr 5e-4 ends at
+0.48 (alpha 0), 0.49 (alpha 1, above pi_ref in rounds 2-8 on the way) and, from the cautious reference
+(pi_ref 0.59), 0.29 (alpha 0): the chosen setting, still falling at round 10 (a seed costs 989 CPU-s, 3.5x
+the 2-prompt setting's 271-290; config.yaml sizes the seeds from it).
 
 The claim's quantity is signed and paired (never an absolute value, which would be positive by
 construction): per seed, over-refusal of the cautious reference's fits minus the compliant one's,
