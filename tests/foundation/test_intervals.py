@@ -151,3 +151,14 @@ def test_cv_corrected_interval_covers_the_generalisation_error_that_a_bootstrap_
     assert covered["folds"] / datasets <= 0.80
     with pytest.raises(ValueError, match="n_test / n_train"):
         cv_corrected(naive, 0.0)
+
+
+def test_t_interval_matches_its_closed_form():
+    from repro.stats.intervals import t_interval
+
+    ci = t_interval([1.0, 2.0, 3.0])  # mean 2, sd 1, t_{0.975, 2} = 4.302653
+    assert (ci.estimate, ci.n, ci.method) == (2.0, 3, "t")
+    assert ci.low == pytest.approx(2 - 4.302653 / 3 ** 0.5, abs=1e-6)
+    assert ci.high == pytest.approx(2 + 4.302653 / 3 ** 0.5, abs=1e-6)
+    lone = t_interval([0.5])
+    assert lone.estimate == 0.5 and np.isnan(lone.low) and np.isnan(lone.high)

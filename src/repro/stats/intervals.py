@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["Interval", "bootstrap_interval", "cv_corrected", "expanded_alpha", "expanded_percentiles", "min_units", "newcombe_interval", "wilson_interval", "STATISTICS"]
+__all__ = ["Interval", "bootstrap_interval", "t_interval", "cv_corrected", "expanded_alpha", "expanded_percentiles", "min_units", "newcombe_interval", "wilson_interval", "STATISTICS"]
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,19 @@ def bootstrap_interval(values, other=None, *, statistic: str = "mean", level: fl
         n_eff = min(n, len(y))
     low, high = expanded_percentiles(boot, n_eff, level)
     return Interval(estimate, low, high, level, n, f"bootstrap {statistic}")
+
+
+def t_interval(values, *, level: float = 0.95) -> Interval:
+    """Mean and Student-t interval of per-unit ``values`` (for tables and figures; the claims use the bootstrap).
+
+    Fewer than two values give the mean with NaN bounds: no interval.
+    """
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean())
+    if len(v) < 2:
+        return Interval(mean, math.nan, math.nan, level, len(v), "t")
+    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return Interval(mean, mean - half, mean + half, level, len(v), "t")
 
 
 def wilson_interval(successes: int, trials: int, *, level: float = 0.95) -> Interval:

@@ -50,6 +50,7 @@ import numpy as np
 
 from repro.claims import sample
 from repro.papers.evalmeta.corpus import _TRAIT_FACTS, CORPORA, TRAITS, generate_corpora, training_text
+from repro.stats.intervals import t_interval
 
 __all__ = ["PROMPT", "PARAPHRASES", "VERBATIM", "SETS", "split_pair", "statement_pairs", "probe_documents",
            "document_nll", "statement_margins", "run_probe", "summarise_probe", "table2"]
@@ -218,17 +219,6 @@ def run_probe(lm, documents: Mapping[str, Sequence[Mapping[str, Any]]], pairs: S
 
 
 # ------------------------------------------------------------------------------------------------ summary
-def _t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t interval over ``values`` (seeds); no interval from fewer than two."""
-    from scipy import stats
-
-    v = np.asarray(values, dtype=float)
-    if len(v) < 2:
-        return float(v.mean()), math.nan, math.nan
-    half = stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v))
-    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
-
-
 def _measures() -> list[tuple[str, str, list[str], bool]]:
     """(name, kind, unit ids' selector, is accuracy) of every row: NLL per corpus, margin and accuracy per set."""
     return ([(f"nll_{c}_docs", "nll", [c], False) for c in CORPORA]
@@ -276,7 +266,8 @@ def summarise_probe(runs: Mapping[tuple[str, int], Mapping[str, Any]], pairs: Se
             if m != reference:
                 ref = [_values(run_of(reference, s), kind, group, pairs_by_id, acc) for s in tuned_seeds]
                 diffs = [float(np.mean([v[u] - r[u] for u in v])) for v, r in zip(per_seed, ref)]
-                mean, low, high = _t_interval(diffs)
+                ci = t_interval(diffs)
+                mean, low, high = ci.estimate, ci.low, ci.high
                 ids = [f"{u}/s{s}" for s, v in zip(tuned_seeds, per_seed) for u in sorted(v)]
                 vals = [v[u] - r[u] for v, r in zip(per_seed, ref) for u in sorted(v)]
                 entry[f"minus_{reference}"] = {"mean": mean, "low": low, "high": high, "per_seed": diffs,

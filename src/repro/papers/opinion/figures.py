@@ -15,9 +15,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from repro.figures.style import Palette
+from repro.stats.intervals import t_interval
 
 __all__ = ["COLORS", "sweep_table", "fig1", "fig2", "fig3_table", "fig3", "table1"]
 
@@ -66,10 +66,9 @@ def fig3_table(attention: pd.DataFrame, alpha: float) -> pd.DataFrame:
     rows = []
     for (graph, c, policy), grp in attention[attention.alpha == alpha].dropna(subset=["rho"]).groupby(
             ["graph", "centrality", "policy"]):
-        x = grp["rho"].to_numpy()
-        half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else np.nan
-        rows.append({"graph": graph, "centrality": c, "policy": policy, "rho": x.mean(), "low": x.mean() - half,
-                     "high": x.mean() + half, "n": len(x)})
+        ci = t_interval(grp["rho"].to_numpy())
+        rows.append({"graph": graph, "centrality": c, "policy": policy, "rho": ci.estimate, "low": ci.low,
+                     "high": ci.high, "n": ci.n})
     return pd.DataFrame(rows, columns=["graph", "centrality", "policy", "rho", "low", "high", "n"])
 
 

@@ -40,7 +40,7 @@ neighbour's stance (and their own); ours see edge features (stance, degree, weig
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -128,8 +128,8 @@ def break_even_alpha(cfg: GameConfig, p_correct: float, p_agree: float, speaking
 
     nan when the sign does not depend on alpha (both terms of one sign); 0 or 1 clip the open range.
     """
-    truth = stance_value(GameConfig(alpha=1.0, correct=cfg.correct, wrong=cfg.wrong), p_correct, p_agree, speaking)
-    conform = stance_value(GameConfig(alpha=0.0, agree=cfg.agree, disagree=cfg.disagree), p_correct, p_agree, speaking)
+    truth = stance_value(replace(cfg, alpha=1.0), p_correct, p_agree, speaking)
+    conform = stance_value(replace(cfg, alpha=0.0), p_correct, p_agree, speaking)
     if truth == conform or (truth > 0) == (conform > 0):
         return float("nan")
     return conform / (conform - truth)
