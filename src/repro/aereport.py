@@ -9,7 +9,9 @@ NOT RUN, so the report shows the whole mission.
 Written as Markdown and as one standalone HTML page (nothing to fetch: a reviewer can mail it). The
 page opens with an overview figure (verdicts per paper, inline SVG), and each paper's section shows
 its built figures as images (the PDF's first page, rendered with pdfium) linking to the PDF and its
-CSV, beside its claims, so claim, number and picture are read in one place.
+CSV, beside its claims, so claim, number and picture are read in one place. Below the claims, a
+paper's diagnostics (:func:`repro.claims.measure`: what explains a verdict, with its interval and the
+reading written before the numbers) are listed without a verdict.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from repro.claims import FAIL, INCONCLUSIVE, NOT_RUN, PASS, STATUSES, ClaimResult, evaluate, load_claims
+from repro.claims import (FAIL, INCONCLUSIVE, NOT_RUN, PASS, STATUSES, ClaimResult, DiagnosticResult, evaluate,
+                           load_claims, load_diagnostics, measure)
 from repro.io import atomic_open
 
 __all__ = ["PaperEntry", "load_papers", "benchmark_seconds", "collect", "render_markdown", "render_html", "write_report"]
@@ -40,6 +43,7 @@ class PaperEntry:
     runtime_s: float | None
     n_jobs: int
     built: bool
+    diagnostics: tuple[DiagnosticResult, ...] = ()
 
 
 def load_papers(path: str | Path) -> list[dict[str, Any]]:
@@ -77,12 +81,14 @@ def collect(papers: list[dict[str, Any]], *, built: dict[str, list[str]], claims
         key = p["key"]
         claim_file = Path(claims_dir) / f"{key}.yaml"
         claims = load_claims(claim_file, schema_path) if claim_file.exists() else []
+        diagnostics = load_diagnostics(claim_file, schema_path) if claim_file.exists() else []
         results = evaluate(claims, Path(results_dir) / key / "metrics.json") if key in built else \
             [ClaimResult(c, NOT_RUN, reason="paper not built yet") for c in claims]
         runtime, n_jobs = benchmark_seconds(Path(benchmarks_dir) / key)
         entries.append(PaperEntry(number=p["number"], key=key, title=p["title"],
                                   targets=tuple(built.get(key, ())), results=tuple(results),
-                                  runtime_s=runtime, n_jobs=n_jobs, built=key in built))
+                                  runtime_s=runtime, n_jobs=n_jobs, built=key in built,
+                                  diagnostics=tuple(measure(diagnostics, Path(results_dir) / key if key in built else None))))
     return entries
 
 
@@ -130,6 +136,13 @@ def _estimate(r: ClaimResult) -> str:
     return text
 
 
+def _diagnostic_estimate(m: DiagnosticResult) -> str:
+    return f"{m.interval} — {m.diagnostic.describe()}" if m.interval is not None else m.reason
+
+
+_DIAGNOSTICS_INTRO = "Diagnostics (not claims of the paper, no verdict: what explains the verdicts above)"
+
+
 def render_markdown(entries: list[PaperEntry], *, scale: str) -> str:
     counts = _summary(entries)
     built = sum(e.built for e in entries)
@@ -170,6 +183,10 @@ def render_markdown(entries: list[PaperEntry], *, scale: str) -> str:
         for r in e.results:
             lines.append(f"| `{r.claim.id}`: {r.claim.claim} | {r.claim.source} | {_fmt(r.claim.paper_value)} | "
                          f"{_estimate(r)} | **{r.status}** |")
+        if e.diagnostics:
+            lines += ["", f"{_DIAGNOSTICS_INTRO}:", "", "| diagnostic | estimate [interval] (units) | reading |", "|---|---|---|"]
+            lines += [f"| `{m.diagnostic.id}`: {m.diagnostic.question} | {_diagnostic_estimate(m)} | {m.diagnostic.reading} |"
+                      for m in e.diagnostics]
     return "\n".join(lines) + "\n"
 
 
@@ -277,6 +294,12 @@ def render_html(entries: list[PaperEntry], *, scale: str, reports_dir: str | Pat
                        f"<td>{e_(r.claim.source)}</td><td>{e_(_fmt(r.claim.paper_value))}</td>"
                        f"<td>{e_(_estimate(r))}</td><td><b>{r.status}</b></td></tr>")
         out.append("</table>")
+        if e.diagnostics:
+            out.append(f"<p>{e_(_DIAGNOSTICS_INTRO)}:</p><table><tr><th>diagnostic</th>"
+                       "<th>estimate [interval] (units)</th><th>reading</th></tr>")
+            out += [f"<tr><td><code>{e_(m.diagnostic.id)}</code>: {e_(m.diagnostic.question)}</td>"
+                    f"<td>{e_(_diagnostic_estimate(m))}</td><td>{e_(m.diagnostic.reading)}</td></tr>" for m in e.diagnostics]
+            out.append("</table>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

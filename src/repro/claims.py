@@ -33,6 +33,13 @@ What a metric holds (:func:`as_evidence`):
   (``{"unit": ..., "estimate": e, "n": n, "undecided": why}``, written by :func:`undecided`): INCONCLUSIVE
   with that reason.
 
+A claim file may also list ``diagnostics``: quantities that are not claims of the paper but say
+why a verdict came out as it did (did the adapters absorb the corpus behind a FAIL?). Each names a
+metric (in ``metrics.json`` or in another JSON file of ``results/<key>/``, ``file:``), its unit, an
+optional ``rhs`` to subtract, and a ``reading`` written before the numbers were seen (what each
+outcome would mean). :func:`measure` gives each its interval, by the same bootstrap as a claim, and no
+verdict.
+
 The verdict (:func:`verdict`) compares the interval of the compared quantity with the claimed side:
 PASS when it lies wholly there, FAIL when it lies wholly on the other side, INCONCLUSIVE when it
 straddles the boundary; NOT RUN when there is no metrics file or the metric is absent. A check is
@@ -57,7 +64,8 @@ import yaml
 from repro.seeding import job_seed
 from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
 
-__all__ = ["Claim", "ClaimResult", "Sample", "load_claims", "lookup_metric", "put_sample", "as_evidence", "sample", "rate",
+__all__ = ["Claim", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "load_claims", "load_diagnostics",
+           "measure", "lookup_metric", "put_sample", "as_evidence", "sample", "rate",
            "interval", "undecided", "require_paired", "verdict",
            "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
 
@@ -93,6 +101,35 @@ class Claim:
         rel = f"|{lhs} - {self.rhs}| <= {self.tol}" if self.op == "within" else f"{lhs} {self.op} {self.rhs}"
         unit = "exact" if self.unit == "none" else f"over {self.unit}, {self.level:.0%}"
         return f"{rel}{' for each' if self.each else ''} ({unit})"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A measured quantity that explains verdicts, with its interval but no verdict (not a paper claim)."""
+
+    paper: str
+    id: str
+    question: str
+    metric: str
+    unit: str
+    reading: str
+    file: str = "metrics.json"
+    rhs: float | str = 0.0
+    statistic: str = "mean"
+    level: float = 0.95
+    paired: bool = True
+
+    def describe(self) -> str:
+        lhs = self.metric if self.statistic == "mean" else f"{self.statistic}({self.metric})"
+        rel = lhs if self.rhs == 0 else f"{lhs} - {self.rhs}"
+        return f"{rel} ({'' if self.file == 'metrics.json' else self.file + ', '}over {self.unit}, {self.level:.0%})"
+
+
+@dataclass(frozen=True)
+class DiagnosticResult:
+    diagnostic: Diagnostic
+    interval: Interval | None = None
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -206,6 +243,40 @@ def require_paired(seeds: Mapping[str, Mapping[Any, Any]], what: str, *, same_un
 def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:
     """Read and validate a claim file; a typo or a missing field is a ``ValueError`` naming the claim."""
     path = Path(path)
+    doc = _load_claim_file(path, schema_path)
+    claims, seen = [], set()
+    for item in doc["claims"]:
+        if item["id"] in seen:
+            raise ValueError(f"{path}: duplicate claim id {item['id']!r}")
+        seen.add(item["id"])
+        check = item["check"]
+        if check["op"] == "within" and ("tol" not in check or not isinstance(check["rhs"], (int, float))):
+            raise ValueError(f"{path}: claim {item['id']!r}: 'within' needs a numeric rhs and a tol")
+        claims.append(Claim(paper=doc["paper"], id=item["id"], claim=item["claim"], source=item["source"],
+                            metric=item["metric"], op=check["op"], rhs=check["rhs"], tol=check.get("tol"),
+                            unit=check["unit"], statistic=check.get("statistic", "mean"),
+                            level=check.get("level", 0.95), paired=check.get("paired", True),
+                            each=check.get("each", False), scale=item["scale"],
+                            paper_value=item.get("paper_value"), note=item.get("note")))
+    return claims
+
+
+def load_diagnostics(path: str | Path, schema_path: str | Path) -> list[Diagnostic]:
+    """The ``diagnostics`` of a claim file (none: an empty list), validated as :func:`load_claims` does."""
+    path = Path(path)
+    doc = _load_claim_file(path, schema_path)
+    diagnostics = [Diagnostic(paper=doc["paper"], id=d["id"], question=d["question"], metric=d["metric"],
+                              unit=d["unit"], reading=d["reading"], file=d.get("file", "metrics.json"),
+                              rhs=d.get("rhs", 0.0), statistic=d.get("statistic", "mean"),
+                              level=d.get("level", 0.95), paired=d.get("paired", True))
+                   for d in doc.get("diagnostics", [])]
+    ids = [d.id for d in diagnostics]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{path}: duplicate diagnostic id {next(i for i in ids if ids.count(i) > 1)!r}")
+    return diagnostics
+
+
+def _load_claim_file(path: Path, schema_path: str | Path) -> dict[str, Any]:
     with open(path, encoding="utf-8") as fh:
         doc = yaml.safe_load(fh)
     with open(schema_path, encoding="utf-8") as fh:
@@ -223,24 +294,12 @@ def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:
         where = "/".join(str(p) for p in parts) or "<root>"
         if len(parts) > 1 and parts[0] == "claims" and isinstance(parts[1], int):
             where = f"claim {doc['claims'][parts[1]].get('id')!r} ({where})"
+        if len(parts) > 1 and parts[0] == "diagnostics" and isinstance(parts[1], int):
+            where = f"diagnostic {doc['diagnostics'][parts[1]].get('id')!r} ({where})"
         raise ValueError(f"{path}: invalid claim file at {where}: {err.message}") from None
     if doc["paper"] != path.stem:
         raise ValueError(f"{path}: 'paper: {doc['paper']}' does not match the file name")
-    claims, seen = [], set()
-    for item in doc["claims"]:
-        if item["id"] in seen:
-            raise ValueError(f"{path}: duplicate claim id {item['id']!r}")
-        seen.add(item["id"])
-        check = item["check"]
-        if check["op"] == "within" and ("tol" not in check or not isinstance(check["rhs"], (int, float))):
-            raise ValueError(f"{path}: claim {item['id']!r}: 'within' needs a numeric rhs and a tol")
-        claims.append(Claim(paper=doc["paper"], id=item["id"], claim=item["claim"], source=item["source"],
-                            metric=item["metric"], op=check["op"], rhs=check["rhs"], tol=check.get("tol"),
-                            unit=check["unit"], statistic=check.get("statistic", "mean"),
-                            level=check.get("level", 0.95), paired=check.get("paired", True),
-                            each=check.get("each", False), scale=item["scale"],
-                            paper_value=item.get("paper_value"), note=item.get("note")))
-    return claims
+    return doc
 
 
 class MetricMissing(KeyError):
@@ -495,6 +554,38 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
     return results
 
 
+def measure(diagnostics: list[Diagnostic], results_dir: str | Path | None) -> list[DiagnosticResult]:
+    """Each diagnostic's interval from the JSON files in ``results_dir`` (``results/<key>``), no verdict.
+
+    ``results_dir`` ``None`` or a file absent: the diagnostic is reported as not measured, with why.
+    """
+    out, loaded = [], {}
+    for d in diagnostics:
+        path = None if results_dir is None else Path(results_dir) / d.file
+        if path is None or not path.exists():
+            out.append(DiagnosticResult(d, reason=f"not measured: {d.file} not built"))
+            continue
+        if path not in loaded:
+            with open(path, encoding="utf-8") as fh:
+                loaded[path] = json.load(fh)
+        seed = job_seed(0, "diagnostic", d.paper, d.id)
+        try:
+            lhs = as_evidence(lookup_metric(loaded[path], d.metric), d.metric)
+            rhs = as_evidence(lookup_metric(loaded[path], d.rhs), d.rhs) if isinstance(d.rhs, str) else float(d.rhs)
+            interval, threshold = _interval(d, lhs, rhs, d.level, seed)
+        except MetricMissing as missing:
+            out.append(DiagnosticResult(d, reason=f"not measured: {missing.args[0]} absent from {d.file}"))
+            continue
+        except Undecidable as why:
+            out.append(DiagnosticResult(d, reason=str(why)))
+            continue
+        if threshold:  # a number to subtract: the interval of (metric - rhs)
+            interval = replace(interval, estimate=interval.estimate - threshold, low=interval.low - threshold,
+                               high=interval.high - threshold)
+        out.append(DiagnosticResult(d, interval=interval))
+    return out
+
+
 def _partial_note(metrics: dict) -> str:
     """What a partial aggregate (``--config partial=true``) left out, as a note for every verdict, or ""."""
     missing = (metrics.get("partial") or {}).get("missing_runs") or []
@@ -529,6 +620,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in evaluate(claims, metrics if metrics.exists() else None):
             shown = str(r.interval) if r.interval is not None else "-"
             print(f"{key}.{r.claim.id}: {r.status}  {shown}  {r.reason}".rstrip() + (f" [{r.note}]" if r.note else ""))
+        diagnostics = load_diagnostics(repo / f"workflow/claims/{key}.yaml", repo / "workflow/schemas/claims.schema.yaml")
+        for m in measure(diagnostics, Path(args.results) / key):
+            shown = str(m.interval) if m.interval is not None else "-"
+            print(f"{key}.{m.diagnostic.id}: diagnostic  {shown}  {m.reason}".rstrip())
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -315,3 +316,77 @@ def test_a_partial_build_marks_every_verdict_and_names_the_runs_a_missing_metric
     # the same evidence from a complete build carries no such note
     write_json(metrics, {**full, "partial": {"missing_runs": [], "n_runs": 9}})
     assert not any("partial" in r.note for r in evaluate(claims, metrics))
+
+
+DIAGNOSTICS = [
+    {"id": "gap", "question": "how far ahead is ours, per unit?", "metric": "m.ours", "rhs": "m.base",
+     "unit": "fold_seed", "reading": "above 0: ours ahead"},
+    {"id": "shifted", "question": "ours above 0.6?", "metric": "m.ours", "rhs": 0.6, "unit": "fold_seed",
+     "reading": "a number subtracted"},
+    {"id": "probe", "question": "from another file", "file": "probe/probe.json", "metric": "nll.trait",
+     "unit": "seed", "reading": "below 0: absorbed"},
+    {"id": "elsewhere", "question": "a file not built", "file": "late.json", "metric": "x", "unit": "seed",
+     "reading": "-"},
+]
+
+
+def test_a_diagnostic_gets_the_claims_interval_and_no_verdict(tmp_path):
+    """A diagnostic is measured by the claims' bootstrap: the paired gap gives the same interval as the
+    claim 'ours > base' on the same units (up to its own resamples); a numeric rhs shifts the interval of the metric by that
+    number; a JSON file of the results folder other than metrics.json is read; an unbuilt file or an
+    absent metric is named, not an error."""
+    from repro.claims import load_diagnostics, measure
+
+    doc = {**CLAIMS, "claims": [CLAIMS["claims"][2]], "diagnostics": DIAGNOSTICS}
+    path = _write(tmp_path, doc)
+    claims, diagnostics = load_claims(path, SCHEMA), load_diagnostics(path, SCHEMA)
+    assert [d.id for d in diagnostics] == ["gap", "shifted", "probe", "elsewhere"] and len(claims) == 1
+    results_dir = tmp_path / "results/demo"
+    write_json(results_dir / "metrics.json", _metrics(np.random.default_rng(5)))
+    write_json(results_dir / "probe/probe.json", {"nll": {"trait": sample([-0.5, -0.4, -0.45, -0.52, -0.48, -0.41],
+                                                                          range(6), "seed")}})
+    gap, shifted, probe, elsewhere = measure(diagnostics, results_dir)
+    (claim,) = evaluate(claims, results_dir / "metrics.json")
+    assert gap.interval.estimate == claim.interval.estimate and gap.interval.n == claim.interval.n == 10
+    width = claim.interval.high - claim.interval.low  # the two bootstraps draw their own resamples
+    assert gap.interval.low == pytest.approx(claim.interval.low, abs=0.1 * width) and gap.interval.low > 0
+    assert gap.interval.high == pytest.approx(claim.interval.high, abs=0.1 * width)
+
+    unshifted = measure([replace(diagnostics[1], rhs=0.0)], results_dir)[0].interval
+    for a, b in ((shifted.interval.estimate, unshifted.estimate - 0.6), (shifted.interval.low, unshifted.low - 0.6),
+                 (shifted.interval.high, unshifted.high - 0.6)):
+        assert a == pytest.approx(b)
+    assert probe.interval.estimate == pytest.approx(-0.46) and probe.interval.high < 0
+    assert elsewhere.interval is None and elsewhere.reason == "not measured: late.json not built"
+    (missing,) = measure([replace(diagnostics[2], metric="nll.topic")], results_dir)
+    assert missing.interval is None and "nll.topic absent from probe/probe.json" in missing.reason
+    assert all(m.interval is None and "not built" in m.reason for m in measure(diagnostics, None))
+
+
+def test_diagnostics_are_reported_beside_the_claims_without_a_verdict(tmp_path):
+    claims_dir = tmp_path / "claims"
+    claims_dir.mkdir()
+    _write(claims_dir, {**CLAIMS, "diagnostics": DIAGNOSTICS[:2]})
+    write_json(tmp_path / "results/demo/metrics.json", _metrics(np.random.default_rng(2)))
+    entries = collect([{"number": 20, "key": "demo", "title": "Demo"}], built={"demo": []}, claims_dir=claims_dir,
+                      schema_path=SCHEMA, results_dir=tmp_path / "results", benchmarks_dir=tmp_path / "benchmarks")
+    md = render_markdown(entries, scale="smoke")
+    assert "5 PASS, 2 FAIL, 1 INCONCLUSIVE, 1 NOT RUN" in md  # the diagnostics count as no verdict
+    section = md.split("Diagnostics (not claims of the paper")[1]
+    assert "| `gap`: how far ahead is ours, per unit? |" in section and "m.ours - m.base (over fold_seed, 95%)" in section
+    assert "<td><code>shifted</code>: ours above 0.6?</td>" in render_html(entries, scale="smoke")
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(file="../../etc/x.json"), "diagnostic 'gap'"),
+    (lambda d: d.pop("reading"), "'reading' is a required property"),
+])
+def test_a_bad_diagnostic_is_rejected_naming_it(tmp_path, mutate, message):
+    from repro.claims import load_diagnostics
+
+    diagnostic = dict(DIAGNOSTICS[0])
+    mutate(diagnostic)
+    with pytest.raises(ValueError, match=message):
+        load_diagnostics(_write(tmp_path, {**CLAIMS, "diagnostics": [diagnostic]}), SCHEMA)
+    with pytest.raises(ValueError, match="duplicate diagnostic id 'gap'"):
+        load_diagnostics(_write(tmp_path, {**CLAIMS, "diagnostics": [DIAGNOSTICS[0], DIAGNOSTICS[0]]}), SCHEMA)
