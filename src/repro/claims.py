@@ -270,9 +270,10 @@ def load_diagnostics(path: str | Path, schema_path: str | Path) -> list[Diagnost
                               rhs=d.get("rhs", 0.0), statistic=d.get("statistic", "mean"),
                               level=d.get("level", 0.95), paired=d.get("paired", True))
                    for d in doc.get("diagnostics", [])]
-    ids = [d.id for d in diagnostics]
+    ids = [d.id for d in diagnostics] + [c["id"] for c in doc["claims"]]  # one namespace: key.id in the report
     if len(set(ids)) != len(ids):
-        raise ValueError(f"{path}: duplicate diagnostic id {next(i for i in ids if ids.count(i) > 1)!r}")
+        raise ValueError(f"{path}: duplicate diagnostic id {next(i for i in ids if ids.count(i) > 1)!r} "
+                         f"(diagnostics and claims share their ids' namespace)")
     return diagnostics
 
 

@@ -390,3 +390,5 @@ def test_a_bad_diagnostic_is_rejected_naming_it(tmp_path, mutate, message):
         load_diagnostics(_write(tmp_path, {**CLAIMS, "diagnostics": [diagnostic]}), SCHEMA)
     with pytest.raises(ValueError, match="duplicate diagnostic id 'gap'"):
         load_diagnostics(_write(tmp_path, {**CLAIMS, "diagnostics": [DIAGNOSTICS[0], DIAGNOSTICS[0]]}), SCHEMA)
+    with pytest.raises(ValueError, match="duplicate diagnostic id 'above'"):
+        load_diagnostics(_write(tmp_path, {**CLAIMS, "diagnostics": [{**DIAGNOSTICS[0], "id": "above"}]}), SCHEMA)
