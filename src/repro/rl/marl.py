@@ -29,12 +29,12 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import torch
 from torch import nn
 
-from repro.rl.ppo import PPOConfig, clipped_loss, gae
+from repro.rl.ppo import PPOConfig, annealed_lr, clipped_loss, gae
 from repro.seeding import torch_generator
 
 __all__ = ["GraphBatch", "Obs", "scatter_softmax", "GraphAttention", "RecurrentGraphPolicy", "Rollout",
@@ -174,7 +174,7 @@ def _replay(policy: RecurrentGraphPolicy, ro: Rollout, g0: int, g1: int) -> tupl
 
 
 def train_ippo(policy: RecurrentGraphPolicy, env: Any, cfg: PPOConfig, *, iterations: int, seed: int,
-               belief_coef: float = 1.0) -> list[dict[str, float]]:
+               belief_coef: float = 1.0, on_iteration: Callable[[int], None] | None = None) -> list[dict[str, float]]:
     """Train ``policy`` in place by PPO on ``iterations`` fresh batches of episodes of ``env``.
 
     Per iteration: one rollout (sampled actions), GAE per agent over the fixed horizon (the episode
@@ -184,16 +184,24 @@ def train_ippo(policy: RecurrentGraphPolicy, env: Any, cfg: PPOConfig, *, iterat
     it reads the detached state, so it never moves the policy. Returns per-iteration statistics:
     the last minibatch's ``pg_loss``, ``v_loss``, ``entropy``, ``approx_kl`` (k3 estimate of
     KL(old || new)) and ``belief_loss``; the batch's ``mean_return`` (per agent) and
-    ``final_action<k>``, the share of agents whose last action was k.
+    ``final_action<k>``, the share of agents whose last action was k; ``lr``, the last step's rate.
+
+    ``on_iteration(it)`` runs before each iteration's rollout (a curriculum sets the env there).
+    With ``cfg.anneal_lr`` optimiser step s of S = iterations x ppo_epochs x minibatch steps uses
+    :func:`repro.rl.ppo.annealed_lr` (linear to 0, as optax's / cleanrl's schedule).
     """
     gen = torch_generator(seed)
     opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr, eps=1e-5)
     history = []
+    step = 0
     for it in range(iterations):
+        if on_iteration is not None:
+            on_iteration(it)
         ro = rollout(policy, env, gen)
         adv, returns = gae(ro.rewards, ro.values, 0.0, gamma=cfg.gamma, lam=cfg.gae_lambda)  # (T, M)
         n_games = ro.graph.node_ptr.numel() - 1
         per = max(n_games // cfg.minibatches, 1)
+        total_steps = iterations * cfg.ppo_epochs * len(range(0, n_games, per))
         stats: dict[str, float] = {}
         for _ in range(cfg.ppo_epochs):
             order = torch.randperm(n_games, generator=gen)  # shuffle slices of games, not agents (graphs)
@@ -214,8 +222,13 @@ def train_ippo(policy: RecurrentGraphPolicy, env: Any, cfg: PPOConfig, *, iterat
                 opt.zero_grad(set_to_none=True)
                 (loss + belief_coef * b_loss).backward()
                 nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                lr = annealed_lr(cfg.lr, step, total_steps) if cfg.anneal_lr else cfg.lr
+                for group in opt.param_groups:
+                    group["lr"] = lr
                 opt.step()
+                step += 1
                 stats["belief_loss"] = b_loss.item()
+                stats["lr"] = lr
         stats["mean_return"] = ro.rewards.sum(0).mean().item()
         final = torch.bincount(ro.actions[-1], minlength=policy.actor.out_features).float() / ro.actions.shape[1]
         stats.update({f"final_action{k}": final[k].item() for k in range(policy.actor.out_features)})

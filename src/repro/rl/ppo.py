@@ -36,7 +36,7 @@ from torch.nn.utils.parametrizations import spectral_norm as _spectral_norm
 
 from repro.seeding import torch_generator
 
-__all__ = ["PPOConfig", "gae", "clipped_loss", "PPOAgent", "mlp"]
+__all__ = ["PPOConfig", "annealed_lr", "gae", "clipped_loss", "PPOAgent", "mlp"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,14 @@ class PPOConfig:
     """global gradient-norm clip"""
     init_log_std: float = -1.0
     """initial log standard deviation of every action component"""
+    anneal_lr: bool = False
+    """anneal the learning rate linearly to 0 over every optimiser step (:func:`annealed_lr`); read by
+    :func:`repro.rl.marl.train_ippo`, which knows the total number of steps (:class:`PPOAgent` refuses it)"""
+
+
+def annealed_lr(lr: float, step: int, total: int) -> float:
+    """lr * (1 - step / total): optax's / cleanrl's linear schedule to 0 at optimiser step ``step`` (0-based) of ``total``."""
+    return lr * (1.0 - min(max(step / total, 0.0), 1.0))
 
 
 def gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor | float, *, gamma: float,
@@ -157,6 +165,8 @@ class PPOAgent(nn.Module):
     def __init__(self, state_dim: int, action_dim: int, cfg: PPOConfig = PPOConfig(), *, hidden: int = 64,
                  spectral_norm: bool = False, seed: int):
         super().__init__()
+        if cfg.anneal_lr:
+            raise ValueError("PPOAgent: anneal_lr needs the total number of updates, which learn() does not know")
         gen = torch_generator(seed)
         with _isolated_global_rng(seed):
             self.actor = mlp(state_dim, hidden, action_dim, gen, out_gain=0.01, spectral_norm=spectral_norm)
