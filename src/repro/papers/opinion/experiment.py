@@ -71,6 +71,7 @@ from scipy.stats import spearmanr
 
 from repro.claims import sample, undecided
 from repro.papers.opinion.baselines import create_baseline, play_scripted
+from repro.papers.opinion.curriculum import Curriculum
 from repro.papers.opinion.game import EDGE_DIM, OWN_DIM, WAIT, GameConfig, OpinionGame
 from repro.papers.opinion.graphs import Graph, centrality, hunter_gatherer, real_graph, scale_free
 from repro.rl.marl import RecurrentGraphPolicy, rollout, train_ippo
@@ -120,11 +121,17 @@ class TrainConfig:
     graphs: tuple[str, ...] = ("karate", "les_miserables", "davis", "florentine")
     """real graphs the trained static agents' attention is read on"""
     family: FamilyConfig = field(default_factory=FamilyConfig)
+    anneal_lr: bool = True
+    """C4: learning rate linear to 0 over training (the reference's ANNEAL_LR path)"""
+    curriculum: Curriculum = field(default_factory=Curriculum)
+    """C1-C3: informed share, tie dropping, truth bonus at alpha = 0 (:mod:`repro.papers.opinion.curriculum`)"""
+    eval_greedy: bool = False
+    """evaluate argmax actions instead of sampled ones (the reference samples; claims use sampled)"""
 
     def ppo(self) -> PPOConfig:
         return PPOConfig(ppo_epochs=self.ppo_epochs, minibatches=self.minibatches, clip=self.clip, gamma=self.gamma,
                          gae_lambda=self.gae_lambda, lr=self.lr, vf_coef=self.vf_coef, ent_coef=self.ent_coef,
-                         max_grad_norm=self.max_grad_norm)
+                         max_grad_norm=self.max_grad_norm, anneal_lr=self.anneal_lr)
 
 
 def graph_sampler(family: str, fam: FamilyConfig, graph_seed: int):
@@ -156,8 +163,17 @@ def train_agent(cfg: TrainConfig, family: str, alpha: float, *, other_play: bool
     """Train the shared recurrent graph-attention policy by PPO on the family's games."""
     policy = RecurrentGraphPolicy(OWN_DIM, EDGE_DIM, 3, 2, hidden=cfg.hidden, seed=seed)
     game = _game(cfg, family, alpha, other_play, cfg.n_games, graph_seed=graph_seed, game_seed=seed + 1)
-    history = train_ippo(policy, game, cfg.ppo(), iterations=cfg.iterations, seed=seed + 2)
-    return policy, history
+    final = 0.0 if alpha == 0 else 1.0 - cfg.uninformed_share  # G1's informed share, the curriculum's end point
+    steps = []
+
+    def set_curriculum(it: int) -> None:
+        step = cfg.curriculum.at(it, cfg.iterations, alpha, final)
+        game.set_curriculum(step.informed_share, step.keep_prob, step.truth_bonus)
+        steps.append({"informed_share": final if step.informed_share is None else step.informed_share,
+                      "keep_prob": step.keep_prob, "truth_bonus": step.truth_bonus})
+
+    history = train_ippo(policy, game, cfg.ppo(), iterations=cfg.iterations, seed=seed + 2, on_iteration=set_curriculum)
+    return policy, [{**stats, **step} for stats, step in zip(history, steps)]
 
 
 def outcome(game: OpinionGame, stances: torch.Tensor, belief: torch.Tensor | None = None) -> dict[str, float]:
@@ -232,7 +248,7 @@ def _attention_rho(policy: RecurrentGraphPolicy, cfg: TrainConfig, graph: Graph,
     gc = GameConfig(alpha=alpha, uninformed_share=cfg.uninformed_share, other_play=False)
     game = OpinionGame(gc, lambda B, rng: [topology] * B, cfg.eval_games, seed)
     game.reset = _with_truth(game, _balanced_truth(cfg.eval_games))
-    ro = rollout(policy, game, torch_generator(seed), greedy=True)
+    ro = rollout(policy, game, torch_generator(seed), greedy=cfg.eval_greedy)
     lift, edge_lift = _attention_lift(game, ro.attention)
     cent = centrality(topology)
     has = np.bincount(graph.src, minlength=graph.n) > 0  # nodes somebody sees
@@ -247,7 +263,10 @@ def _with_truth(game: OpinionGame, truth: torch.Tensor):
 
 def evaluate_agent(policy: RecurrentGraphPolicy, cfg: TrainConfig, family: str, alpha: float, *, eval_seed: int,
                    graph_seed: int, seed: int, extra_graphs: dict[str, Graph] | None = None) -> dict[str, Any]:
-    """Score a trained policy on the evaluation games (greedy actions; game labels, other-play off).
+    """Score a trained policy on the evaluation games (game labels, other-play off, no curriculum).
+
+    Actions are sampled from the policy with a generator seeded by ``eval_seed`` (the reference's
+    evaluation samples too), or the argmax under ``cfg.eval_greedy``.
 
     Other-play only changes training: a policy evaluated without relabelling acts in its own labels,
     which are then the game's. The attention block is read on the family's graph (static), on
@@ -256,7 +275,7 @@ def evaluate_agent(policy: RecurrentGraphPolicy, cfg: TrainConfig, family: str, 
     """
     game = _game(cfg, family, alpha, False, cfg.eval_games, graph_seed=graph_seed, game_seed=eval_seed)
     game.reset = _with_truth(game, _balanced_truth(cfg.eval_games))
-    ro = rollout(policy, game, torch_generator(eval_seed), greedy=True)
+    ro = rollout(policy, game, torch_generator(eval_seed), greedy=cfg.eval_greedy)
     result: dict[str, Any] = outcome(game, ro.actions, ro.belief[..., 1])
     result["mean_return"] = ro.rewards.sum(0).mean().item()
     if family == "static":
@@ -374,10 +393,11 @@ def _sample(series: pd.Series, unit: str) -> dict[str, Any]:
 
 
 VARIANTS = {"marl": True, "marl_noop": False}  # variant -> other-play during training
-CURVES = ("mean_return", "entropy", "final_action2", "v_loss", "approx_kl")
-"""per PPO iteration: the training batch's mean episode return, the policy entropy and approximate KL
-(old || new, k3) and value loss of the iteration's last minibatch, and the share of agents whose last
-action was wait (action 2)"""
+CURVES = ("mean_return", "entropy", "final_action2", "v_loss", "approx_kl", "lr", "informed_share", "keep_prob",
+          "truth_bonus")
+"""per PPO iteration: the training batch's mean episode return (with the truth bonus where set), the policy
+entropy and approximate KL (old || new, k3) and value loss of the iteration's last minibatch, the share of
+agents whose last action was wait (action 2), the last step's learning rate and the curriculum's settings"""
 
 
 def training_curves(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -49,7 +49,7 @@ import torch
 from repro.papers.opinion.graphs import Graph
 from repro.rl.marl import GraphBatch, Obs
 
-__all__ = ["GameConfig", "WAIT", "OpinionGame", "batch_graphs", "private_posterior", "OWN_DIM", "EDGE_DIM",
+__all__ = ["GameConfig", "WAIT", "OpinionGame", "batch_graphs", "drop_ties", "private_posterior", "OWN_DIM", "EDGE_DIM",
            "stance_value", "break_even", "break_even_alpha"]
 
 WAIT = 2
@@ -83,6 +83,12 @@ class GameConfig:
             raise ValueError(f"opinion game: uninformed_share must lie in [0, 1], got {self.uninformed_share}")
         if self.horizon < 1 or self.sigma <= 0:
             raise ValueError(f"opinion game: horizon >= 1 and sigma > 0 needed, got {self.horizon}, {self.sigma}")
+
+
+def drop_ties(graph: Graph, keep_prob: float, rng: np.random.Generator) -> Graph:
+    """The graph with each directed tie kept independently w.p. ``keep_prob`` (the reference's percolation mask)."""
+    keep = rng.random(len(graph.src)) < keep_prob
+    return Graph(graph.n, graph.src[keep], graph.dst[keep], graph.weight[keep])
 
 
 def batch_graphs(graphs: list[Graph]) -> tuple[GraphBatch, torch.Tensor, torch.Tensor]:
@@ -141,6 +147,11 @@ class OpinionGame:
     State after :meth:`reset`: ``truth`` (B,), per agent ``game`` (M,), ``signal``, ``informed``,
     ``swap`` (other-play flags), ``stance`` (game labels), ``posterior`` (G5), and ``history``
     (stances after each step, game labels).
+
+    Training curricula (:mod:`repro.papers.opinion.curriculum`) act through :meth:`set_curriculum`: the
+    informed share of the next resets, the probability of keeping each tie at a reset (dropped ties are
+    gone for the episode: unseen and out of the conformity mean), and the weight w of the truth term in
+    the reward the game returns, r' = (1 - w) r + w * truth_i (training only: a fresh game has w = 0).
     """
 
     def __init__(self, cfg: GameConfig, sample_graphs: Callable[[int, np.random.Generator], list[Graph]],
@@ -152,11 +163,25 @@ class OpinionGame:
         self.n_games = n_games
         self.horizon = cfg.horizon
         self.rng = np.random.default_rng(seed)
+        self.informed_share: float | None = None  # None: G1's rule (1 - uninformed_share; 0 at alpha = 0)
+        self.keep_prob = 1.0
+        self.truth_bonus = 0.0
+
+    def set_curriculum(self, informed_share: float | None = None, keep_prob: float = 1.0,
+                       truth_bonus: float = 0.0) -> None:
+        """Settings of the next resets (informed share, tie keep probability) and of the returned reward (bonus w)."""
+        if informed_share is not None and not 0.0 <= informed_share <= 1.0:
+            raise ValueError(f"opinion game: informed_share must lie in [0, 1], got {informed_share}")
+        if not 0.0 <= keep_prob <= 1.0 or not 0.0 <= truth_bonus <= 1.0:
+            raise ValueError(f"opinion game: keep_prob and truth_bonus must lie in [0, 1], got {keep_prob}, {truth_bonus}")
+        self.informed_share, self.keep_prob, self.truth_bonus = informed_share, keep_prob, truth_bonus
 
     # -- game state -------------------------------------------------------------------------------
     def reset(self, truth: torch.Tensor | None = None) -> Obs:
         cfg, rng, B = self.cfg, self.rng, self.n_games
         graphs = self.sample_graphs(B, rng)
+        if self.keep_prob < 1.0:  # the reference's percolation: each directed tie kept w.p. keep_prob, per game
+            graphs = [drop_ties(g, self.keep_prob, rng) for g in graphs]
         self.graph, self.weight, degree = batch_graphs(graphs)
         M = self.graph.n_nodes
         sizes = torch.as_tensor([g.n for g in graphs])
@@ -164,6 +189,8 @@ class OpinionGame:
         self.truth = torch.as_tensor(rng.integers(0, 2, size=B)) if truth is None else truth.long()
         y = self.truth[self.game].float()
         share = 1.0 if cfg.alpha == 0 else cfg.uninformed_share  # G1: at alpha = 0 nobody gets a signal
+        if self.informed_share is not None:
+            share = 1.0 - self.informed_share
         self.informed = torch.as_tensor(rng.random(M) >= share)
         noise = torch.as_tensor(rng.standard_normal(M), dtype=torch.float32)
         self.signal = torch.where(self.informed, y + cfg.sigma * noise, torch.full((M,), 0.5))
@@ -199,8 +226,8 @@ class OpinionGame:
         edge = torch.cat([torch.nn.functional.one_hot(seen, 3).float(), self._edge_static], -1)
         return Obs(own, edge)
 
-    def rewards(self, stance: torch.Tensor) -> torch.Tensor:
-        """r_i of Eq. G3 for stances in game labels (M,)."""
+    def terms(self, stance: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(truth_i, conform_i) of Eq. G3 for stances in game labels (M,)."""
         cfg = self.cfg
         y = self.truth[self.game]
         truth = torch.where(stance == WAIT, 0.0, torch.where(stance == y, cfg.correct, cfg.wrong))
@@ -208,7 +235,13 @@ class OpinionGame:
         both = (s_i < WAIT) & (s_j < WAIT)
         per_edge = torch.where(both, torch.where(s_i == s_j, cfg.agree, cfg.disagree), 0.0) * self._w_norm
         conform = torch.zeros(len(stance)).index_add(0, self.graph.dst, per_edge)
-        return cfg.alpha * truth + (1 - cfg.alpha) * conform
+        return truth, conform
+
+    def rewards(self, stance: torch.Tensor) -> torch.Tensor:
+        """r_i of Eq. G3 for stances in game labels (M,), mixed with the truth bonus when one is set."""
+        truth, conform = self.terms(stance)
+        r = self.cfg.alpha * truth + (1 - self.cfg.alpha) * conform
+        return r if self.truth_bonus == 0 else (1 - self.truth_bonus) * r + self.truth_bonus * truth
 
     def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, bool]:
         """Apply actions given in each agent's own labels; (obs, reward (M,), done)."""
