@@ -56,3 +56,19 @@ def test_centrality_ranks_the_hub_of_a_star_first():
     c = centrality(star)
     for name in ("degree", "eigenvector", "pagerank"):
         assert np.argmax(c[name]) == 0, name
+
+
+def test_eigenvector_centrality_is_networkx_s_with_a_deterministic_solver():
+    import networkx as nx
+
+    from repro.papers.opinion.graphs import eigenvector_centrality, scale_free, to_networkx
+
+    for name in ("karate", "les_miserables", "davis", "florentine"):
+        g = to_networkx(real_graph(name)).reverse(copy=True)
+        ours = eigenvector_centrality(g)
+        ref = nx.eigenvector_centrality_numpy(g, weight="weight")
+        assert np.allclose(ours, [ref[v] for v in range(g.number_of_nodes())], atol=1e-8), name
+        assert np.array_equal(ours, eigenvector_centrality(g))  # bitwise repeatable (no random start vector)
+    big = to_networkx(scale_free(300, 2, 0)).reverse(copy=True)  # the ARPACK path (fixed v0) agrees with LAPACK's
+    assert np.allclose(eigenvector_centrality(big, dense_up_to=10), eigenvector_centrality(big), atol=1e-8)
+    assert np.isnan(eigenvector_centrality(nx.DiGraph([(0, 1)]))).all()  # no unique Perron vector: NaN, as networkx refuses

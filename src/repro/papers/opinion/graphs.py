@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["Graph", "from_networkx", "REAL_GRAPHS", "real_graph", "scale_free", "hunter_gatherer",
-           "load_edge_list", "to_networkx", "centrality"]
+           "load_edge_list", "to_networkx", "centrality", "eigenvector_centrality"]
 
 
 class Graph(NamedTuple):
@@ -146,12 +146,29 @@ def centrality(graph: Graph) -> dict[str, np.ndarray]:
     viewed = to_networkx(graph).reverse(copy=True)  # edges viewer -> viewed: centrality flows to the viewed
     n = graph.n
     degree = np.bincount(graph.src, weights=graph.weight, minlength=n)  # how many (weighted) agents see the node
-    try:
-        eig = nx.eigenvector_centrality_numpy(viewed, weight="weight")  # in-edge (left) eigenvector
-    except Exception:  # disconnected directed graphs may have no unique Perron vector
-        eig = {v: np.nan for v in range(n)}
-    pr = nx.pagerank(viewed, weight="weight")
-    # ARPACK starts from a random vector: nodes of equal centrality differ in the last digits from run to run,
-    # which a rank correlation would order at random; rounding keeps such ties tied (and the numbers repeatable)
-    return {"degree": degree, "eigenvector": np.round([eig[v] for v in range(n)], 10),
-            "pagerank": np.round([pr[v] for v in range(n)], 10)}
+    eig = eigenvector_centrality(viewed)
+    pr = nx.pagerank(viewed, weight="weight")  # power iteration from the uniform vector: deterministic
+    # nodes of equal centrality (automorphic) come out equal only up to rounding in the last digits, which a rank
+    # correlation would order arbitrarily; rounding keeps such ties tied
+    return {"degree": degree, "eigenvector": np.round(eig, 10), "pagerank": np.round([pr[v] for v in range(n)], 10)}
+
+
+def eigenvector_centrality(g: nx.DiGraph, dense_up_to: int = 2000) -> np.ndarray:
+    """networkx's ``eigenvector_centrality_numpy`` (the Perron vector of the transposed adjacency, unit norm,
+    positive sum) with a deterministic solver: LAPACK's dense eigendecomposition up to ``dense_up_to`` nodes,
+    ARPACK from the fixed start vector of ones above (networkx's ARPACK call starts from a random vector, so
+    tied nodes differed in the last digits between runs of one seed). NaN everywhere where networkx refuses:
+    a graph that is not strongly connected has no unique Perron vector."""
+    import scipy.sparse.linalg
+
+    n = g.number_of_nodes()
+    if n == 0 or not nx.is_strongly_connected(g):
+        return np.full(n, np.nan)
+    m = nx.to_scipy_sparse_array(g, nodelist=range(n), weight="weight", dtype=float).T
+    if n <= dense_up_to:
+        vals, vecs = np.linalg.eig(m.toarray())
+        vec = vecs[:, int(np.argmax(vals.real))].real
+    else:
+        _, vecs = scipy.sparse.linalg.eigs(m, k=1, which="LR", v0=np.ones(n))
+        vec = vecs[:, 0].real
+    return vec / (np.sign(vec.sum()) * np.linalg.norm(vec))
