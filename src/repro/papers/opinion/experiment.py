@@ -48,13 +48,19 @@ and Bayes-honest profiles earn 1.17-1.77 per agent and episode against silence's
 a lone informed agent speaking honestly among silent ones gains alpha * 0.0074 per step, so silence
 is not even an exact equilibrium; it is the trap that a learner starting from random neighbours
 (p = 1/2 < 2/3) falls into. The reference code (flipbagels/OpiniMARL, read in the search index: its
-environment, train and eval modules) has the same reward, but trains with curricula we do not have:
-the informed share starts at 1 and decays exponentially to its final value, ties are dropped at
-random early on (a percolation probability rising to 1 by a sigmoid), the learning rate anneals
-linearly to 0, and at alpha = 0 the truth term is mixed in with weight 0.05 -> 0 over the first half
-of training; it also evaluates sampled, not greedy, actions. Whether those curricula let its agents
-leave the trap is not known here; our silence at low alpha is the reference's game met with our
-(curriculum-free) training, not a different reward.
+environment, train and eval modules) has the same reward, and trains with curricula, now ours too
+(:mod:`repro.papers.opinion.curriculum`: the informed share decays from 1, ties are dropped at random
+early on, the learning rate anneals to 0, and at alpha = 0 the truth term is mixed into the training
+reward with weight 0.05 -> 0 over the first half); evaluation samples actions, as the reference's.
+Measured with them (small, 6 seeds, final wait share static / dynamic): 0.99 / 0.99 at alpha 0, 0.62 /
+0.96 at 0.25, 0.26 / 0.42 at 0.5, 0.01 / 0.05 at 1 (without: 1.00 / 1.00, 0.97 / 1.00, 0.52 / 0.45,
+0.00 / 0.13). The curricula let three of six static seeds speak at alpha 0.25 (wait 0.16-0.45) and four at
+0.5; the small dynamic networks and alpha = 0 still end silent, and the per-iteration curves show every
+low-alpha run collapsing to waiting within ~15 iterations first (static 0.25: 98% waiting at iteration
+14, 65% at 59 and still falling). Re-scoring the same policies greedily moves these shares by <= 0.03
+(<= 0.06 for the earlier build's): the change is the curricula's, not the evaluation's. Deviations from the reference's training that
+remain: q0 (its PERCOLATION_PROB_INIT, not in the index; ours 0.5), no value-loss clipping, a
+cross-entropy belief probe (its: squared error), one episode per rollout, and its agents see agent ids.
 """
 
 from __future__ import annotations
