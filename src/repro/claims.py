@@ -310,25 +310,36 @@ class MetricMissing(KeyError):
 def lookup_metric(metrics: Mapping[str, Any], dotted: str) -> Any:
     """The node at ``dotted`` (``a.b.c``) in ``metrics``; raises :class:`MetricMissing`.
 
-    A key may itself hold dots (a model named ``smollm2-t0.7``): where a part is not a key, the
-    shortest run of the following parts, joined by dots, that is a key is taken instead.
+    A key may itself hold dots (a model named ``smollm2-t0.7``, a setting ``alpha0.25``): a run of
+    parts joined by dots is a key too, the shortest run first, and a run that leaves the rest of the
+    path unresolved is given up for a longer one (``alpha0.25`` beside ``alpha0``).
     """
-    node: Any = metrics
-    parts = dotted.split(".")
-    i = 0
-    while i < len(parts):
-        if isinstance(node, Mapping):
-            j = next((j for j in range(i + 1, len(parts) + 1) if ".".join(parts[i:j]) in node), None)
-            if j is None:
-                raise MetricMissing(dotted)
-            node, i = node[".".join(parts[i:j])], j
-        elif isinstance(node, list) and parts[i].isdigit() and int(parts[i]) < len(node):
-            node, i = node[int(parts[i])], i + 1
-        else:
-            raise MetricMissing(dotted)
+    node = _lookup(metrics, dotted.split("."))
+    if node is _ABSENT:
+        raise MetricMissing(dotted)
     if node is None:
         raise MetricMissing(f"{dotted} (null: not defined in this run)")
     return node
+
+
+_ABSENT = object()
+
+
+def _lookup(node: Any, parts: list[str]) -> Any:
+    if not parts:
+        return node
+    if isinstance(node, list):
+        ok = parts[0].isdigit() and int(parts[0]) < len(node)
+        return _lookup(node[int(parts[0])], parts[1:]) if ok else _ABSENT
+    if not isinstance(node, Mapping):
+        return _ABSENT
+    for j in range(1, len(parts) + 1):
+        key = ".".join(parts[:j])
+        if key in node:
+            found = _lookup(node[key], parts[j:])
+            if found is not _ABSENT:
+                return found
+    return _ABSENT
 
 
 def put_sample(metrics: dict[str, Any], path: tuple[str, ...], values, ids, unit: str) -> None:

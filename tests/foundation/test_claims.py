@@ -291,6 +291,11 @@ def test_a_metric_key_with_dots_is_found_and_a_missing_one_is_named():
     assert lookup_metric(metrics, "kbv.smollm2-t0.7") == {"values": [1.0]}
     assert lookup_metric(metrics, "kbv.smollm2") == 2.0          # a plain key still wins
     assert lookup_metric(metrics, "runs.0.a") == 3.0
+    by_alpha = {"wait": {"alpha0": 0.9, "alpha0.25": 0.6, "alpha1": {"x": 0.1}}}
+    assert lookup_metric(by_alpha, "wait.alpha0.25") == 0.6     # 'alpha0' is a key too, but leaves '25' unresolved
+    assert lookup_metric(by_alpha, "wait.alpha0") == 0.9 and lookup_metric(by_alpha, "wait.alpha1.x") == 0.1
+    with pytest.raises(MetricMissing, match="wait.alpha0.5"):
+        lookup_metric(by_alpha, "wait.alpha0.5")
     with pytest.raises(MetricMissing, match="kbv.smollm2-t0.8"):
         lookup_metric(metrics, "kbv.smollm2-t0.8")
 
