@@ -349,8 +349,9 @@ def aggregate(records: list[dict[str, Any]], *, alphas: list[float], ablation_al
             node["lying_gain"] = _sample((lie_lo - lie_hi).dropna(), "seed")
             ag_lo, ag_hi = per_seed(family, "marl", lo, "agreement"), per_seed(family, "marl", hi, "agreement")
             node["agreement_gain"] = _sample((ag_lo - ag_hi).dropna(), "seed")
-            node["accuracy_by_alpha"] = {f"alpha{a:g}": _sample(per_seed(family, "marl", a, "accuracy"), "seed")
-                                         for a in alphas}
+            # the final wait share: the claims file's diagnostic of the silence at low alpha
+            for key, col in (("accuracy_by_alpha", "accuracy"), ("wait_by_alpha", "wait_rate")):
+                node[key] = {f"alpha{a:g}": _sample(per_seed(family, "marl", a, col), "seed") for a in alphas}
         if {"static", "dynamic"} <= losses.keys():
             gap = (losses["static"] - losses["dynamic"]).dropna()
             metrics["conformity"]["loss_static_minus_dynamic"] = _sample(gap, "seed")
