@@ -90,6 +90,60 @@ def test_candidate_scores_equal_the_layers_logprobs_renormalised_in_any_batching
         candidate_logp(tiny_reference, data["prompts"], data["candidates"][:-1], grad=False)
 
 
+def _per_sequence_logp(lm, prompts, candidates):
+    """The unpacked reading: each prompt + candidate its own sequence, differentiable (the pre-packing code)."""
+    rows = []
+    for prompt, cands in zip(prompts, candidates):
+        c_ids, seq = lm.tokenizer.encode(prompt, prompt=True), []
+        for cand in cands:
+            t = lm.tokenizer.encode(cand, prompt=False)
+            ids = torch.tensor([c_ids + t])
+            logits, _ = lm.core.forward(ids, torch.ones_like(ids), torch.arange(ids.shape[1])[None])
+            lp = torch.log_softmax(logits[0, len(c_ids) - 1:-1].float(), -1)
+            seq.append(lp.gather(-1, torch.tensor(t)[:, None]).sum())
+        rows.append(torch.stack(seq))
+    seq = torch.stack(rows).double()
+    return seq - torch.logsumexp(seq, 1, keepdim=True)
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_packed_candidates_equal_one_sequence_each_in_value_and_gradient_on_a_transformers_model(attention):
+    """candidate_logp packs a prompt's candidates after it (a (B, T, T) mask through HFCore): a random
+    Llama (both attention paths) gives the unpacked log-probabilities and their LoRA gradient to float rounding."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from repro.llm.hf import HFCore
+    from repro.llm.lora import LoraConfig, add_adapter
+    from repro.llm.tiny import ByteTokenizer
+    from repro.llm.torchlm import TorchLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=260, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=256, attn_implementation=attention)
+    lm = TorchLM("llama-test", HFCore(LlamaForCausalLM(cfg)), ByteTokenizer())
+    _, params = add_adapter(lm, LoraConfig(targets=("q_proj", "v_proj"), rank=4, alpha=8.0), seed=1)
+    with torch.no_grad():
+        for p in params:
+            p.add_(0.1 * torch.randn_like(p))           # a non-zero adapter (B starts at zero)
+    data = make_prompts(ArithConfig(n_train=3, n_eval=0), seed=2)       # prompts of unequal length: padding
+    weights = torch.randn(3, 6, dtype=torch.float64)
+
+    def value_and_grad(fn):
+        for p in params:
+            p.grad = None
+        logp = fn(lm, data["prompts"], data["candidates"])
+        (weights * logp).sum().backward()
+        return logp.detach(), [p.grad.clone() for p in params]
+
+    packed, g_packed = value_and_grad(lambda *a: candidate_logp(*a, grad=True))
+    single, g_single = value_and_grad(_per_sequence_logp)
+    assert torch.allclose(packed, single, atol=1e-5)
+    for a, b in zip(g_packed, g_single):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert torch.allclose(candidate_logp(lm, data["prompts"], data["candidates"], grad=False, batch_prompts=2),
+                          packed, atol=1e-5)
+
+
 def test_round_diagnostic_closed_form():
     """KL(pi || pi*) is 0 at pi = pi*; two candidates by hand: pi = (1/2, 1/2), pi* = (0.8, 0.2), reward (1, 0):
     KL = 1/2 ln(0.5 / 0.8) + 1/2 ln(0.5 / 0.2) = 1/2 ln(1.5625), reward 1/2; the mean over prompts."""

@@ -122,6 +122,10 @@ class HFCore:
         return get_base() if callable(get_base) else model
 
     def forward(self, ids, mask, pos, *, hidden=False):
+        if mask.dim() == 3:  # (B, T, T) visibility -> the additive 4D mask transformers passes through as-is
+            dtype = next(self.model.parameters()).dtype
+            mask = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+                ~mask.bool(), torch.finfo(dtype).min)[:, None]
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False,
                          output_hidden_states=hidden)
         return out.logits, (tuple(out.hidden_states) if hidden else None)

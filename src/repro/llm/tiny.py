@@ -177,11 +177,16 @@ class TinyGPT(nn.Module):
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         T = ids.shape[1]
-        if T > self.cfg.context:
-            raise ValueError(f"sequence of {T} tokens exceeds the tiny model's context of {self.cfg.context}")
+        # with a (B, T, T) mask a row packs several sequences: their positions, not the row, must fit
+        longest = int(pos.max()) + 1 if mask.dim() == 3 else T
+        if longest > self.cfg.context:
+            raise ValueError(f"sequence of {longest} tokens exceeds the tiny model's context of {self.cfg.context}")
         causal = torch.ones(T, T, dtype=torch.bool, device=ids.device).tril()  # (T, T)
         eye = torch.eye(T, dtype=torch.bool, device=ids.device)
-        allowed = causal & (mask.bool()[:, None, :] | eye)  # (B, T, T): key j visible to query i
+        if mask.dim() == 3:  # a (B, T, T) visibility mask (TorchLM's Core protocol)
+            allowed = causal & (mask.bool() | eye)
+        else:
+            allowed = causal & (mask.bool()[:, None, :] | eye)  # (B, T, T): key j visible to query i
         x = self.wte(ids) + self.wpe(pos.clamp(max=self.cfg.context - 1))  # (B, T, d)
         hidden = [x]
         for block in self.blocks:

@@ -5,7 +5,9 @@
 (:class:`repro.llm.tiny.TinyCore`). A *core* owns the network and answers two calls:
 
 - ``forward(ids, mask, pos, hidden=False) -> (logits (B, T, V), hidden states or None)``, a full
-  pass used for scoring, hidden states and training;
+  pass used for scoring, hidden states and training; ``mask`` is the (B, T) padding mask, or a
+  boolean (B, T, T) one (query i may see key j; causal, each query seeing itself), e.g. several
+  continuations packed after one shared prompt;
 - ``step(ids, mask, pos, state) -> (logits of the last position (B, V), state)``, one decoding
   step; ``state`` is whatever the core keeps between steps (a key/value cache for Hugging Face).
 
