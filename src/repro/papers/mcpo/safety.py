@@ -33,8 +33,9 @@ round on 2 prompts at lr 2e-3, jumps to 1.62 after the first step and ends at 2.
 first steps are sign-like whatever the gradient's scale (so gradient clipping changes nothing), and a step
 on 2 prompts moves the refuse-vs-comply direction of every prompt. 8 prompts per round at lr 5e-4 ends at
 0.48 (alpha 0), 0.49 (alpha 1, above pi_ref in rounds 2-8 on the way) and, from the cautious reference
-(pi_ref 0.59), 0.29 (alpha 0): the chosen setting, still falling at round 10 (a seed costs 989 CPU-s, 3.5x
-the 2-prompt setting's 271-290; config.yaml sizes the seeds from it).
+(pi_ref 0.59), 0.29 (alpha 0): the chosen setting, still falling at round 10 (a seed cost 941-1007 CPU-s
+with one forward pass per prompt and candidate; 156-170 since :func:`~repro.papers.mcpo.arithmetic.candidate_logp`
+packs a prompt's candidates after one copy of it, same per-round trace; config.yaml has the numbers).
 
 The claim's quantity is signed and paired (never an absolute value, which would be positive by
 construction): per seed, over-refusal of the cautious reference's fits minus the compliant one's,
