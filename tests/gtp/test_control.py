@@ -90,7 +90,7 @@ def test_world_model_learns_pendulum_dynamics(pendulum):
 
 
 def test_td3bc_acts_by_its_actor_alone(pendulum):
-    policy, history = train_td3bc(pendulum, {"steps": 40, "hidden": 32, "log_every": 20, "gamma": 0.95}, seed=0)
+    policy, _, history = train_td3bc(pendulum, {"steps": 40, "hidden": 32, "log_every": 20, "gamma": 0.95}, seed=0)
     assert [h["step"] for h in history] == [20, 40]
     kw = dict(wm=None, prior=None, plan=PlanConfig(), seed=0, policy=policy)
     a = run_episodes("td3bc", "pendulum", [1, 2], 30, **kw)

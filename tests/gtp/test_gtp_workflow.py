@@ -6,6 +6,7 @@ import functools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -41,6 +42,19 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     assert all(t in table4 for t in ("maze", "pendulum", "mountaincar")) and "q_pi_change_last_quarter" in table4
     table1 = (smoke_dir / "reports/gtp_table1.csv").read_text()
     assert "td3bc" in table1
+    # online fine-tuning: every learner on every task and seed, paired; Fig. 1 has round 0 (offline) and each round
+    online = metrics["online"]
+    learners = {"gtp", "mppi", "cem", "diffusion_policy", "td3bc"}
+    rounds = CONFIG["smoke"]["control"]["online"]["rounds"]
+    for task in ("pendulum", "mountaincar"):
+        assert set(online[task]["final_return"]) == learners and online[task]["rounds"] == rounds
+        assert all(s["ids"] == control[task]["return"]["gtp"]["ids"] for s in online[task]["final_return"].values())
+    fig1 = pd.read_csv(smoke_dir / "reports/gtp_fig1.csv")
+    curve = fig1[(fig1.task == "pendulum") & (fig1.method == "gtp")].sort_values("round")
+    assert list(curve["round"]) == list(range(rounds + 1)) and curve.env_steps.is_monotonic_increasing
+    assert curve.env_steps.iloc[0] == 0 and curve.env_steps.iloc[-1] > 0
+    r0 = curve["mean"].iloc[0]  # round 0 is the offline evaluation itself
+    assert np.isclose(r0, np.mean(control["pendulum"]["return"]["gtp"]["values"]))
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
@@ -50,7 +64,7 @@ def test_presets_are_valid(scale):
     jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
 
 
-@pytest.mark.parametrize("path", [("seedz",), ("plan", "n_sample"), ("dataset", "episode")])
+@pytest.mark.parametrize("path", [("seedz",), ("plan", "n_sample"), ("dataset", "episode"), ("control", "online", "round")])
 def test_a_misspelt_key_is_rejected_with_its_path(path):
     preset = copy.deepcopy(CONFIG["small"])
     functools.reduce(dict.__getitem__, path[:-1], preset)[path[-1]] = 1

@@ -1,13 +1,17 @@
 # gtp: "Generative Trajectory Planning" (NeurIPS 2026, abstract only).
 # DAG: offline maze dataset per {seed} (sha256 beside it) -> world model + diffusion prior per seed
 #      -> receding-horizon evaluation of every method (and the budget sweep) on the same starts per seed
-#      -> aggregate (metrics.json, tidy table) -> fig1 (score by distance), fig2 (success vs distance),
+#      -> aggregate (metrics.json, tidy table) -> fig2 (success vs distance),
 #      fig3 (score vs planning budget), table1; the learned value against the exact optimal value per seed
 #      (beside the models) -> table3 (a diagnostic of the method, never of the planners' score).
 # Model-free baseline: TD3+BC per seed (and per task and seed) on the same offline dataset, beside the models,
 #      evaluated with the other methods; its training diagnostics -> table4 (how its step count was chosen).
 # Classic control (gymnasium): the same data -> train -> evaluate per {task} and {seed}, into the same
 #      aggregate (metrics.json "control" block) -> table2.
+# Online fine-tuning (control.online): per {task}, {method} and {seed}, from the method's offline state (models or
+#      TD3+BC's actor + critic) and the dataset: rounds of collect -> append -> update -> evaluate, into the
+#      aggregate (metrics.json "online" block, online_summary.csv) -> fig1 (return vs environment steps; round 0
+#      is the offline evaluation).
 # The seed is the unit of every claim; every method of a seed sees the same data, models and starts.
 from repro.papers.gtp import grid as gtp_grid
 
@@ -194,10 +198,12 @@ rule gtp_aggregate:
     input:
         runs=lambda wc: gtp_grid.eval_targets(preset("gtp")),
         control=lambda wc: gtp_grid.control_eval_targets(preset("gtp")),
+        online=lambda wc: gtp_grid.online_targets(preset("gtp")),
     output:
         metrics="results/gtp/metrics.json",
         tidy="results/gtp/summary.csv",
         control_tidy="results/gtp/control_summary.csv",
+        online_tidy="results/gtp/online_summary.csv",
     log:
         "logs/gtp/aggregate.log",
     benchmark:
@@ -216,7 +222,7 @@ rule gtp_aggregate:
 
 rule gtp_fig1:
     input:
-        tidy="results/gtp/summary.csv",
+        tidy="results/gtp/online_summary.csv",
     output:
         pdf=report("reports/gtp_fig1.pdf", caption="../report/gtp_fig1.rst", category="gtp"),
         csv="reports/gtp_fig1.csv",
@@ -224,8 +230,6 @@ rule gtp_fig1:
         "logs/gtp/fig1.log",
     benchmark:
         "benchmarks/gtp/fig1.tsv"
-    params:
-        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     threads: 1
     resources:
         mem_mb=1000,
@@ -419,3 +423,28 @@ rule gtp_table2:
         "../../envs/stats.yaml"
     script:
         "../scripts/gtp/table2.py"
+
+
+rule gtp_control_online:
+    input:
+        unpack(lambda wc: gtp_grid.online_inputs(preset("gtp"), wc.task, wc.method, wc.seed)),
+    output:
+        run="results/gtp/control/{task}/online/{method}/seed{seed}.json",
+    log:
+        "logs/gtp/control/{task}/online/{method}/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/control/{task}/online/{method}/seed{seed}.tsv"
+    wildcard_constraints:
+        task=r"[a-z]+",
+        method=r"[a-z_0-9]+",
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.online_config(preset("gtp")),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/online.py"

@@ -14,6 +14,8 @@ low-dimensional variant (a U-Net would be its image-scale choice).
 
 from __future__ import annotations
 
+import copy
+
 import math
 from dataclasses import dataclass
 
@@ -108,18 +110,29 @@ class ActionDiffusion(nn.Module):
         return x.reshape(B, n, self.dim)
 
 
-def fit_action_diffusion(x0: torch.Tensor, cond: torch.Tensor, cfg: DiffusionConfig, seed: int) -> ActionDiffusion:
-    """Train the prior on sequences ``x0`` (M, dim) in [-1, 1] with conditions ``cond`` (M, cond_dim)."""
+def fit_action_diffusion(x0: torch.Tensor, cond: torch.Tensor, cfg: DiffusionConfig, seed: int,
+                         init: ActionDiffusion | None = None) -> ActionDiffusion:
+    """Train the prior on sequences ``x0`` (M, dim) in [-1, 1] with conditions ``cond`` (M, cond_dim).
+
+    ``init``: continue from a copy of this trained prior (online fine-tuning: its condition normaliser and
+    noise schedule kept, ``cfg.train_steps`` more updates under a fresh Adam and cosine schedule; ``init``
+    itself is not modified)."""
     if x0.ndim != 2 or cond.ndim != 2 or len(x0) != len(cond):
         raise ValueError(f"fit_action_diffusion: need x0 (M, dim) and cond (M, c); got {tuple(x0.shape)}, {tuple(cond.shape)}")
     if len(x0) < 2:
         raise ValueError("fit_action_diffusion: need at least two training sequences")
     gen = torch_generator(seed)
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = ActionDiffusion(x0.shape[1], cond.shape[1], cfg)
-    model.cond_mean.copy_(cond.mean(0))
-    model.cond_std.copy_(cond.std(0).clamp_min(1e-6))
+    if init is not None:
+        if (init.dim, init.cond_dim) != (x0.shape[1], cond.shape[1]):
+            raise ValueError(f"fit_action_diffusion: init models (dim, cond) = {(init.dim, init.cond_dim)}; the data "
+                             f"have {(x0.shape[1], cond.shape[1])}")
+        model = copy.deepcopy(init).train()
+    else:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            model = ActionDiffusion(x0.shape[1], cond.shape[1], cfg)
+        model.cond_mean.copy_(cond.mean(0))
+        model.cond_std.copy_(cond.std(0).clamp_min(1e-6))
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.train_steps)
     for _ in range(cfg.train_steps):

@@ -48,8 +48,8 @@ from torch import nn
 
 from repro.seeding import torch_generator
 
-__all__ = ["TD3BCConfig", "Actor", "TwinCritic", "TD3BCPolicy", "actor_loss", "critic_target", "fit_td3bc", "save_policy",
-           "load_policy"]
+__all__ = ["TD3BCConfig", "Actor", "TwinCritic", "TD3BCPolicy", "actor_loss", "critic_target", "fit_td3bc", "fit_td3bc_critic",
+           "save_policy", "load_policy", "load_critic"]
 
 
 @dataclass(frozen=True)
@@ -166,35 +166,58 @@ def _soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
             p.lerp_(q, tau)
 
 
+def _tensors(obs, actions, rewards, next_obs, terminals, where: str) -> list[torch.Tensor]:
+    """The transitions as float tensors, checked (shapes, finiteness, actions in [-1, 1], 0/1 terminals)."""
+    t = [torch.as_tensor(np.asarray(x), dtype=torch.float32) for x in (obs, actions, rewards, next_obs, terminals)]
+    s, a, r, s2, d = t
+    M = len(s)
+    if s.ndim != 2 or a.ndim != 2 or s2.shape != s.shape or not all(len(x) == M for x in t):
+        raise ValueError(f"{where}: need obs (M, S), actions (M, A), rewards (M,), next_obs (M, S), terminals (M,); "
+                         f"got {[tuple(x.shape) for x in t]}")
+    if M < 2:
+        raise ValueError(f"{where}: need at least two transitions")
+    if not torch.isfinite(torch.cat([x.reshape(M, -1) for x in t], 1)).all():
+        raise ValueError(f"{where}: the transitions hold NaN or infinite values")
+    if a.abs().max() > 1 + 1e-6:
+        raise ValueError(f"{where}: actions must lie in [-1, 1] (max_action = 1); max |a| = {float(a.abs().max()):.3g}")
+    if ((d != 0) & (d != 1)).any():
+        raise ValueError(f"{where}: terminals must be 0 or 1")
+    return t
+
+
 def fit_td3bc(obs, actions, rewards, next_obs, terminals, cfg: TD3BCConfig, seed: int
               ) -> tuple[TD3BCPolicy, list[dict[str, float]]]:
     """Train TD3+BC on offline transitions (arrays or tensors of shape (M, .), actions in [-1, 1]).
 
     Returns the policy (actor + normaliser) and the training diagnostics (one row per ``log_every``
     updates: ``step``, ``critic_loss``, ``q_data``, ``q_pi``, ``lambda``, ``bc``, ``q_term``)."""
-    t = [torch.as_tensor(np.asarray(x), dtype=torch.float32) for x in (obs, actions, rewards, next_obs, terminals)]
-    s, a, r, s2, d = t
-    M = len(s)
-    if s.ndim != 2 or a.ndim != 2 or s2.shape != s.shape or not all(len(x) == M for x in t):
-        raise ValueError(f"fit_td3bc: need obs (M, S), actions (M, A), rewards (M,), next_obs (M, S), terminals (M,); "
-                         f"got {[tuple(x.shape) for x in t]}")
-    if M < 2:
-        raise ValueError("fit_td3bc: need at least two transitions")
-    if not torch.isfinite(torch.cat([x.reshape(M, -1) for x in t], 1)).all():
-        raise ValueError("fit_td3bc: the transitions hold NaN or infinite values")
-    if a.abs().max() > 1 + 1e-6:
-        raise ValueError(f"fit_td3bc: actions must lie in [-1, 1] (max_action = 1); max |a| = {float(a.abs().max()):.3g}")
-    if ((d != 0) & (d != 1)).any():
-        raise ValueError("fit_td3bc: terminals must be 0 or 1")
-    S, A = s.shape[1], a.shape[1]
-    with torch.random.fork_rng():
-        torch.manual_seed(seed % (2**63))
-        policy = TD3BCPolicy(S, A, cfg.hidden)
-        critic = TwinCritic(S, A, cfg.hidden)
-    if cfg.normalize:
-        policy.s_mean.copy_(s.mean(0))
-        policy.s_std.copy_(s.std(0) + 1e-3)
-    sn, s2n = policy.normalise(s), policy.normalise(s2)
+    policy, _, history = fit_td3bc_critic(obs, actions, rewards, next_obs, terminals, cfg, seed)
+    return policy, history
+
+
+def fit_td3bc_critic(obs, actions, rewards, next_obs, terminals, cfg: TD3BCConfig, seed: int, *,
+                     init: tuple[TD3BCPolicy, TwinCritic] | None = None
+                     ) -> tuple[TD3BCPolicy, TwinCritic, list[dict[str, float]]]:
+    """:func:`fit_td3bc` that also returns the twin critic; with ``init`` (a trained policy and its critic)
+    it continues from them instead of fresh networks (online fine-tuning: the same loss, the policy's
+    normaliser kept, target networks restarted as copies, fresh Adam state); ``init`` is not modified."""
+    s, a, r, s2, d = _tensors(obs, actions, rewards, next_obs, terminals, "fit_td3bc")
+    M, S, A = len(s), s.shape[1], a.shape[1]
+    if init is not None:
+        policy, critic = copy.deepcopy(init[0]), copy.deepcopy(init[1])
+        if (policy.s_dim, policy.a_dim) != (S, A):
+            raise ValueError(f"fit_td3bc: init acts on (S, A) = {(policy.s_dim, policy.a_dim)}; the data have {(S, A)}")
+        policy.train()
+    else:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed % (2**63))
+            policy = TD3BCPolicy(S, A, cfg.hidden)
+            critic = TwinCritic(S, A, cfg.hidden)
+        if cfg.normalize:
+            policy.s_mean.copy_(s.mean(0))
+            policy.s_std.copy_(s.std(0) + 1e-3)
+    with torch.no_grad():
+        sn, s2n = policy.normalise(s), policy.normalise(s2)
     actor = policy.actor
     actor_t, critic_t = copy.deepcopy(actor), copy.deepcopy(critic)
     opt_a = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
@@ -229,16 +252,18 @@ def fit_td3bc(obs, actions, rewards, next_obs, terminals, cfg: TD3BCConfig, seed
             history.append({"step": step, **{k: float(np.mean(v)) for k, v in window.items()}})
             window = {}
     policy.eval()
-    return policy, history
+    return policy, critic.eval(), history
 
 
-def save_policy(policy: TD3BCPolicy, history: list[dict[str, float]], path) -> None:
-    """Write the policy (actor + normaliser) and its training diagnostics atomically."""
+def save_policy(policy: TD3BCPolicy, history: list[dict[str, float]], path, critic: TwinCritic | None = None) -> None:
+    """Write the policy (actor + normaliser), its training diagnostics and (optionally) its critic atomically."""
     from repro.io import atomic_path
 
+    blob = {"dims": [policy.s_dim, policy.a_dim, policy.hidden], "policy": policy.state_dict(), "history": history}
+    if critic is not None:
+        blob["critic"] = critic.state_dict()
     with atomic_path(path) as tmp:
-        torch.save({"dims": [policy.s_dim, policy.a_dim, policy.hidden], "policy": policy.state_dict(),
-                    "history": history}, tmp)
+        torch.save(blob, tmp)
 
 
 def load_policy(path) -> TD3BCPolicy:
@@ -247,3 +272,14 @@ def load_policy(path) -> TD3BCPolicy:
     policy = TD3BCPolicy(*blob["dims"])
     policy.load_state_dict(blob["policy"])
     return policy.eval()
+
+
+def load_critic(path) -> TwinCritic:
+    """The critic stored beside the policy by :func:`save_policy` (``critic=``), for online fine-tuning."""
+    blob = torch.load(path, weights_only=True)
+    if "critic" not in blob:
+        raise ValueError(f"{path}: no critic stored (written without save_policy(..., critic=)); retrain it")
+    s_dim, a_dim, hidden = blob["dims"]
+    critic = TwinCritic(s_dim, a_dim, hidden)
+    critic.load_state_dict(blob["critic"])
+    return critic.eval()

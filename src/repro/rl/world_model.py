@@ -159,11 +159,13 @@ def successors(obs: torch.Tensor, next_obs: torch.Tensor, episode: torch.Tensor 
 
 
 def fit_world_model(obs, actions, rewards, next_obs, terminals, cfg: ModelConfig, seed: int,
-                    episode: torch.Tensor | None = None) -> WorldModel:
+                    episode: torch.Tensor | None = None, init: WorldModel | None = None) -> WorldModel:
     """Fit the dynamics ensemble, the reward model and the TD value on offline transitions (tensors, (M, .)).
 
     ``episode`` (M,) ids order the transitions into trajectories for n-step value targets (required
-    when ``cfg.n_step > 1``)."""
+    when ``cfg.n_step > 1``). ``init``: continue from a copy of this trained model (online fine-tuning:
+    its normalisers are kept, ``cfg.steps`` / ``cfg.value_steps`` more updates with fresh Adam states and
+    bootstrap resamples of the given data; ``init`` itself is not modified)."""
     M = len(obs)
     if not all(len(t) == M for t in (actions, rewards, next_obs, terminals)):
         raise ValueError("fit_world_model: obs, actions, rewards, next_obs and terminals need the same length")
@@ -174,14 +176,21 @@ def fit_world_model(obs, actions, rewards, next_obs, terminals, cfg: ModelConfig
     if cfg.n_step > 1 and episode is None:
         raise ValueError("fit_world_model: n_step > 1 needs the transitions' episode ids")
     gen = torch_generator(seed)
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = WorldModel(obs.shape[1], actions.shape[1], cfg)
     delta = next_obs - obs
-    model.s_mean.copy_(obs.mean(0))
-    model.s_std.copy_(obs.std(0).clamp_min(1e-6))
-    model.d_mean.copy_(delta.mean(0))
-    model.d_std.copy_(delta.std(0).clamp_min(1e-6))
+    if init is not None:
+        if (init.s_dim, init.a_dim) != (obs.shape[1], actions.shape[1]):
+            raise ValueError(f"fit_world_model: init models (S, A) = {(init.s_dim, init.a_dim)}; the data have "
+                             f"{(obs.shape[1], actions.shape[1])}")
+        model = copy.deepcopy(init).train()
+        model.cfg = cfg
+    else:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            model = WorldModel(obs.shape[1], actions.shape[1], cfg)
+        model.s_mean.copy_(obs.mean(0))
+        model.s_std.copy_(obs.std(0).clamp_min(1e-6))
+        model.d_mean.copy_(delta.mean(0))
+        model.d_std.copy_(delta.std(0).clamp_min(1e-6))
     target_d = (delta - model.d_mean) / model.d_std
     x = torch.cat([model._ns(obs), actions], -1)
     boot = torch.randint(0, M, (cfg.members, M), generator=gen)  # one bootstrap resample per member

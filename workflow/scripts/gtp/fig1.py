@@ -2,9 +2,7 @@
 import pandas as pd
 
 from repro.figures.style import save
-from repro.jobs import Job
 from repro.papers.gtp.figures import fig1, fig1_table
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-table = fig1_table(pd.read_csv(snakemake.input.tidy), job.cfg["main_n_samples"])  # noqa: F821
+table = fig1_table(pd.read_csv(snakemake.input.tidy))  # noqa: F821
 save(fig1(table), table, snakemake.output.pdf)  # noqa: F821

@@ -10,8 +10,8 @@ job = Job.from_snakemake(snakemake)  # noqa: F821
 seed = int(job.wildcards["seed"])
 unit = {"task": job.wildcards["task"], "seed": seed} if "task" in job.wildcards else {"seed": seed}  # maze: seed only
 data = load_dataset(snakemake.input.data)  # noqa: F821  (checks the sha256)
-policy, history = train_td3bc(data, job.cfg["td3bc"], job.seed_for("gtp_td3bc", **unit))
+policy, critic, history = train_td3bc(data, job.cfg["td3bc"], job.seed_for("gtp_td3bc", **unit))
 for row in history:
     logging.getLogger("gtp.td3bc").info(", ".join(f"{k} {v:.4g}" for k, v in row.items()))
-save_policy(policy, history, snakemake.output.policy)  # noqa: F821
+save_policy(policy, history, snakemake.output.policy, critic=critic)  # noqa: F821  (the critic: online fine-tuning)
 job.write_metrics(snakemake.output.diag, {"task": unit.get("task", "maze"), "seed": seed, "history": history})  # noqa: F821

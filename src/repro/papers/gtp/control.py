@@ -129,8 +129,12 @@ def collect(task: str, cfg: ControlDataConfig, seed: int) -> dict[str, np.ndarra
 
 def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *, wm: WorldModel | None,
                  prior: ActionDiffusion | None, plan: PlanConfig, seed: int,
-                 policy: TD3BCPolicy | None = None) -> dict[str, np.ndarray]:
-    """Receding-horizon control of one episode per reset seed (planned as a batch); per-episode return."""
+                 policy: TD3BCPolicy | None = None, explore: float = 0.0, record: bool = False) -> dict[str, Any]:
+    """Receding-horizon control of one episode per reset seed (planned as a batch); per-episode return.
+
+    ``explore``: TD3's exploration noise on the td3bc actor (online collection). ``record``: also return
+    the transitions (``"transitions"``, the dataset's fields, episode-major, ``episode`` = index of the
+    reset seed), in the order they happened within each episode."""
     if method not in METHODS:
         raise ValueError(f"gtp control: unknown method {method!r}; choose from {METHODS}")
     _, scale = _task(task)
@@ -138,8 +142,9 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
     obs = np.stack([env.reset(seed=s)[0] for env, s in zip(envs, reset_seeds)])
     E = len(envs)
     act = Controller(method, lambda o: expert_action(task, o), wm=wm, prior=prior, plan=plan, seed=seed,
-                     n_problems=E, action_dim=1, policy=policy)
+                     n_problems=E, action_dim=1, policy=policy, explore=explore)
     ret, done, steps = np.zeros(E), np.zeros(E, bool), np.zeros(E, int)
+    trans: list[list[tuple]] = [[] for _ in range(E)]
     for _ in range(length):
         if done.all():
             break
@@ -147,13 +152,22 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
         for i, env in enumerate(envs):
             if done[i]:
                 continue
+            before = obs[i].copy()
             obs[i], r, term, _, _ = env.step(np.array([scale * float(a[i, 0])], dtype=np.float32))
+            if record:
+                trans[i].append((before, [float(a[i, 0])], r, obs[i].copy(), float(term), i))
             ret[i] += r
             steps[i] += 1
             done[i] = term
     for env in envs:
         env.close()
-    return {"ret": ret, "steps": steps, **act.per_decision()}
+    out: dict[str, Any] = {"ret": ret, "steps": steps, **act.per_decision()}
+    if record:
+        rows = [t for ep in trans for t in ep]
+        out["transitions"] = {k: np.asarray([t[j] for t in rows], dtype=np.int64 if k == "episode" else np.float64)
+                              for j, k in enumerate(("observations", "actions", "rewards", "next_observations",
+                                                     "terminals", "episode"))}
+    return out
 
 
 def evaluate_task(wm: WorldModel, prior: ActionDiffusion, task: str, cfg: dict, start_seed: int,

@@ -75,7 +75,7 @@ from repro.config import from_dict
 from repro.papers.gtp.maze import Maze, MazeEnv, expert_actions
 from repro.rl.diffusion_prior import ActionDiffusion, DiffusionConfig, fit_action_diffusion
 from repro.rl.planners import cem, mppi, refine_from_prior, shift
-from repro.rl.td3bc import TD3BCConfig, TD3BCPolicy, fit_td3bc
+from repro.rl.td3bc import TD3BCConfig, TD3BCPolicy, fit_td3bc_critic
 from repro.rl.world_model import ModelConfig, WorldModel, fit_world_model, model_return
 from repro.seeding import torch_generator
 
@@ -131,9 +131,9 @@ def train_models(data: dict[str, np.ndarray], model_cfg: dict, diffusion_cfg: di
 
 
 def train_td3bc(data: dict[str, np.ndarray], td3bc_cfg: dict, seed: int, where: str = "gtp.td3bc"):
-    """Fit the model-free baseline (TD3+BC) of one seed on the same offline dataset: (policy, diagnostics)."""
+    """Fit the model-free baseline (TD3+BC) of one seed on the same offline dataset: (policy, critic, diagnostics)."""
     cfg = from_dict(TD3BCConfig, td3bc_cfg, where)
-    return fit_td3bc(data["observations"], data["actions"], data["rewards"], data["next_observations"],
+    return fit_td3bc_critic(data["observations"], data["actions"], data["rewards"], data["next_observations"],
                      data["terminals"], cfg, seed)
 
 
@@ -187,16 +187,21 @@ class Controller:
 
     ``expert(obs)`` gives the reference controller's actions (the maze's oracle, a task's scripted
     controller) for the methods ``oracle`` / ``expert``; ``random`` draws uniform actions from the seed's
-    numpy generator; ``td3bc`` is one forward pass of the trained actor ``policy`` (no planning);
+    numpy generator; ``td3bc`` is one forward pass of the trained actor ``policy`` (no planning; with
+    ``explore`` > 0 plus TD3's clipped Gaussian exploration noise of that sd, for online collection);
     every other method plans through :func:`plan_actions` from the warm start of the previous plan,
     drawing from the seed's torch generator.
     """
 
     def __init__(self, method: str, expert, *, wm: WorldModel | None, prior: ActionDiffusion | None,
-                 plan: PlanConfig, seed: int, n_problems: int, action_dim: int, policy: TD3BCPolicy | None = None):
+                 plan: PlanConfig, seed: int, n_problems: int, action_dim: int, policy: TD3BCPolicy | None = None,
+                 explore: float = 0.0):
         if method == "td3bc" and policy is None:
             raise ValueError("gtp: method 'td3bc' needs its trained policy (none was given)")
+        if explore < 0:
+            raise ValueError(f"gtp: exploration noise must be >= 0; got {explore}")
         self.method, self.expert, self.wm, self.prior, self.plan, self.policy = method, expert, wm, prior, plan, policy
+        self.explore = explore  # sd of TD3's Gaussian exploration noise on the td3bc actor (0: evaluation)
         self.gen, self.rng = torch_generator(seed), np.random.default_rng(seed)
         self.warm = torch.zeros(n_problems, plan.horizon, action_dim)
         self.evals = self.denoiser = self.decisions = 0
@@ -209,7 +214,8 @@ class Controller:
         if self.method == "random":
             return self.rng.uniform(-1, 1, size=(self.warm.shape[0], self.warm.shape[2]))
         if self.method == "td3bc":
-            return self.policy.act(obs)
+            a = self.policy.act(obs)
+            return np.clip(a + self.explore * self.rng.standard_normal(a.shape), -1, 1) if self.explore else a
         s0 = torch.as_tensor(obs, dtype=torch.float32)
         best, n, k = plan_actions(self.method, self.wm, self.prior, s0, self.warm, self.plan, self.gen)
         self.evals, self.denoiser = self.evals + n, self.denoiser + k

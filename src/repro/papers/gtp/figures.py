@@ -1,4 +1,4 @@
-"""gtp figures: Fig. 1 (score per method and distance bucket), Fig. 2 (success vs goal distance),
+"""gtp figures: Fig. 1 (return vs environment steps of online fine-tuning per control task), Fig. 2 (success vs goal distance),
 Fig. 3 (score vs planning budget), and the method colours.
 
 Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
@@ -7,16 +7,16 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from repro.figures.style import Palette, mean_se
+from repro.stats.intervals import t_interval
 
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
 COLORS = Palette({"gtp": "#D55E00", "mppi": "#0072B2", "cem": "#009E73", "diffusion_policy": "#CC79A7",
-                  "td3bc": "#E69F00", "oracle": "#000000", "random": "#888888"})
-ORDER = ("oracle", "gtp", "mppi", "cem", "diffusion_policy", "td3bc", "random")
+                  "td3bc": "#E69F00", "oracle": "#000000", "expert": "#000000", "random": "#888888"})
+ORDER = ("oracle", "expert", "gtp", "mppi", "cem", "diffusion_policy", "td3bc", "random")
 
 
 def _ordered(methods) -> list[str]:
@@ -28,30 +28,41 @@ def _mean_se(tidy: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
     return mean_se(tidy.groupby(keys + ["seed"])[col].mean().reset_index(), keys, col)
 
 
-def _bucket_label(lo, hi) -> str:
-    return f"{int(lo)}-{int(hi)}"
+LEARNERS = ("gtp", "mppi", "cem", "diffusion_policy", "td3bc")  # the methods that fine-tune online
 
 
-def fig1_table(tidy: pd.DataFrame, main_n: int) -> pd.DataFrame:
-    """Mean and s.e. over seeds of the score per (method, distance bucket) at the main budget."""
-    return _mean_se(tidy[tidy.n_samples == main_n], ["method", "bucket", "dist_lo", "dist_hi"], "score")
+def fig1_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Mean and 95% Student-t interval over seeds of the evaluation return per (task, method, round), at its
+    cumulative environment steps (round 0: offline only); ``online_summary.csv`` in, one row per point."""
+    rows = []
+    for (task, method, rnd), g in tidy.groupby(["task", "method", "round"]):
+        iv = t_interval(g.ret.values)
+        rows.append({"task": task, "method": method, "round": int(rnd), "env_steps": int(g.env_steps.max()),
+                     "mean": iv.estimate, "low": iv.low, "high": iv.high, "n_seeds": iv.n})
+    return pd.DataFrame(rows, columns=["task", "method", "round", "env_steps", "mean", "low", "high", "n_seeds"])
 
 
 def fig1(table: pd.DataFrame):
-    buckets = sorted(table.bucket.unique())
-    methods = _ordered(table.method)
-    labels = [_bucket_label(*table[table.bucket == b][["dist_lo", "dist_hi"]].iloc[0]) for b in buckets]
-    fig, ax = plt.subplots(figsize=(6.0, 3.0))
-    width = 0.8 / len(methods)
-    for i, m in enumerate(methods):
-        part = table[table.method == m].set_index("bucket").reindex(buckets)
-        ax.bar(np.arange(len(buckets)) + (i - (len(methods) - 1) / 2) * width, part["mean"], width,
-               yerr=part["se"], color=COLORS(m), label=m, capsize=1.5)
-    ax.set_xticks(np.arange(len(buckets)), labels)
-    ax.set_xlabel("optimal steps to the goal")
-    ax.set_ylabel("return / optimal return")
-    ax.set_ylim(0, 1.05)
-    ax.legend(ncol=3, fontsize=7)
+    """Return vs environment steps per task: the learners' curves (mean +- 95% CI over seeds), the
+    non-learners (scripted expert, random) as dashed levels."""
+    tasks = sorted(table.task.unique())
+    fig, axes = plt.subplots(1, max(len(tasks), 1), figsize=(3.4 * max(len(tasks), 1), 3.0), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        t = table[table.task == task]
+        for m in _ordered(t.method):
+            part = t[t.method == m].sort_values("env_steps")
+            if m in LEARNERS:
+                ax.plot(part.env_steps, part["mean"], color=COLORS(m), marker="o", ms=3, label=m)
+                ax.fill_between(part.env_steps, part.low, part.high, color=COLORS(m), alpha=0.15, lw=0)
+            else:
+                ax.axhline(float(part["mean"].iloc[0]), color=COLORS(m), ls="--", lw=0.8, label=m)
+        ax.set_title(task)
+        ax.set_xlabel("environment steps (online)")
+    axes[0][0].set_ylabel("return")
+    if not tasks:
+        axes[0][0].text(0.5, 0.5, "no online phase in this build", ha="center", va="center")
+    else:
+        axes[0][0].legend(fontsize=6)
     fig.tight_layout()
     return fig
 

@@ -10,7 +10,7 @@ from typing import Any
 __all__ = ["seeds", "eval_targets", "eval_inputs", "diag_targets", "diag_config", "data_config", "train_config", "td3bc_config",
            "td3bc_diag_targets", "eval_config", "aggregate_config", "control_tasks", "control_eval_targets",
            "control_eval_inputs", "control_data_config", "control_train_config", "control_td3bc_config",
-           "control_eval_config"]
+           "control_eval_config", "online_methods", "online_targets", "online_inputs", "online_config"]
 
 
 def seeds(cfg: dict) -> list[int]:
@@ -107,3 +107,37 @@ def control_train_config(cfg: dict) -> dict[str, Any]:
 def control_eval_config(cfg: dict) -> dict[str, Any]:
     c = cfg["control"]
     return {"episodes": c["episodes"], "length": c["dataset"]["length"], "methods": c["methods"], "plan": c["plan"]}
+
+
+# online fine-tuning (repro.papers.gtp.online): one job per (task, method, seed) after the offline models
+ONLINE_LEARNERS = ("gtp", "mppi", "cem", "diffusion_policy", "td3bc")  # repro.papers.gtp.online.LEARNS
+
+
+def online_methods(cfg: dict) -> list[str]:
+    """The control methods that learn online (none without a ``control.online`` block)."""
+    if not control_tasks(cfg) or "online" not in cfg["control"]:
+        return []
+    return [m for m in cfg["control"]["methods"] if m in ONLINE_LEARNERS]
+
+
+def online_targets(cfg: dict, prefix: str = "results/gtp/control") -> list[str]:
+    n = cfg["control"].get("seeds", cfg["seeds"]) if control_tasks(cfg) else 0
+    return [f"{prefix}/{t}/online/{m}/seed{s}.json" for t in control_tasks(cfg) for m in online_methods(cfg)
+            for s in range(n)]
+
+
+def online_inputs(cfg: dict, task: str, method: str, seed: str) -> dict[str, str]:
+    """The unit's offline dataset and the method's offline state (world model + prior, or TD3+BC's actor
+    and critic)."""
+    out = {"data": f"results/gtp/control/{task}/data/seed{seed}.npz",
+           "sha": f"results/gtp/control/{task}/data/seed{seed}.npz.sha256"}
+    if method == "td3bc":
+        out["policy"] = f"results/gtp/control/{task}/models/seed{seed}.td3bc.pt"
+    else:
+        out["models"] = f"results/gtp/control/{task}/models/seed{seed}.pt"
+    return out
+
+
+def online_config(cfg: dict) -> dict[str, Any]:
+    c = cfg["control"]
+    return {"online": c["online"], **control_eval_config(cfg), **control_td3bc_config(cfg)}
