@@ -49,8 +49,8 @@ Deviations
   goal-agnostic behaviour, so ``V`` is biased low (0.48 where ``V*`` is 0.69 at 30+ steps) while its
   ranking is right; the upper expectile offsets part of that bias.
 - The maze here; gymnasium's Pendulum and MountainCarContinuous in :mod:`repro.papers.gtp.control`
-  (Table 2). MuJoCo tasks and online fine-tuning are not built; Fig. 1 therefore shows the score per
-  method and distance bucket on the maze, not return vs environment steps.
+  (Table 2), with online fine-tuning there (:mod:`repro.papers.gtp.online`; Fig. 1, return vs environment
+  steps). MuJoCo tasks are not built; the maze has no online phase (its score by distance is Fig. 2).
 - The model-free baseline is offline TD3 (TD3+BC), not online SAC/TD3: the data are offline datasets
   with no environment interaction during training. It trains far fewer gradient steps than the
   reference's 10^6 (``td3bc.steps`` in the presets, chosen from its training diagnostics, Table 4),
