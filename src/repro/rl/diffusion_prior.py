@@ -15,7 +15,6 @@ low-dimensional variant (a U-Net would be its image-scale choice).
 from __future__ import annotations
 
 import copy
-
 import math
 from dataclasses import dataclass
 
