@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from repro.claims import (FAIL, INCONCLUSIVE, NOT_RUN, PASS, STATUSES, ClaimResult, DiagnosticResult, evaluate,
-                           load_claims, load_diagnostics, measure)
+                           load_claim_file, measure)
 from repro.io import atomic_open
 
 __all__ = ["PaperEntry", "load_papers", "benchmark_seconds", "collect", "render_markdown", "render_html", "write_report"]
@@ -80,8 +80,7 @@ def collect(papers: list[dict[str, Any]], *, built: dict[str, list[str]], claims
     for p in papers:
         key = p["key"]
         claim_file = Path(claims_dir) / f"{key}.yaml"
-        claims = load_claims(claim_file, schema_path) if claim_file.exists() else []
-        diagnostics = load_diagnostics(claim_file, schema_path) if claim_file.exists() else []
+        claims, diagnostics = load_claim_file(claim_file, schema_path) if claim_file.exists() else ([], [])
         results = evaluate(claims, Path(results_dir) / key / "metrics.json") if key in built else \
             [ClaimResult(c, NOT_RUN, reason="paper not built yet") for c in claims]
         runtime, n_jobs = benchmark_seconds(Path(benchmarks_dir) / key)

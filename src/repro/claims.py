@@ -65,7 +65,7 @@ from repro.seeding import job_seed
 from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
 
 __all__ = ["Claim", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "load_claims", "load_diagnostics",
-           "measure", "lookup_metric", "put_sample", "as_evidence", "sample", "rate",
+           "load_claim_file", "measure", "lookup_metric", "put_sample", "as_evidence", "sample", "rate",
            "interval", "undecided", "require_paired", "verdict",
            "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
 
@@ -242,6 +242,16 @@ def require_paired(seeds: Mapping[str, Mapping[Any, Any]], what: str, *, same_un
 
 def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:
     """Read and validate a claim file; a typo or a missing field is a ``ValueError`` naming the claim."""
+    return load_claim_file(path, schema_path)[0]
+
+
+def load_diagnostics(path: str | Path, schema_path: str | Path) -> list[Diagnostic]:
+    """The ``diagnostics`` of a claim file (none: an empty list), validated as :func:`load_claims` does."""
+    return load_claim_file(path, schema_path)[1]
+
+
+def load_claim_file(path: str | Path, schema_path: str | Path) -> tuple[list[Claim], list[Diagnostic]]:
+    """A claim file's claims and diagnostics, read and validated once."""
     path = Path(path)
     doc = _load_claim_file(path, schema_path)
     claims, seen = [], set()
@@ -258,23 +268,16 @@ def load_claims(path: str | Path, schema_path: str | Path) -> list[Claim]:
                             level=check.get("level", 0.95), paired=check.get("paired", True),
                             each=check.get("each", False), scale=item["scale"],
                             paper_value=item.get("paper_value"), note=item.get("note")))
-    return claims
-
-
-def load_diagnostics(path: str | Path, schema_path: str | Path) -> list[Diagnostic]:
-    """The ``diagnostics`` of a claim file (none: an empty list), validated as :func:`load_claims` does."""
-    path = Path(path)
-    doc = _load_claim_file(path, schema_path)
-    diagnostics = [Diagnostic(paper=doc["paper"], id=d["id"], question=d["question"], metric=d["metric"],
-                              unit=d["unit"], reading=d["reading"], file=d.get("file", "metrics.json"),
-                              rhs=d.get("rhs", 0.0), statistic=d.get("statistic", "mean"),
-                              level=d.get("level", 0.95), paired=d.get("paired", True))
-                   for d in doc.get("diagnostics", [])]
-    ids = [d.id for d in diagnostics] + [c["id"] for c in doc["claims"]]  # one namespace: key.id in the report
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"{path}: duplicate diagnostic id {next(i for i in ids if ids.count(i) > 1)!r} "
-                         f"(diagnostics and claims share their ids' namespace)")
-    return diagnostics
+    diagnostics = []
+    for d in doc.get("diagnostics", []):
+        if d["id"] in seen:  # one namespace: key.id in the report and on the command line
+            raise ValueError(f"{path}: duplicate diagnostic id {d['id']!r} (diagnostics and claims share their ids' namespace)")
+        seen.add(d["id"])
+        diagnostics.append(Diagnostic(paper=doc["paper"], id=d["id"], question=d["question"], metric=d["metric"],
+                                      unit=d["unit"], reading=d["reading"], file=d.get("file", "metrics.json"),
+                                      rhs=d.get("rhs", 0.0), statistic=d.get("statistic", "mean"),
+                                      level=d.get("level", 0.95), paired=d.get("paired", True)))
+    return claims, diagnostics
 
 
 def _load_claim_file(path: Path, schema_path: str | Path) -> dict[str, Any]:
@@ -500,14 +503,21 @@ def _cluster_means(ev: Sample, claim: Claim) -> Sample:
     return Sample(ev.unit, tuple(labels), means, None, tuple(labels), ev.cv)
 
 
-def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
-               seed: int) -> tuple[str, Interval | None, str]:
+def _evidence_interval(check: Claim | Diagnostic, metrics: Mapping[str, Any], metric: str, rhs_path: float | str,
+                       level: float, seed: int) -> tuple[Interval, float]:
+    """The interval of ``metric`` compared with ``rhs_path`` (a number or a metric) and the threshold;
+    raises :class:`MetricMissing` (a path absent) or :class:`Undecidable` (no interval possible)."""
     lhs_node = lookup_metric(metrics, metric)
     rhs_node = None if not isinstance(rhs_path, str) else lookup_metric(metrics, rhs_path)
+    lhs = as_evidence(lhs_node, metric)
+    rhs = float(rhs_path) if rhs_node is None else as_evidence(rhs_node, rhs_path)
+    return _interval(check, lhs, rhs, level, seed)
+
+
+def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
+               seed: int) -> tuple[str, Interval | None, str]:
     try:
-        lhs = as_evidence(lhs_node, metric)
-        rhs = float(rhs_path) if rhs_node is None else as_evidence(rhs_node, rhs_path)
-        interval, threshold = _interval(claim, lhs, rhs, level, seed)
+        interval, threshold = _evidence_interval(claim, metrics, metric, rhs_path, level, seed)
     except Undecidable as why:
         return INCONCLUSIVE, None, str(why)
     return verdict(interval, claim.op, threshold, claim.tol), interval, ""
@@ -582,9 +592,7 @@ def measure(diagnostics: list[Diagnostic], results_dir: str | Path | None) -> li
                 loaded[path] = json.load(fh)
         seed = job_seed(0, "diagnostic", d.paper, d.id)
         try:
-            lhs = as_evidence(lookup_metric(loaded[path], d.metric), d.metric)
-            rhs = as_evidence(lookup_metric(loaded[path], d.rhs), d.rhs) if isinstance(d.rhs, str) else float(d.rhs)
-            interval, threshold = _interval(d, lhs, rhs, d.level, seed)
+            interval, threshold = _evidence_interval(d, loaded[path], d.metric, d.rhs, d.level, seed)
         except MetricMissing as missing:
             out.append(DiagnosticResult(d, reason=f"not measured: {missing.args[0]} absent from {d.file}"))
             continue
@@ -624,7 +632,8 @@ def main(argv: list[str] | None = None) -> int:
     repo = Path(args.repo)
     for key in args.keys:
         try:
-            claims = load_claims(repo / f"workflow/claims/{key}.yaml", repo / "workflow/schemas/claims.schema.yaml")
+            claims, diagnostics = load_claim_file(repo / f"workflow/claims/{key}.yaml",
+                                                  repo / "workflow/schemas/claims.schema.yaml")
         except (OSError, ValueError) as err:
             print(f"{key}: {err}")
             return 2
@@ -632,7 +641,6 @@ def main(argv: list[str] | None = None) -> int:
         for r in evaluate(claims, metrics if metrics.exists() else None):
             shown = str(r.interval) if r.interval is not None else "-"
             print(f"{key}.{r.claim.id}: {r.status}  {shown}  {r.reason}".rstrip() + (f" [{r.note}]" if r.note else ""))
-        diagnostics = load_diagnostics(repo / f"workflow/claims/{key}.yaml", repo / "workflow/schemas/claims.schema.yaml")
         for m in measure(diagnostics, Path(args.results) / key):
             shown = str(m.interval) if m.interval is not None else "-"
             print(f"{key}.{m.diagnostic.id}: diagnostic  {shown}  {m.reason}".rstrip())
