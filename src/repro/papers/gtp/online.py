@@ -45,6 +45,7 @@ import torch
 
 from repro.claims import sample
 from repro.papers.gtp.control import run_episodes
+from repro.papers.gtp.data import FIELDS
 from repro.papers.gtp.experiment import PlanConfig, sequence_windows
 from repro.rl.diffusion_prior import ActionDiffusion, fit_action_diffusion
 from repro.rl.td3bc import TD3BCConfig, TD3BCPolicy, TwinCritic, fit_td3bc_critic
@@ -60,7 +61,6 @@ LEARNS = {"gtp": ("world_model", "prior"), "mppi": ("world_model",), "cem": ("wo
           "diffusion_policy": ("prior",), "td3bc": ("td3bc",)}
 """method -> the models its online phase updates"""
 ONLINE_METHODS = tuple(LEARNS)
-FIELDS = ("observations", "actions", "rewards", "next_observations", "terminals", "episode")
 
 
 @dataclass(frozen=True)
