@@ -11,7 +11,8 @@
   RL and its grouped self-normalised (baseline-centred) policy-gradient estimators, with the
   reverse-KL RLOO loss they reduce to at alpha = 0 (torch; import it by its module path, like ppo).
 - :mod:`repro.rl.td3bc`: TD3+BC (Fujimoto & Gu 2021), offline TD3 with a behaviour-cloning term, with its
-  training diagnostics (torch; import it by its module path, like ppo).
+  training diagnostics, and online TD3 (Fujimoto et al. 2018) whose replay buffer is a behaviour dataset
+  (torch; import it by its module path, like ppo).
 
 Every function accepts a batch of kernels ``P`` of shape ``(..., S, A, S)`` where that is natural,
 so thousands of bootstrap kernels are evaluated in one call.

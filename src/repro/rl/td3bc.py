@@ -33,6 +33,10 @@ window): the critic loss, ``Q1`` on the dataset's pairs ``(s, a)`` and on ``(s, 
 the BC term ``mean (pi(s) - a)^2`` and the actor's Q term ``lambda mean Q1(s, pi(s))``; a step count
 is judged adequate when the critic loss and the Q values have levelled off and the BC term is stable.
 
+Online TD3 (:func:`fit_td3_online`): the same networks, target and update (one ``_Learner`` for both),
+with TD3's actor loss ``-mean Q1(s, pi(s))`` and no state standardisation, learning from its own
+interaction; gtp uses its replay buffer as a MuJoCo task's behaviour dataset.
+
 Randomness comes from ``seed`` alone (initial weights from a seeded fork of the global torch RNG,
 minibatches and target noise from a ``torch.Generator``); the global RNG is left as it was.
 """
@@ -40,6 +44,7 @@ minibatches and target noise from a ``torch.Generator``); the global RNG is left
 from __future__ import annotations
 
 import copy
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,8 +53,10 @@ from torch import nn
 
 from repro.seeding import torch_generator
 
+log = logging.getLogger(__name__)
+
 __all__ = ["TD3BCConfig", "Actor", "TwinCritic", "TD3BCPolicy", "actor_loss", "critic_target", "fit_td3bc", "fit_td3bc_critic",
-           "save_policy", "load_policy", "load_critic"]
+           "fit_td3_online", "save_policy", "load_policy", "load_critic"]
 
 
 @dataclass(frozen=True)
@@ -185,6 +192,46 @@ def _tensors(obs, actions, rewards, next_obs, terminals, where: str) -> list[tor
     return t
 
 
+class _Learner:
+    """One TD3 / TD3+BC update of a policy's actor and a twin critic (their target copies, Adam states and
+    the minibatch / noise generator live here): the critic every call, the actor and targets every
+    ``policy_delay`` calls. ``bc``: TD3+BC's actor loss (:func:`actor_loss`); otherwise TD3's ``-mean Q1``."""
+
+    def __init__(self, policy: TD3BCPolicy, critic: TwinCritic, cfg: TD3BCConfig, seed: int, *, bc: bool):
+        self.actor, self.critic, self.cfg, self.bc = policy.actor, critic, cfg, bc
+        self.actor_t, self.critic_t = copy.deepcopy(self.actor), copy.deepcopy(critic)
+        self.opt_a = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr)
+        self.opt_c = torch.optim.Adam(critic.parameters(), lr=cfg.lr)
+        self.gen = torch_generator(seed + 1)
+        self.calls = 0
+
+    def update(self, s, a, r, s2, d) -> dict[str, float]:
+        """One step on a minibatch of standardised transitions; the diagnostics of this step."""
+        cfg = self.cfg
+        self.calls += 1
+        y = critic_target(self.critic_t, self.actor_t, r, s2, d, cfg, self.gen)
+        q1, q2 = self.critic(s, a)
+        loss_c = ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
+        self.opt_c.zero_grad()
+        loss_c.backward()
+        self.opt_c.step()
+        out = {"critic_loss": float(loss_c.detach()), "q_data": float(q1.detach().mean())}
+        if self.calls % cfg.policy_delay == 0:
+            pi = self.actor(s)
+            q_pi = self.critic(s, pi)[0]
+            if self.bc:
+                loss_a, parts = actor_loss(q_pi, pi, a, cfg.alpha)
+            else:
+                loss_a, parts = -q_pi.mean(), {}
+            self.opt_a.zero_grad()
+            loss_a.backward()
+            self.opt_a.step()
+            _soft_update(self.critic_t, self.critic, cfg.tau)
+            _soft_update(self.actor_t, self.actor, cfg.tau)
+            out.update({"q_pi": float(q_pi.detach().mean()), **parts})
+        return out
+
+
 def fit_td3bc(obs, actions, rewards, next_obs, terminals, cfg: TD3BCConfig, seed: int
               ) -> tuple[TD3BCPolicy, list[dict[str, float]]]:
     """Train TD3+BC on offline transitions (arrays or tensors of shape (M, .), actions in [-1, 1]).
@@ -218,36 +265,14 @@ def fit_td3bc_critic(obs, actions, rewards, next_obs, terminals, cfg: TD3BCConfi
             policy.s_std.copy_(s.std(0) + 1e-3)
     with torch.no_grad():
         sn, s2n = policy.normalise(s), policy.normalise(s2)
-    actor = policy.actor
-    actor_t, critic_t = copy.deepcopy(actor), copy.deepcopy(critic)
-    opt_a = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
-    opt_c = torch.optim.Adam(critic.parameters(), lr=cfg.lr)
-    gen = torch_generator(seed + 1)
+    learner = _Learner(policy, critic, cfg, seed, bc=True)
     history: list[dict[str, float]] = []
     window: dict[str, list[float]] = {}
     B = min(cfg.batch, M)
     for step in range(1, cfg.steps + 1):
-        idx = torch.randint(0, M, (B,), generator=gen)
-        y = critic_target(critic_t, actor_t, r[idx], s2n[idx], d[idx], cfg, gen)
-        q1, q2 = critic(sn[idx], a[idx])
-        loss_c = ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
-        opt_c.zero_grad()
-        loss_c.backward()
-        opt_c.step()
-        window.setdefault("critic_loss", []).append(float(loss_c.detach()))
-        window.setdefault("q_data", []).append(float(q1.detach().mean()))
-        if step % cfg.policy_delay == 0:
-            pi = actor(sn[idx])
-            q_pi = critic(sn[idx], pi)[0]
-            loss_a, parts = actor_loss(q_pi, pi, a[idx], cfg.alpha)
-            opt_a.zero_grad()
-            loss_a.backward()
-            opt_a.step()
-            _soft_update(critic_t, critic, cfg.tau)
-            _soft_update(actor_t, actor, cfg.tau)
-            window.setdefault("q_pi", []).append(float(q_pi.detach().mean()))
-            for k, v in parts.items():
-                window.setdefault(k, []).append(v)
+        idx = torch.randint(0, M, (B,), generator=learner.gen)
+        for k, v in learner.update(sn[idx], a[idx], r[idx], s2n[idx], d[idx]).items():
+            window.setdefault(k, []).append(v)
         if step % cfg.log_every == 0 or step == cfg.steps:
             history.append({"step": step, **{k: float(np.mean(v)) for k, v in window.items()}})
             window = {}
@@ -283,3 +308,66 @@ def load_critic(path) -> TwinCritic:
     critic = TwinCritic(s_dim, a_dim, hidden)
     critic.load_state_dict(blob["critic"])
     return critic.eval()
+
+
+def fit_td3_online(env, cfg: TD3BCConfig, seed: int, *, env_steps: int, start_steps: int, explore: float = 0.1,
+                   length: int = 1000, action_scale: float = 1.0, progress_every: int = 0
+                   ) -> tuple[TD3BCPolicy, TwinCritic, dict[str, np.ndarray], list[dict[str, float]]]:
+    """Online TD3 (Fujimoto et al. 2018; the authors' ``sfujim/TD3`` main loop) in a gymnasium ``env``, and
+    everything it saw: the replay buffer is the "medium-replay" dataset of D4RL, a mix of a random
+    policy and partly trained ones.
+
+    The loop: ``start_steps`` uniform random actions, then the actor plus Gaussian exploration noise of sd
+    ``explore`` (clipped to [-1, 1]); from step ``start_steps`` on, one update per environment step on a
+    minibatch of the buffer (the critic each step, the actor every ``policy_delay``; no BC term, raw
+    states: ``cfg.alpha`` and ``cfg.normalize`` are not used). Episodes are cut at ``length`` steps (a
+    cut is not a terminal, as in the reference); env actions are ``action_scale * a`` for ``a`` in
+    [-1, 1]. Reference values differ in ``start_steps`` (25,000) and the number of steps (10^6).
+
+    Returns the final policy and critic, the transitions (``observations``, ``actions``, ``rewards``,
+    ``next_observations``, ``terminals``, ``episode``, in the order they happened) and one row per
+    finished episode (``episode``, ``env_step`` at its end, ``return``, ``length``, and the mean update
+    diagnostics over it)."""
+    if not 1 <= start_steps <= env_steps or length < 1 or explore < 0:
+        raise ValueError(f"fit_td3_online: need 1 <= start_steps <= env_steps, length >= 1, explore >= 0; got "
+                         f"start_steps={start_steps}, env_steps={env_steps}, length={length}, explore={explore}")
+    S, A = env.observation_space.shape[0], env.action_space.shape[0]
+    with torch.random.fork_rng():
+        torch.manual_seed(seed % (2**63))
+        policy, critic = TD3BCPolicy(S, A, cfg.hidden), TwinCritic(S, A, cfg.hidden)
+    learner = _Learner(policy, critic, cfg, seed, bc=False)
+    rng = np.random.default_rng(seed)
+    buf = {k: np.zeros((env_steps, n), np.float32) for k, n in (("observations", S), ("actions", A),
+                                                                 ("next_observations", S))}
+    rewards, terminals, episode = np.zeros(env_steps, np.float32), np.zeros(env_steps, np.float32), np.zeros(env_steps, np.int64)
+    t_s, t_a, t_r, t_s2, t_d = (torch.from_numpy(x) for x in (buf["observations"], buf["actions"], rewards,
+                                                                buf["next_observations"], terminals))
+    history: list[dict[str, float]] = []
+    window: dict[str, list[float]] = {}
+    obs, _ = env.reset(seed=int(rng.integers(2**31)))
+    ep, ep_ret, ep_len = 0, 0.0, 0
+    for t in range(env_steps):
+        if t < start_steps:
+            a = rng.uniform(-1, 1, A)
+        else:
+            a = np.clip(policy.act(obs)[0] + explore * rng.standard_normal(A), -1, 1)
+        nxt, r, term, trunc, _ = env.step((action_scale * a).astype(np.float32))
+        buf["observations"][t], buf["actions"][t], buf["next_observations"][t] = obs, a, nxt
+        rewards[t], terminals[t], episode[t] = r, float(term), ep
+        ep_ret, ep_len, obs = ep_ret + float(r), ep_len + 1, nxt
+        if t >= start_steps:
+            idx = torch.randint(0, t + 1, (min(cfg.batch, t + 1),), generator=learner.gen)
+            for k, v in learner.update(t_s[idx], t_a[idx], t_r[idx], t_s2[idx], t_d[idx]).items():
+                window.setdefault(k, []).append(v)
+        if term or trunc or ep_len >= length or t == env_steps - 1:
+            history.append({"episode": ep, "env_step": t + 1, "return": ep_ret, "length": ep_len,
+                            **{k: float(np.mean(v)) for k, v in window.items()}})
+            if progress_every and (ep + 1) % progress_every == 0:
+                log.info("TD3 online: episode %d, %d steps, return %.1f", ep, t + 1, ep_ret)
+            window = {}
+            obs, _ = env.reset(seed=int(rng.integers(2**31)))
+            ep, ep_ret, ep_len = ep + 1, 0.0, 0
+    policy.eval()
+    data = {**{k: v.astype(np.float64) for k, v in buf.items()}, "rewards": rewards.astype(np.float64),
+            "terminals": terminals.astype(np.float64), "episode": episode}
+    return policy, critic.eval(), data, history
