@@ -33,22 +33,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import spearmanr
 
 from repro.papers.gtp.maze import Maze
 from repro.rl.world_model import WorldModel
+from repro.stats.rank import spearman
 
 __all__ = ["DISTANCE_BUCKETS", "rank_by_bucket", "greedy_closer", "value_diagnostic", "diagnostic_table"]
 
 #: [lo, hi] optimal steps to the goal (hi None: no upper end)
 DISTANCE_BUCKETS = ((1, 4), (5, 14), (15, 29), (30, None))
-
-
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho (average ranks for ties); NaN when fewer than 3 points or either side is constant."""
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(spearmanr(x, y).statistic)
 
 
 def rank_by_bucket(value: np.ndarray, optimal: np.ndarray, steps: np.ndarray, greedy_ok: np.ndarray | None = None,
@@ -61,13 +54,13 @@ def rank_by_bucket(value: np.ndarray, optimal: np.ndarray, steps: np.ndarray, gr
     rows = []
     for lo, hi in buckets:
         m = (steps >= lo) & (steps <= (np.inf if hi is None else hi))
-        row = {"lo": lo, "hi": hi, "n": int(m.sum()), "spearman": _spearman(value[m], optimal[m]),
+        row = {"lo": lo, "hi": hi, "n": int(m.sum()), "spearman": spearman(value[m], optimal[m]),
                "value_mean": float(value[m].mean()) if m.any() else float("nan"),
                "optimal_mean": float(optimal[m].mean()) if m.any() else float("nan")}
         if greedy_ok is not None:
             row["greedy_closer"] = float(np.asarray(greedy_ok)[m].mean()) if m.any() else float("nan")
         rows.append(row)
-    out = {"spearman": _spearman(value, optimal), "n": len(value), "buckets": rows}
+    out = {"spearman": spearman(value, optimal), "n": len(value), "buckets": rows}
     if greedy_ok is not None:
         out["greedy_closer"] = float(np.mean(greedy_ok))
     return out

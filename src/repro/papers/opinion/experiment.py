@@ -73,7 +73,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import spearmanr
 
 from repro.claims import sample, undecided
 from repro.papers.opinion.baselines import create_baseline, play_scripted
@@ -83,6 +82,7 @@ from repro.papers.opinion.graphs import Graph, centrality, hunter_gatherer, real
 from repro.rl.marl import RecurrentGraphPolicy, rollout, train_ippo
 from repro.rl.ppo import PPOConfig
 from repro.seeding import torch_generator
+from repro.stats.rank import spearman
 
 __all__ = ["FamilyConfig", "TrainConfig", "graph_sampler", "train_agent", "evaluate_agent", "evaluate_baselines",
            "train_and_evaluate", "VARIANTS", "CURVES", "training_curves",
@@ -215,13 +215,6 @@ def _attention_lift(game: OpinionGame, attention: torch.Tensor) -> tuple[np.ndar
     return (tot / cnt.clamp_min(1)).numpy(), per_edge.numpy()
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    ok = np.isfinite(x) & np.isfinite(y)
-    if ok.sum() <= 2 or np.ptp(y[ok]) == 0 or np.ptp(x[ok]) == 0:
-        return float("nan")
-    return float(spearmanr(x[ok], y[ok]).statistic)
-
-
 def weight_rhos(graph: Graph, node_lift: np.ndarray, edge_lift: np.ndarray) -> dict[str, float]:
     """Attention read on a weighted graph's topology vs its held-out weights (the paper's Bluesky like-weights).
 
@@ -239,8 +232,8 @@ def weight_rhos(graph: Graph, node_lift: np.ndarray, edge_lift: np.ndarray) -> d
     multi = d[graph.dst] >= 2
     strength = np.bincount(graph.src, weights=graph.weight, minlength=graph.n)
     seen = np.bincount(graph.src, minlength=graph.n) > 0
-    return {"weight": _spearman(edge_lift[multi], (graph.weight / mean_w[graph.dst])[multi]),
-            "strength": _spearman(node_lift[seen], strength[seen])}
+    return {"weight": spearman(edge_lift[multi], (graph.weight / mean_w[graph.dst])[multi]),
+            "strength": spearman(node_lift[seen], strength[seen])}
 
 
 def _attention_rho(policy: RecurrentGraphPolicy, cfg: TrainConfig, graph: Graph, alpha: float, seed: int
@@ -258,7 +251,7 @@ def _attention_rho(policy: RecurrentGraphPolicy, cfg: TrainConfig, graph: Graph,
     lift, edge_lift = _attention_lift(game, ro.attention)
     cent = centrality(topology)
     has = np.bincount(graph.src, minlength=graph.n) > 0  # nodes somebody sees
-    out = {name: _spearman(lift[has], cent[name][has]) for name in CENTRALITIES}
+    out = {name: spearman(lift[has], cent[name][has]) for name in CENTRALITIES}
     return {**out, **weight_rhos(graph, lift, edge_lift)}
 
 
