@@ -9,7 +9,8 @@ import torch
 
 pytest.importorskip("gymnasium")
 
-from repro.papers.gtp.control import ControlDataConfig, collect, run_episodes  # noqa: E402
+from repro.papers.gtp.control import (BehaviourConfig, ControlDataConfig, behaviour_data, collect, evaluate_task,  # noqa: E402
+                                      expert_action, run_episodes)
 from repro.papers.gtp.experiment import PlanConfig, sequence_windows, train_td3bc  # noqa: E402
 from repro.rl.world_model import ModelConfig, fit_world_model  # noqa: E402
 
@@ -107,7 +108,30 @@ def test_td3bc_acts_by_its_actor_alone(pendulum):
      "needs its trained policy"),
     (lambda: train_td3bc({}, {"stepz": 1}, 0),
      "gtp.td3bc.stepz"),
+    (lambda: collect("hopper", ControlDataConfig(episodes=1, length=2), 0), "no scripted behaviour"),
+    (lambda: expert_action("halfcheetah", np.zeros((1, 17))), "no scripted controller"),
+    (lambda: evaluate_task(None, None, "hopper", {"episodes": 1, "length": 2, "methods": ["expert"]}, 0, 0),
+     "needs the behaviour agent"),
 ])
 def test_bad_names_and_values_are_refused(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_mujoco_behaviour_data_and_its_expert():
+    """A MuJoCo task's dataset is its TD3 agent's replay buffer (6-D actions for HalfCheetah), and ``expert``
+    acts by that agent's actor alone, in a 6-D action box."""
+    pytest.importorskip("mujoco")
+    cfg = BehaviourConfig(env_steps=120, start_steps=60, length=50, hidden=16)
+    data, agent, history = behaviour_data("halfcheetah", cfg, seed=0)
+    assert data["observations"].shape == (120, 17) and data["actions"].shape == (120, 6)
+    assert np.abs(data["actions"]).max() <= 1 and not data["terminals"].any()  # HalfCheetah never terminates
+    assert [h["length"] for h in history] == [50, 50, 20]
+    out = run_episodes("expert", "halfcheetah", [5, 6], 8, wm=None, prior=None, plan=PlanConfig(), seed=0,
+                       expert=agent.act, record=True)
+    t = out["transitions"]
+    assert t["actions"].shape == (16, 6)
+    np.testing.assert_allclose(t["actions"], agent.act(t["observations"]), atol=1e-6)
+    again = run_episodes("expert", "halfcheetah", [5, 6], 8, wm=None, prior=None, plan=PlanConfig(), seed=0,
+                         expert=agent.act)
+    np.testing.assert_array_equal(out["ret"], again["ret"])

@@ -31,19 +31,20 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     ids = {m: s["ids"] for m, s in metrics["score"].items()}
     assert all(v == ids["gtp"] for v in ids.values())  # paired by seed
     control = metrics["control"]
-    assert set(control) == {"pendulum", "mountaincar"}
+    assert set(control) == {"pendulum", "mountaincar", "hopper"}  # classic control and the MuJoCo block
     for task, block in control.items():
         assert set(block["return"]) == {"gtp", "mppi", "cem", "diffusion_policy", "td3bc", "expert", "random"}
         assert all(s["ids"] == block["return"]["gtp"]["ids"] for s in block["return"].values())
     pend = control["pendulum"]["return"]
     assert np.mean(pend["expert"]["values"]) > np.mean(pend["random"]["values"])  # the controller holds or lifts the pole
-    assert "mountaincar" in (smoke_dir / "reports/gtp_table2.md").read_text()
+    assert all(t in (smoke_dir / "reports/gtp_table2.md").read_text() for t in ("mountaincar", "hopper"))
     table4 = (smoke_dir / "reports/gtp_table4.md").read_text()  # TD3+BC's training diagnostics, every task
-    assert all(t in table4 for t in ("maze", "pendulum", "mountaincar")) and "q_pi_change_last_quarter" in table4
+    assert all(t in table4 for t in ("maze", "pendulum", "mountaincar", "hopper")) and "q_pi_change_last_quarter" in table4
     table1 = (smoke_dir / "reports/gtp_table1.csv").read_text()
     assert "td3bc" in table1
     # online fine-tuning: every learner on every task and seed, paired; Fig. 1 has round 0 (offline) and each round
     online = metrics["online"]
+    assert set(online) == {"pendulum", "mountaincar"}  # the smoke preset's MuJoCo block has no online entry
     learners = {"gtp", "mppi", "cem", "diffusion_policy", "td3bc"}
     rounds = CONFIG["smoke"]["control"]["online"]["rounds"]
     for task in ("pendulum", "mountaincar"):
@@ -64,7 +65,25 @@ def test_presets_are_valid(scale):
     jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).validate(CONFIG[scale])
 
 
-@pytest.mark.parametrize("path", [("seedz",), ("plan", "n_sample"), ("dataset", "episode"), ("control", "online", "round")])
+def test_each_task_takes_its_blocks_settings():
+    from repro.papers.gtp import grid
+
+    small = CONFIG["small"]
+    assert grid.control_tasks(small) == ["pendulum", "mountaincar", "halfcheetah", "hopper"]
+    assert grid.control_data_config(small, "hopper") == {"dataset": small["mujoco"]["dataset"]}
+    assert grid.control_td3bc_config(small, "pendulum")["td3bc"]["steps"] == small["control"]["td3bc"]["steps"]
+    assert grid.control_td3bc_config(small, "hopper")["td3bc"]["steps"] == small["mujoco"]["td3bc"]["steps"]
+    assert "behaviour" in grid.control_eval_inputs(small, "hopper", "0")
+    assert "behaviour" not in grid.control_eval_inputs(small, "pendulum", "0")
+    online = grid.online_targets(small)
+    assert online and not any("hopper" in t or "halfcheetah" in t for t in online)  # no online entry in the block
+    assert len(grid.control_eval_targets(small)) == 4 * small["seeds"]
+    with pytest.raises(ValueError, match="task 'acrobot' is in no block"):
+        grid.control_block(small, "acrobot")
+
+
+@pytest.mark.parametrize("path", [("seedz",), ("plan", "n_sample"), ("dataset", "episode"), ("control", "online", "round"),
+                                  ("mujoco", "dataset", "env_step")])
 def test_a_misspelt_key_is_rejected_with_its_path(path):
     preset = copy.deepcopy(CONFIG["small"])
     functools.reduce(dict.__getitem__, path[:-1], preset)[path[-1]] = 1

@@ -194,3 +194,21 @@ def test_bad_settings_are_refused_by_name(offline):
         go("expert", offline)
     with pytest.raises(ValueError, match="fields"):
         append(offline.data, {"observations": offline.data["observations"]})
+
+
+def test_the_loop_runs_on_a_mujoco_task_with_vector_actions():
+    """Hopper (3-D actions, terminations): the online loop appends exactly the 3-D transitions it collected and
+    its refit moves the world model (paper preset; the small one fine-tunes no MuJoCo task)."""
+    pytest.importorskip("mujoco")
+    from repro.papers.gtp.control import BehaviourConfig, behaviour_data
+
+    data, _, _ = behaviour_data("hopper", BehaviourConfig(env_steps=200, start_steps=100, length=LENGTH, hidden=16), 0)
+    wm, prior = train_models(data, MODEL, DIFFUSION, PLAN.horizon, seed=1)
+    state = OnlineState(data, wm, prior)
+    out, new = run_online("gtp", "hopper", state, CFG, length=LENGTH, plan=PLAN, eval_seeds=[11, 12], plan_seed=3,
+                          collect_seed=4, fit_seed=5, td3bc_cfg=TD3BC)
+    n0 = len(data["rewards"])
+    assert new.data["actions"].shape == (n0 + sum(r["collected"] for r in out["rounds"]), 3)
+    for k in data:
+        np.testing.assert_array_equal(new.data[k][:n0], data[k])
+    assert not same(params(wm), params(new.wm))

@@ -316,10 +316,10 @@ rule gtp_control_data:
     benchmark:
         "benchmarks/gtp/control/{task}/data/seed{seed}.tsv"
     wildcard_constraints:
-        task=r"[a-z]+",
+        task="|".join(gtp_grid.SCRIPTED_TASKS),
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp")),
+        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp"), wc.task),
     threads: 1
     resources:
         mem_mb=2000,
@@ -328,6 +328,30 @@ rule gtp_control_data:
         "../../envs/torch.yaml"
     script:
         "../scripts/gtp/control_data.py"
+
+# MuJoCo tasks: the dataset is the replay buffer of an online TD3 agent, whose final actor is the task's `expert`
+rule gtp_mujoco_data:
+    output:
+        data="results/gtp/control/{task}/data/seed{seed}.npz",
+        sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
+        behaviour="results/gtp/control/{task}/data/seed{seed}.behaviour.pt",
+    log:
+        "logs/gtp/control/{task}/data/seed{seed}.log",
+    benchmark:
+        "benchmarks/gtp/control/{task}/data/seed{seed}.tsv"
+    wildcard_constraints:
+        task="|".join(gtp_grid.MUJOCO_TASKS),
+        seed=r"[0-9]+",
+    params:
+        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp"), wc.task),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/gtp/mujoco_data.py"
 
 
 rule gtp_control_train:
@@ -344,7 +368,7 @@ rule gtp_control_train:
         task=r"[a-z]+",
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: gtp_grid.control_train_config(preset("gtp")),
+        cfg=lambda wc: gtp_grid.control_train_config(preset("gtp"), wc.task),
     threads: 1
     resources:
         mem_mb=3000,
@@ -370,7 +394,7 @@ rule gtp_control_td3bc:
         task=r"[a-z]+",
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: gtp_grid.control_td3bc_config(preset("gtp")),
+        cfg=lambda wc: gtp_grid.control_td3bc_config(preset("gtp"), wc.task),
     threads: 1
     resources:
         mem_mb=2000,
@@ -394,7 +418,7 @@ rule gtp_control_evaluate:
         task=r"[a-z]+",
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: gtp_grid.control_eval_config(preset("gtp")),
+        cfg=lambda wc: gtp_grid.control_eval_config(preset("gtp"), wc.task),
     threads: 1
     resources:
         mem_mb=3000,
@@ -439,7 +463,7 @@ rule gtp_control_online:
         method=r"[a-z_0-9]+",
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: gtp_grid.online_config(preset("gtp")),
+        cfg=lambda wc: gtp_grid.online_config(preset("gtp"), wc.task),
     threads: 1
     resources:
         mem_mb=3000,

@@ -1,4 +1,5 @@
-"""GTP on gymnasium's classic-control tasks: Pendulum-v1 and MountainCarContinuous-v0.
+"""GTP on gymnasium's control tasks: Pendulum-v1 and MountainCarContinuous-v0 (classic control), and
+MuJoCo's HalfCheetah-v5 and Hopper-v5 at short horizons.
 
 The same pipeline as the maze (:mod:`repro.papers.gtp.experiment`): an offline dataset per (task,
 seed) saved once with its sha256, a world model (dynamics ensemble, dense reward regression, TD
@@ -28,6 +29,18 @@ controller without noise: a reference, not an optimum; these tasks have no exact
 :mod:`repro.rl.td3bc`) trained on the same dataset, one actor forward pass per decision (it plans
 nothing, so the planners' equal-compute budget does not apply to it).
 
+MuJoCo tasks (the preset's ``mujoco`` block; ``mujoco`` 3.2.7's wheel, gymnasium's v5 environments):
+no scripted controller exists, so the behaviour data are the replay buffer of an online TD3 agent
+(:func:`repro.rl.td3bc.fit_td3_online`, :func:`behaviour_data`): ``start_steps`` uniform random actions,
+then the learning actor with exploration noise, one update per step, for ``env_steps`` steps in
+episodes cut at ``length`` (D4RL's "medium-replay" construction: a random policy and a sequence of
+partly trained ones). The method ``expert`` is that agent's final actor without noise (a reference,
+not an optimum). Short horizons: training and evaluation episodes last ``length`` steps (200 at
+small; the environments' own limit is 1,000). Deviations: TD3 starts learning after 1,000 random steps
+(the reference 25,000) and runs 10^3-10^4 steps instead of D4RL's 10^6; the learned world model
+predicts no termination, so Hopper's fall is seen by the planners only through the TD value and the
+learned reward's healthy bonus.
+
 The return of an episode is the undiscounted sum of the environment's rewards.
 """
 
@@ -44,17 +57,22 @@ from repro.claims import sample
 from repro.config import from_dict
 from repro.papers.gtp.data import DatasetConfig
 from repro.papers.gtp.experiment import Controller, PlanConfig
+from repro.papers.gtp.grid import SCRIPTED_TASKS
 from repro.rl.diffusion_prior import ActionDiffusion
 from repro.rl.td3bc import TD3BCPolicy
 from repro.rl.world_model import WorldModel
 
-__all__ = ["TASKS", "METHODS", "ControlDataConfig", "make_env", "expert_action", "collect", "run_episodes",
+__all__ = ["TASKS", "SCRIPTED", "METHODS", "ControlDataConfig", "BehaviourConfig", "make_env",
+           "expert_action", "collect", "behaviour_data", "run_episodes",
            "evaluate_task", "aggregate_control", "control_table"]
 
 log = logging.getLogger(__name__)
 
-TASKS = {"pendulum": ("Pendulum-v1", 2.0), "mountaincar": ("MountainCarContinuous-v0", 1.0)}
+TASKS = {"pendulum": ("Pendulum-v1", 2.0), "mountaincar": ("MountainCarContinuous-v0", 1.0),
+         "halfcheetah": ("HalfCheetah-v5", 1.0), "hopper": ("Hopper-v5", 1.0)}
 """task key -> (gymnasium id, action scale: env action = scale * a for a in [-1, 1])"""
+SCRIPTED = SCRIPTED_TASKS
+"""the tasks with a scripted behaviour controller (:func:`expert_action`); the others' behaviour is TD3's"""
 METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "td3bc", "expert", "random")
 
 
@@ -65,6 +83,24 @@ class ControlDataConfig(DatasetConfig):
 
     max_eps: float = 0.5
     """per-episode probability of a random action is drawn from U(0, max_eps)"""
+
+
+@dataclass(frozen=True)
+class BehaviourConfig:
+    """The online TD3 agent whose replay buffer is a MuJoCo task's dataset (:func:`behaviour_data`)."""
+
+    env_steps: int = 6000
+    """environment steps (the dataset's transitions)"""
+    start_steps: int = 1000
+    """uniform random actions before the actor acts and learns"""
+    length: int = 200
+    """steps per episode (also the evaluation episode length)"""
+    explore: float = 0.1
+    """sd of TD3's Gaussian exploration noise"""
+    hidden: int = 256
+    """width of TD3's actor and critics"""
+    gamma: float = 0.99
+    """TD3's discount"""
 
 
 def _task(task: str) -> tuple[str, float]:
@@ -84,6 +120,8 @@ def make_env(task: str):
 def expert_action(task: str, obs: np.ndarray) -> np.ndarray:
     """The scripted controller for a batch of observations (E, S), actions in [-1, 1]: (E, 1)."""
     _task(task)
+    if task not in SCRIPTED:
+        raise ValueError(f"gtp control: {task!r} has no scripted controller; its expert is the behaviour agent")
     obs = np.atleast_2d(obs)
     if task == "pendulum":
         theta, theta_dot = np.arctan2(obs[:, 1], obs[:, 0]), obs[:, 2]
@@ -98,6 +136,9 @@ def expert_action(task: str, obs: np.ndarray) -> np.ndarray:
 
 def collect(task: str, cfg: ControlDataConfig, seed: int) -> dict[str, np.ndarray]:
     """Behaviour episodes of ``task`` as flat transitions in the maze dataset's format (actions in [-1, 1])."""
+    _task(task)
+    if task not in SCRIPTED:
+        raise ValueError(f"gtp control: {task!r} has no scripted behaviour; its data come from behaviour_data()")
     if not 0 <= cfg.random_frac <= 1 or not 0 <= cfg.max_eps <= 1:
         raise ValueError(f"gtp control dataset: random_frac and max_eps must lie in [0, 1]; got {cfg}")
     _, scale = _task(task)
@@ -127,10 +168,31 @@ def collect(task: str, cfg: ControlDataConfig, seed: int) -> dict[str, np.ndarra
     return out
 
 
+def behaviour_data(task: str, cfg: BehaviourConfig, seed: int
+                   ) -> tuple[dict[str, np.ndarray], TD3BCPolicy, list[dict[str, float]]]:
+    """A task's dataset from an online TD3 agent: its replay buffer (the dataset's fields), its final
+    actor (the ``expert`` reference) and its per-episode learning curve."""
+    from repro.rl.td3bc import TD3BCConfig, fit_td3_online
+
+    _, scale = _task(task)
+    env = make_env(task)
+    try:
+        policy, _, data, history = fit_td3_online(
+            env, TD3BCConfig(hidden=cfg.hidden, gamma=cfg.gamma, normalize=False), seed, env_steps=cfg.env_steps,
+            start_steps=cfg.start_steps, explore=cfg.explore, length=cfg.length, action_scale=scale, progress_every=10)
+    finally:
+        env.close()
+    return data, policy, history
+
+
 def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *, wm: WorldModel | None,
                  prior: ActionDiffusion | None, plan: PlanConfig, seed: int,
-                 policy: TD3BCPolicy | None = None, explore: float = 0.0, record: bool = False) -> dict[str, Any]:
+                 policy: TD3BCPolicy | None = None, explore: float = 0.0, record: bool = False,
+                 expert=None) -> dict[str, Any]:
     """Receding-horizon control of one episode per reset seed (planned as a batch); per-episode return.
+
+    ``expert``: the reference controller of ``expert`` (observations (E, S) -> actions (E, A)); default
+    the task's scripted controller.
 
     ``explore``: TD3's exploration noise on the td3bc actor (online collection). ``record``: also return
     the transitions (``"transitions"``, the dataset's fields, episode-major, ``episode`` = index of the
@@ -140,9 +202,9 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
     _, scale = _task(task)
     envs = [make_env(task) for _ in reset_seeds]
     obs = np.stack([env.reset(seed=s)[0] for env, s in zip(envs, reset_seeds)])
-    E = len(envs)
-    act = Controller(method, lambda o: expert_action(task, o), wm=wm, prior=prior, plan=plan, seed=seed,
-                     n_problems=E, action_dim=1, policy=policy, explore=explore)
+    E, A = len(envs), int(envs[0].action_space.shape[0])
+    act = Controller(method, expert or (lambda o: expert_action(task, o)), wm=wm, prior=prior, plan=plan, seed=seed,
+                     n_problems=E, action_dim=A, policy=policy, explore=explore)
     ret, done, steps = np.zeros(E), np.zeros(E, bool), np.zeros(E, int)
     trans: list[list[tuple]] = [[] for _ in range(E)]
     for _ in range(length):
@@ -153,9 +215,9 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
             if done[i]:
                 continue
             before = obs[i].copy()
-            obs[i], r, term, _, _ = env.step(np.array([scale * float(a[i, 0])], dtype=np.float32))
+            obs[i], r, term, _, _ = env.step((scale * np.asarray(a[i], dtype=np.float64)).astype(np.float32))
             if record:
-                trans[i].append((before, [float(a[i, 0])], r, obs[i].copy(), float(term), i))
+                trans[i].append((before, np.asarray(a[i], dtype=np.float64).copy(), r, obs[i].copy(), float(term), i))
             ret[i] += r
             steps[i] += 1
             done[i] = term
@@ -171,16 +233,21 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
 
 
 def evaluate_task(wm: WorldModel, prior: ActionDiffusion, task: str, cfg: dict, start_seed: int,
-                  method_seed: int, policy: TD3BCPolicy | None = None) -> dict[str, Any]:
+                  method_seed: int, policy: TD3BCPolicy | None = None,
+                  behaviour: TD3BCPolicy | None = None) -> dict[str, Any]:
     """Every method on the same reset seeds (drawn from ``start_seed``): per-episode rows (``policy``: the
-    task and seed's TD3+BC actor, needed when ``td3bc`` is among the methods)."""
+    task and seed's TD3+BC actor, needed when ``td3bc`` is among the methods; ``behaviour``: the TD3
+    agent that collected a MuJoCo task's data, its ``expert``)."""
+    if "expert" in cfg["methods"] and task not in SCRIPTED and behaviour is None:
+        raise ValueError(f"gtp control: method 'expert' on {task!r} needs the behaviour agent (none was given)")
+    expert = None if behaviour is None else behaviour.act
     rng = np.random.default_rng(start_seed)
     reset_seeds = [int(s) for s in rng.integers(2**31, size=cfg["episodes"])]
     plan = from_dict(PlanConfig, cfg.get("plan"), "gtp.control.plan")
     rows = []
     for method in cfg["methods"]:
         out = run_episodes(method, task, reset_seeds, cfg["length"], wm=wm, prior=prior, plan=plan, seed=method_seed,
-                           policy=policy)
+                           policy=policy, expert=expert)
         log.info("%s %s: mean return %.2f", task, method, out["ret"].mean())
         rows += [{"task": task, "method": method, "episode": e, "ret": float(out["ret"][e]), "steps": int(out["steps"][e]),
                   "evals": float(out["evals_per_decision"]), "denoiser": float(out["denoiser_per_decision"])}

@@ -50,8 +50,9 @@ Deviations
   ranking is right; the upper expectile offsets part of that bias.
 - The maze here; gymnasium's Pendulum and MountainCarContinuous in :mod:`repro.papers.gtp.control`
   (Table 2), with online fine-tuning there (:mod:`repro.papers.gtp.online`; Fig. 1, return vs environment
-  steps). MuJoCo tasks are not built (the engine installs as
-  mujoco 3.2.7; their behaviour data need an online agent first); the maze has no online phase (its score by distance is Fig. 2).
+  steps), and MuJoCo's HalfCheetah-v5 and Hopper-v5 at 200-step episodes there too, their data from an
+  online TD3 agent (no online fine-tuning of them at small); the maze has no online phase (its score by
+  distance is Fig. 2).
 - The model-free baseline is offline TD3 (TD3+BC), not online SAC/TD3: the data are offline datasets
   with no environment interaction during training. It trains far fewer gradient steps than the
   reference's 10^6 (``td3bc.steps`` in the presets, chosen from its training diagnostics, Table 4),
