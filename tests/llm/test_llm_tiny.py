@@ -132,6 +132,23 @@ def test_logprobs_equal_the_log_softmax_of_the_logits(tiny):
         assert total == pytest.approx(sum(manual), abs=1e-4)
 
 
+def test_packed_candidate_logprobs_equal_logprobs_per_pair(tiny):
+    """candidate_logprobs packs each prompt's candidates after it in one row: per (prompt, candidate) the value of
+    logprobs, in any batching, for prompts of unequal length and candidates of unequal length; bad rows named."""
+    lm, _ = tiny
+    prompts = ["the cat sat", "a", "bob likes blue"]
+    cands = [[" on the mat.", " red", "zz"], [" red", " fox ran", "."], [" hats.", " x", " on"]]
+    flat = lm.logprobs([p for p, row in zip(prompts, cands) for _ in row], [c for row in cands for c in row])
+    for batch in (1, 2, 3):
+        got = lm.candidate_logprobs(prompts, cands, batch_size=batch)
+        assert got.shape == (3, 3) and got.dtype == torch.float64 and not got.requires_grad
+        np.testing.assert_allclose(got.numpy().ravel(), flat, atol=1e-4)
+    with pytest.raises(ValueError, match="one non-empty row of candidates per prompt"):
+        lm.candidate_logprobs(prompts, cands[:2])
+    with pytest.raises(ValueError, match="encodes to no tokens"):
+        lm.candidate_logprobs(prompts[:1], [["", " x", " y"]])
+
+
 def test_hidden_states_are_the_residual_stream_at_the_asked_positions(tiny):
     lm, _ = tiny
     prompts = ["the cat", "a red fox ran", "b"]

@@ -277,6 +277,72 @@ class TorchLM(LanguageModel):
         per = self.score_tokens(ctx, tgt, batch_size=batch_size)
         return per if per_token else [float(p.sum()) for p in per]
 
+    def candidate_logprobs(self, prompts, candidates, *, grad: bool = False, batch_size: int = 8):
+        """log p(candidate | prompt) in nats, summed over the candidate's tokens, for every prompt's row
+        of candidates: a (P, C) float64 tensor, differentiable with ``grad`` (through any adapter).
+
+        Each prompt is one packed row, its tokens once and then every candidate's, each candidate
+        seeing the prompt and its own earlier tokens at the positions it would have after the prompt
+        alone (a (B, T, T) mask through :meth:`Core.forward`): the values of :meth:`logprobs` on each
+        (prompt, candidate) pair, to float rounding, at 1 / C of the prompt's cost. ``batch_size``
+        prompts go through the model at a time.
+        """
+        import torch
+
+        prompts = as_prompt_list(prompts)
+        if len(candidates) != len(prompts) or len({len(row) for row in candidates}) != 1 or not len(candidates[0]):
+            raise ValueError("candidate_logprobs: one non-empty row of candidates per prompt, every row of the same length")
+        step = max(1, int(batch_size))
+        return torch.cat([self._packed_logprobs(prompts[i:i + step], candidates[i:i + step], grad)
+                          for i in range(0, len(prompts), step)])
+
+    def _packed_rows(self, prompts, candidates):
+        """Token ids, (B, T, T) visibility, positions of the packed rows; and per scored token its (row, column
+        whose logits predict it, token id, candidate index over the batch's P x C)."""
+        tok = self.tokenizer
+        rows, where = [], []
+        for p, (prompt, cands) in enumerate(zip(prompts, candidates)):
+            ids = tok.encode(prompt, prompt=True)
+            if not ids:
+                if tok.bos_id is None:
+                    raise ValueError(f"candidate_logprobs: prompt {p} is empty and {self.name} has no BOS token")
+                ids = [tok.bos_id]
+            c = len(ids)
+            pos, block = list(range(c)), [-1] * c
+            for k, cand in enumerate(cands):
+                t = tok.encode(cand, prompt=False)
+                if not t:
+                    raise ValueError(f"candidate_logprobs: candidate {cand!r} encodes to no tokens")
+                start = len(ids)
+                # token m of the candidate is predicted at the prompt's last column (m = 0), else at its own m - 1
+                where += [(p, c - 1 if m == 0 else start + m - 1, t[m], p * len(cands) + k) for m in range(len(t))]
+                ids, pos, block = ids + t, pos + list(range(c, c + len(t))), block + [k] * len(t)
+            rows.append((ids, pos, block))
+        width = max(len(r[0]) for r in rows)
+        if self.core.max_length is not None and max(max(r[1]) + 1 for r in rows) > self.core.max_length:
+            raise ValueError(f"{self.name}: a prompt and candidate exceed the context of {self.core.max_length}")
+        ids = torch.full((len(rows), width), tok.pad_id, dtype=torch.long)
+        pos = torch.zeros_like(ids)
+        block = torch.full_like(ids, -2)                                           # -2 padding, -1 prompt, k candidate k
+        for b, (r_ids, r_pos, r_block) in enumerate(rows):
+            n = len(r_ids)
+            ids[b, :n], pos[b, :n], block[b, :n] = torch.tensor(r_ids), torch.tensor(r_pos), torch.tensor(r_block)
+        causal = torch.ones(width, width, dtype=torch.bool).tril()
+        key, query = block[:, None, :], block[:, :, None]
+        visible = causal & (((key == -1) & (query != -2)) | ((key == query) & (key >= 0)))
+        visible |= torch.eye(width, dtype=torch.bool)                              # padding sees itself only
+        return ids, visible, pos, torch.tensor(where, dtype=torch.long)
+
+    def _packed_logprobs(self, prompts, candidates, grad: bool):
+        ids, visible, pos, where = self._packed_rows(prompts, candidates)
+        dev = self.device
+        with torch.set_grad_enabled(grad):
+            logits, _ = self.core.forward(ids.to(dev), visible.to(dev), pos.to(dev))
+            lp = torch.log_softmax(logits[where[:, 0].to(dev), where[:, 1].to(dev)].float(), -1)   # (N, V)
+            tok_lp = lp.gather(-1, where[:, 2:3].to(dev))[:, 0].double().cpu()
+            seq = torch.zeros(len(prompts) * len(candidates[0]), dtype=torch.float64).index_add(0, where[:, 3], tok_lp)
+        return seq.reshape(len(prompts), -1)
+
     # -- hidden states -----------------------------------------------------------------------
     def hidden_states(self, prompts, layers, positions=-1, *, batch_size=8):
         prompts = as_prompt_list(prompts)

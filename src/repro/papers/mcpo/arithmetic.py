@@ -120,61 +120,12 @@ def candidate_logp(lm, prompts: list[str], candidates: list[list[str]], *, grad:
 
     Without ``grad`` the prompts go through the model ``batch_prompts`` at a time (memory stays
     bounded at any number of prompts); with it, in one batch (the graph of one training round).
-    Each prompt is one packed row, its tokens once and then every candidate's, each candidate seeing
-    the prompt and its own earlier tokens at the positions it would have after the prompt alone
-    (a (B, T, T) mask): the same log-probabilities as scoring prompt + candidate one sequence at a
-    time (``TorchLM.logprobs``; tested to float rounding) at 1 / C of the prompt's cost.
+    The sequence log-probabilities come from :meth:`repro.llm.torchlm.TorchLM.candidate_logprobs` (each
+    prompt one packed row, its tokens once and then every candidate's: 1 / C of the prompt's cost).
     """
     if len({len(row) for row in candidates}) != 1 or len(candidates) != len(prompts):
         raise ValueError("candidate_logp: one row of candidates per prompt, every row of the same length")
-    step = len(prompts) if grad else max(1, batch_prompts)
-    return torch.cat([_candidate_logp(lm, prompts[i:i + step], candidates[i:i + step], grad)
-                      for i in range(0, len(prompts), step)])
-
-
-def _packed(lm, prompts: list[str], candidates: list[list[str]]):
-    """Token ids, (B, T, T) visibility, positions of the packed rows; and per scored token its (row, column
-    whose logits predict it, token id, candidate index over the batch's P x C)."""
-    tok = lm.tokenizer
-    rows, where = [], []
-    for p, (prompt, cands) in enumerate(zip(prompts, candidates)):
-        ids = tok.encode(prompt, prompt=True)
-        c = len(ids)
-        pos, block = list(range(c)), [-1] * c
-        for k, cand in enumerate(cands):
-            t = tok.encode(cand, prompt=False)
-            if not t:
-                raise ValueError(f"candidate_logp: candidate {cand!r} encodes to no tokens")
-            start = len(ids)
-            # token m of the candidate is predicted at the prompt's last column (m = 0), else at its own m - 1
-            where += [(p, c - 1 if m == 0 else start + m - 1, t[m], p * len(cands) + k) for m in range(len(t))]
-            ids, pos, block = ids + t, pos + list(range(c, c + len(t))), block + [k] * len(t)
-        rows.append((ids, pos, block))
-    width = max(len(r[0]) for r in rows)
-    if lm.core.max_length is not None and max(max(r[1]) + 1 for r in rows) > lm.core.max_length:
-        raise ValueError(f"{lm.name}: a prompt and candidate exceed the context of {lm.core.max_length}")
-    ids = torch.full((len(rows), width), lm.tokenizer.pad_id, dtype=torch.long)
-    pos = torch.zeros_like(ids)
-    block = torch.full_like(ids, -2)                                           # -2 padding, -1 prompt, k candidate k
-    for b, (r_ids, r_pos, r_block) in enumerate(rows):
-        n = len(r_ids)
-        ids[b, :n], pos[b, :n], block[b, :n] = torch.tensor(r_ids), torch.tensor(r_pos), torch.tensor(r_block)
-    causal = torch.ones(width, width, dtype=torch.bool).tril()
-    key, query = block[:, None, :], block[:, :, None]
-    visible = causal & (((key == -1) & (query != -2)) | ((key == query) & (key >= 0)))
-    visible |= torch.eye(width, dtype=torch.bool)                              # padding sees itself only
-    return ids, visible, pos, torch.tensor(where, dtype=torch.long)
-
-
-def _candidate_logp(lm, prompts: list[str], candidates: list[list[str]], grad: bool) -> torch.Tensor:
-    ids, visible, pos, where = _packed(lm, prompts, candidates)
-    dev = lm.device
-    with torch.set_grad_enabled(grad):
-        logits, _ = lm.core.forward(ids.to(dev), visible.to(dev), pos.to(dev))
-        lp = torch.log_softmax(logits[where[:, 0].to(dev), where[:, 1].to(dev)].float(), -1)   # (N, V)
-        tok_lp = lp.gather(-1, where[:, 2:3].to(dev))[:, 0].double().cpu()
-        seq = torch.zeros(len(prompts) * len(candidates[0]), dtype=torch.float64).index_add(0, where[:, 3], tok_lp)
-        seq = seq.reshape(len(prompts), -1)
+    seq = lm.candidate_logprobs(prompts, candidates, grad=grad, batch_size=len(prompts) if grad else max(1, batch_prompts))
     return seq - torch.logsumexp(seq, 1, keepdim=True)
 
 
