@@ -264,18 +264,23 @@ class TorchLM(LanguageModel):
             raise ValueError(f"logprobs: {len(prompts)} prompts but {len(continuations)} continuations")
         ctx, tgt = [], []
         for i, (p, c) in enumerate(zip(prompts, continuations)):
-            pi = self.tokenizer.encode(p, prompt=True)
+            pi = self._prompt_ids(p, i, "logprobs")
             ci = self.tokenizer.encode(c, prompt=False)
-            if not pi:
-                if self.tokenizer.bos_id is None:
-                    raise ValueError(f"logprobs: prompt {i} is empty and {self.name} has no BOS token to condition on")
-                pi = [self.tokenizer.bos_id]
             if not ci:
                 raise ValueError(f"logprobs: continuation {i} ({c!r}) encodes to no tokens")
             ctx.append(pi)
             tgt.append(ci)
         per = self.score_tokens(ctx, tgt, batch_size=batch_size)
         return per if per_token else [float(p.sum()) for p in per]
+
+    def _prompt_ids(self, prompt: str, i: int, caller: str) -> list[int]:
+        """The tokens a scored continuation is conditioned on: the prompt's, or BOS alone for an empty prompt."""
+        ids = self.tokenizer.encode(prompt, prompt=True)
+        if ids:
+            return ids
+        if self.tokenizer.bos_id is None:
+            raise ValueError(f"{caller}: prompt {i} is empty and {self.name} has no BOS token to condition on")
+        return [self.tokenizer.bos_id]
 
     def candidate_logprobs(self, prompts, candidates, *, grad: bool = False, batch_size: int = 8):
         """log p(candidate | prompt) in nats, summed over the candidate's tokens, for every prompt's row
@@ -287,11 +292,9 @@ class TorchLM(LanguageModel):
         (prompt, candidate) pair, to float rounding, at 1 / C of the prompt's cost. ``batch_size``
         prompts go through the model at a time.
         """
-        import torch
-
         prompts = as_prompt_list(prompts)
         if len(candidates) != len(prompts) or len({len(row) for row in candidates}) != 1 or not len(candidates[0]):
-            raise ValueError("candidate_logprobs: one non-empty row of candidates per prompt, every row of the same length")
+            raise ValueError("candidate_logprobs: one row of candidates per prompt, every row of the same (non-zero) length")
         step = max(1, int(batch_size))
         return torch.cat([self._packed_logprobs(prompts[i:i + step], candidates[i:i + step], grad)
                           for i in range(0, len(prompts), step)])
@@ -302,11 +305,7 @@ class TorchLM(LanguageModel):
         tok = self.tokenizer
         rows, where = [], []
         for p, (prompt, cands) in enumerate(zip(prompts, candidates)):
-            ids = tok.encode(prompt, prompt=True)
-            if not ids:
-                if tok.bos_id is None:
-                    raise ValueError(f"candidate_logprobs: prompt {p} is empty and {self.name} has no BOS token")
-                ids = [tok.bos_id]
+            ids = self._prompt_ids(prompt, p, "candidate_logprobs")
             c = len(ids)
             pos, block = list(range(c)), [-1] * c
             for k, cand in enumerate(cands):

@@ -123,8 +123,6 @@ def candidate_logp(lm, prompts: list[str], candidates: list[list[str]], *, grad:
     The sequence log-probabilities come from :meth:`repro.llm.torchlm.TorchLM.candidate_logprobs` (each
     prompt one packed row, its tokens once and then every candidate's: 1 / C of the prompt's cost).
     """
-    if len({len(row) for row in candidates}) != 1 or len(candidates) != len(prompts):
-        raise ValueError("candidate_logp: one row of candidates per prompt, every row of the same length")
     seq = lm.candidate_logprobs(prompts, candidates, grad=grad, batch_size=len(prompts) if grad else max(1, batch_prompts))
     return seq - torch.logsumexp(seq, 1, keepdim=True)
 
