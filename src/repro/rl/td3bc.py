@@ -326,8 +326,8 @@ def fit_td3_online(env, cfg: TD3BCConfig, seed: int, *, env_steps: int, start_st
 
     Returns the final policy and critic, the transitions (``observations``, ``actions``, ``rewards``,
     ``next_observations``, ``terminals``, ``episode``, in the order they happened) and one row per
-    finished episode (``episode``, ``env_step`` at its end, ``return``, ``length``, and the mean update
-    diagnostics over it)."""
+    episode (``episode``, ``env_step`` at its end, ``return``, ``length``, and the mean update
+    diagnostics over it; the last row may be an episode cut short by ``env_steps``)."""
     if not 1 <= start_steps <= env_steps or length < 1 or explore < 0:
         raise ValueError(f"fit_td3_online: need 1 <= start_steps <= env_steps, length >= 1, explore >= 0; got "
                          f"start_steps={start_steps}, env_steps={env_steps}, length={length}, explore={explore}")
@@ -337,11 +337,11 @@ def fit_td3_online(env, cfg: TD3BCConfig, seed: int, *, env_steps: int, start_st
         policy, critic = TD3BCPolicy(S, A, cfg.hidden), TwinCritic(S, A, cfg.hidden)
     learner = _Learner(policy, critic, cfg, seed, bc=False)
     rng = np.random.default_rng(seed)
-    buf = {k: np.zeros((env_steps, n), np.float32) for k, n in (("observations", S), ("actions", A),
-                                                                 ("next_observations", S))}
-    rewards, terminals, episode = np.zeros(env_steps, np.float32), np.zeros(env_steps, np.float32), np.zeros(env_steps, np.int64)
-    t_s, t_a, t_r, t_s2, t_d = (torch.from_numpy(x) for x in (buf["observations"], buf["actions"], rewards,
-                                                                buf["next_observations"], terminals))
+    fields = ("observations", "actions", "rewards", "next_observations", "terminals")  # the update's argument order
+    buf = {k: np.zeros((env_steps, n) if n else env_steps, np.float32)
+           for k, n in zip(fields, (S, A, 0, S, 0))}
+    tensors = [torch.from_numpy(buf[k]) for k in fields]  # views: the buffer as it fills
+    episode = np.zeros(env_steps, np.int64)
     history: list[dict[str, float]] = []
     window: dict[str, list[float]] = {}
     obs, _ = env.reset(seed=int(rng.integers(2**31)))
@@ -352,22 +352,23 @@ def fit_td3_online(env, cfg: TD3BCConfig, seed: int, *, env_steps: int, start_st
         else:
             a = np.clip(policy.act(obs)[0] + explore * rng.standard_normal(A), -1, 1)
         nxt, r, term, trunc, _ = env.step((action_scale * a).astype(np.float32))
-        buf["observations"][t], buf["actions"][t], buf["next_observations"][t] = obs, a, nxt
-        rewards[t], terminals[t], episode[t] = r, float(term), ep
+        for k, v in zip(fields, (obs, a, r, nxt, float(term))):
+            buf[k][t] = v
+        episode[t] = ep
         ep_ret, ep_len, obs = ep_ret + float(r), ep_len + 1, nxt
         if t >= start_steps:
             idx = torch.randint(0, t + 1, (min(cfg.batch, t + 1),), generator=learner.gen)
-            for k, v in learner.update(t_s[idx], t_a[idx], t_r[idx], t_s2[idx], t_d[idx]).items():
+            for k, v in learner.update(*(x[idx] for x in tensors)).items():
                 window.setdefault(k, []).append(v)
         if term or trunc or ep_len >= length or t == env_steps - 1:
             history.append({"episode": ep, "env_step": t + 1, "return": ep_ret, "length": ep_len,
                             **{k: float(np.mean(v)) for k, v in window.items()}})
             if progress_every and (ep + 1) % progress_every == 0:
                 log.info("TD3 online: episode %d, %d steps, return %.1f", ep, t + 1, ep_ret)
-            window = {}
-            obs, _ = env.reset(seed=int(rng.integers(2**31)))
-            ep, ep_ret, ep_len = ep + 1, 0.0, 0
+            if t < env_steps - 1:
+                window = {}
+                obs, _ = env.reset(seed=int(rng.integers(2**31)))
+                ep, ep_ret, ep_len = ep + 1, 0.0, 0
     policy.eval()
-    data = {**{k: v.astype(np.float64) for k, v in buf.items()}, "rewards": rewards.astype(np.float64),
-            "terminals": terminals.astype(np.float64), "episode": episode}
+    data = {**{k: v.astype(np.float64) for k, v in buf.items()}, "episode": episode}
     return policy, critic.eval(), data, history

@@ -62,7 +62,7 @@ from repro.rl.diffusion_prior import ActionDiffusion
 from repro.rl.td3bc import TD3BCPolicy
 from repro.rl.world_model import WorldModel
 
-__all__ = ["TASKS", "SCRIPTED", "METHODS", "ControlDataConfig", "BehaviourConfig", "make_env",
+__all__ = ["TASKS", "METHODS", "ControlDataConfig", "BehaviourConfig", "make_env",
            "expert_action", "collect", "behaviour_data", "run_episodes",
            "evaluate_task", "aggregate_control", "control_table"]
 
@@ -71,8 +71,6 @@ log = logging.getLogger(__name__)
 TASKS = {"pendulum": ("Pendulum-v1", 2.0), "mountaincar": ("MountainCarContinuous-v0", 1.0),
          "halfcheetah": ("HalfCheetah-v5", 1.0), "hopper": ("Hopper-v5", 1.0)}
 """task key -> (gymnasium id, action scale: env action = scale * a for a in [-1, 1])"""
-SCRIPTED = SCRIPTED_TASKS
-"""the tasks with a scripted behaviour controller (:func:`expert_action`); the others' behaviour is TD3's"""
 METHODS = ("gtp", "mppi", "cem", "diffusion_policy", "td3bc", "expert", "random")
 
 
@@ -120,7 +118,7 @@ def make_env(task: str):
 def expert_action(task: str, obs: np.ndarray) -> np.ndarray:
     """The scripted controller for a batch of observations (E, S), actions in [-1, 1]: (E, 1)."""
     _task(task)
-    if task not in SCRIPTED:
+    if task not in SCRIPTED_TASKS:
         raise ValueError(f"gtp control: {task!r} has no scripted controller; its expert is the behaviour agent")
     obs = np.atleast_2d(obs)
     if task == "pendulum":
@@ -136,12 +134,11 @@ def expert_action(task: str, obs: np.ndarray) -> np.ndarray:
 
 def collect(task: str, cfg: ControlDataConfig, seed: int) -> dict[str, np.ndarray]:
     """Behaviour episodes of ``task`` as flat transitions in the maze dataset's format (actions in [-1, 1])."""
-    _task(task)
-    if task not in SCRIPTED:
+    _, scale = _task(task)
+    if task not in SCRIPTED_TASKS:
         raise ValueError(f"gtp control: {task!r} has no scripted behaviour; its data come from behaviour_data()")
     if not 0 <= cfg.random_frac <= 1 or not 0 <= cfg.max_eps <= 1:
         raise ValueError(f"gtp control dataset: random_frac and max_eps must lie in [0, 1]; got {cfg}")
-    _, scale = _task(task)
     rng = np.random.default_rng(seed)
     env = make_env(task)
     fields = {k: [] for k in ("observations", "actions", "rewards", "next_observations", "terminals", "episode")}
@@ -214,10 +211,10 @@ def run_episodes(method: str, task: str, reset_seeds: list[int], length: int, *,
         for i, env in enumerate(envs):
             if done[i]:
                 continue
-            before = obs[i].copy()
-            obs[i], r, term, _, _ = env.step((scale * np.asarray(a[i], dtype=np.float64)).astype(np.float32))
+            before, ai = obs[i].copy(), np.array(a[i], dtype=np.float64)
+            obs[i], r, term, _, _ = env.step((scale * ai).astype(np.float32))
             if record:
-                trans[i].append((before, np.asarray(a[i], dtype=np.float64).copy(), r, obs[i].copy(), float(term), i))
+                trans[i].append((before, ai, r, obs[i].copy(), float(term), i))
             ret[i] += r
             steps[i] += 1
             done[i] = term
@@ -238,7 +235,7 @@ def evaluate_task(wm: WorldModel, prior: ActionDiffusion, task: str, cfg: dict, 
     """Every method on the same reset seeds (drawn from ``start_seed``): per-episode rows (``policy``: the
     task and seed's TD3+BC actor, needed when ``td3bc`` is among the methods; ``behaviour``: the TD3
     agent that collected a MuJoCo task's data, its ``expert``)."""
-    if "expert" in cfg["methods"] and task not in SCRIPTED and behaviour is None:
+    if "expert" in cfg["methods"] and task not in SCRIPTED_TASKS and behaviour is None:
         raise ValueError(f"gtp control: method 'expert' on {task!r} needs the behaviour agent (none was given)")
     expert = None if behaviour is None else behaviour.act
     rng = np.random.default_rng(start_seed)

@@ -81,13 +81,9 @@ SCRIPTED_TASKS = ("pendulum", "mountaincar")  # behaviour from a scripted contro
 MUJOCO_TASKS = ("halfcheetah", "hopper")  # behaviour from an online TD3 agent
 
 
-def _blocks(cfg: dict) -> list[dict]:
-    return [cfg[b] for b in BLOCKS if b in cfg]
-
-
 def control_tasks(cfg: dict) -> list[str]:
     """Every control task of the preset, classic control first."""
-    return [t for block in _blocks(cfg) for t in block.get("tasks", [])]
+    return [t for b in BLOCKS for t in cfg.get(b, {}).get("tasks", [])]
 
 
 def control_block(cfg: dict, task: str) -> dict:
@@ -127,10 +123,6 @@ def control_data_config(cfg: dict, task: str) -> dict[str, Any]:
     return {"dataset": control_block(cfg, task)["dataset"]}
 
 
-def _length(block: dict) -> int:
-    return block["dataset"]["length"]
-
-
 def control_train_config(cfg: dict, task: str) -> dict[str, Any]:
     c = control_block(cfg, task)
     # dense rewards (Pendulum's cost, MountainCar's action cost and goal bonus, MuJoCo's velocity and control
@@ -140,7 +132,7 @@ def control_train_config(cfg: dict, task: str) -> dict[str, Any]:
 
 def control_eval_config(cfg: dict, task: str) -> dict[str, Any]:
     c = control_block(cfg, task)
-    return {"episodes": c["episodes"], "length": _length(c), "methods": c["methods"], "plan": c["plan"]}
+    return {"episodes": c["episodes"], "length": c["dataset"]["length"], "methods": c["methods"], "plan": c["plan"]}
 
 
 # online fine-tuning (repro.papers.gtp.online): one job per (task, method, seed) after the offline models, for the
