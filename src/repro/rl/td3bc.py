@@ -126,6 +126,10 @@ class TwinCritic(nn.Module):
         x = torch.cat([s, a], -1)
         return self.q1(x)[..., 0], self.q2(x)[..., 0]
 
+    def first(self, s: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        """``Q1`` alone (the actor's loss uses no other: the reference's ``Critic.Q1``)."""
+        return self.q1(torch.cat([s, a], -1))[..., 0]
+
 
 class TD3BCPolicy(nn.Module):
     """The trained actor with the state normaliser it was trained under: ``act(obs)`` is one forward pass."""
@@ -218,13 +222,13 @@ class _Learner:
         out = {"critic_loss": float(loss_c.detach()), "q_data": float(q1.detach().mean())}
         if self.calls % cfg.policy_delay == 0:
             pi = self.actor(s)
-            q_pi = self.critic(s, pi)[0]
+            q_pi = self.critic.first(s, pi)
             if self.bc:
                 loss_a, parts = actor_loss(q_pi, pi, a, cfg.alpha)
             else:
                 loss_a, parts = -q_pi.mean(), {}
             self.opt_a.zero_grad()
-            loss_a.backward()
+            loss_a.backward(inputs=list(self.actor.parameters()))  # the critic's gradients would be discarded
             self.opt_a.step()
             _soft_update(self.critic_t, self.critic, cfg.tau)
             _soft_update(self.actor_t, self.actor, cfg.tau)
