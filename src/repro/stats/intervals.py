@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["Interval", "bootstrap_interval", "t_interval", "cv_corrected", "expanded_alpha", "expanded_percentiles", "min_units", "newcombe_interval", "wilson_interval", "STATISTICS"]
 
@@ -69,6 +68,7 @@ def expanded_alpha(alpha: float, n: int) -> float:
     """The two-sided tail probability of the expanded percentile interval for ``n`` units."""
     if n < 2:
         raise ValueError("an interval needs at least two units")
+    from scipy import stats  # here, not at import: every job that writes a claims sample imports this module
     z = math.sqrt(n / (n - 1)) * stats.t.ppf(1 - alpha / 2, n - 1)
     return float(2 * stats.norm.sf(z))
 
@@ -160,6 +160,7 @@ def t_interval(values, *, level: float = 0.95) -> Interval:
     mean = float(v.mean())
     if len(v) < 2:
         return Interval(mean, math.nan, math.nan, level, len(v), "t")
+    from scipy import stats
     half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
     return Interval(mean, mean - half, mean + half, level, len(v), "t")
 
@@ -168,6 +169,7 @@ def wilson_interval(successes: int, trials: int, *, level: float = 0.95) -> Inte
     """Wilson score interval of a binomial proportion ``successes / trials``."""
     if trials <= 0 or not 0 <= successes <= trials:
         raise ValueError(f"a rate needs 0 <= successes <= trials and trials > 0; got {successes}/{trials}")
+    from scipy import stats
     z = stats.norm.ppf(1 - (1 - level) / 2)
     p = successes / trials
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
