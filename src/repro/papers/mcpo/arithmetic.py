@@ -123,7 +123,7 @@ def candidate_logp(lm, prompts: list[str], candidates: list[list[str]], *, grad:
     The sequence log-probabilities come from :meth:`repro.llm.torchlm.TorchLM.candidate_logprobs` (each
     prompt one packed row, its tokens once and then every candidate's: 1 / C of the prompt's cost).
     """
-    seq = lm.candidate_logprobs(prompts, candidates, grad=grad, batch_size=len(prompts) if grad else max(1, batch_prompts))
+    seq = lm.candidate_logprobs(prompts, candidates, grad=grad, batch_size=len(prompts) if grad else batch_prompts)
     return seq - torch.logsumexp(seq, 1, keepdim=True)
 
 
