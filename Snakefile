@@ -10,17 +10,18 @@ min_version("9")
 configfile: "config.yaml"
 
 
+# The presets (workflow/presets/<key>.yaml) go beneath what config.yaml and the command line set.
+include: "workflow/rules/common.smk"
+
+
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
 report: "workflow/report/workflow.rst"
 
 
-include: "workflow/rules/common.smk"
-
-
 # Shared stages, then every paper of workflow/papers.yaml that has a rule file: adding a paper
-# touches only its own files (rules/<key>.smk, its schema, claims, scripts, src/repro/papers/<key>/).
+# touches only its own files (rules/<key>.smk, its preset, schema, claims, scripts, src/repro/papers/<key>/).
 for rules_file in rule_files():
 
     include: rules_file

@@ -1,4 +1,13 @@
-"""The one converter from a config.yaml block to a frozen config dataclass.
+"""The workflow's configuration: presets merged under the user's settings, and the one converter
+from a block to a frozen config dataclass.
+
+Each paper (and shared stage) keeps its settings in ``workflow/presets/<key>.yaml``: one block named
+by its key, with a preset per scale. :func:`with_presets` merges those files *beneath* what the user
+gave (``config.yaml``, ``--configfile``, ``--config``), key by key as Snakemake merges config files,
+so a user's value always wins and a paper's preset never has to be copied to change one setting.
+:func:`block_scale` is the one place a block's scale is decided (its own ``scale:`` over the global
+one): the rules choose a preset with it and a job stamps it into its metrics.
+
 
 Every method and stage keeps its settings in a ``@dataclass(frozen=True)`` and builds it with
 :func:`from_dict`, which is strict: a key the dataclass does not know is a ``ValueError`` naming
@@ -12,11 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import copy
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["from_dict", "known_keys", "preset_error"]
+__all__ = ["block_scale", "from_dict", "known_keys", "load_presets", "merge", "preset_error",
+           "rule_block", "with_presets", "workflow_config"]
 
 C = TypeVar("C")
 
@@ -84,3 +96,64 @@ def preset_error(preset: Any, schema_path: str, where: str) -> str:
         return (f"{', '.join(f'{at}.{k}' for k in extra)}: unknown key; {at} takes: "
                 f"{', '.join(allowed) or 'no keys'}")
     return f"{at}: {err.message}"
+
+
+def merge(base: dict, override: Mapping) -> dict:
+    """``base`` updated in place by ``override``: mappings merge key by key, anything else replaces.
+
+    The same rule as Snakemake's own merge of config files and ``--config`` values.
+    """
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def load_presets(presets_dir: str | Path) -> dict[str, Any]:
+    """Every block of ``presets_dir/<key>.yaml``, as ``{key: block}``; each file holds one block named ``key``."""
+    import yaml
+
+    presets = {}
+    for path in sorted(Path(presets_dir).glob("*.yaml")):
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh)
+        if not isinstance(doc, dict) or list(doc) != [path.stem]:
+            raise ValueError(f"{path}: a preset file holds exactly one block named after the file ({path.stem}:), "
+                             f"found {list(doc) if isinstance(doc, dict) else type(doc).__name__}")
+        presets[path.stem] = doc[path.stem]
+    return presets
+
+
+def with_presets(config: MutableMapping[str, Any], presets_dir: str | Path) -> None:
+    """Fill ``config`` in place: the presets of ``presets_dir`` beneath the values it already holds."""
+    merged = merge(load_presets(presets_dir), config)
+    config.clear()
+    config.update(merged)
+
+
+def workflow_config(repo: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The configuration the workflow in ``repo`` sees: presets, then ``config.yaml``, then ``overrides``.
+
+    For notebooks and tests; the workflow itself gets the same through :func:`with_presets`.
+    """
+    import yaml
+
+    repo = Path(repo)
+    with open(repo / "config.yaml", encoding="utf-8") as fh:
+        config = merge(yaml.safe_load(fh) or {}, overrides or {})
+    with_presets(config, repo / "workflow" / "presets")
+    return config
+
+
+def block_scale(config: Mapping[str, Any], key: str | None) -> str:
+    """The scale of block ``key``: its own ``scale:`` where it sets one, else the global scale."""
+    block = config.get(key) if key else None
+    return (block or {}).get("scale", config["scale"]) if isinstance(block, Mapping) else config["scale"]
+
+
+def rule_block(config: Mapping[str, Any], rule: str) -> str | None:
+    """The block a rule belongs to: rules are named ``<key>_<step>``; ``None`` for a rule of no block."""
+    key = rule.split("_", 1)[0]
+    return key if isinstance(config.get(key), Mapping) else None

@@ -29,6 +29,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
+from repro.config import block_scale, rule_block
 from repro.logs import setup_job_logging
 from repro.provenance import write_metrics
 from repro.seeding import job_seed, wildcards_dict
@@ -56,7 +57,7 @@ class Job:
         wildcards = wildcards_dict(smk.wildcards)
         threads = int(getattr(smk, "threads", 1) or 1)
         job = cls(rule=smk.rule, seed=job_seed(smk.config["seed"], smk.rule, **wildcards),
-                  scale=params.get("scale", smk.config["scale"]), global_seed=int(smk.config["seed"]), threads=threads,
+                  scale=block_scale(smk.config, rule_block(smk.config, smk.rule)), global_seed=int(smk.config["seed"]), threads=threads,
                   cfg=params.get("cfg", {}), wildcards=wildcards)
         job.limit_threads()
         log.info("job %s wildcards=%s seed=%d scale=%s threads=%d", job.rule, wildcards, job.seed, job.scale, threads)

@@ -3,14 +3,14 @@ params), with the same result as on the whole preset."""
 
 import numpy as np
 import pytest
-import yaml
 
 from repro.papers.cmcboot.experiment import aggregate, ground_truth, run_chunk
 from repro.papers.cmcboot.grid import (AGGREGATE_KEYS, INTERVAL_KEYS, TRUTH_KEYS, parse_setting, preset_part,
                                        setting_name, settings)
 from tests.conftest import REPO
+from repro.config import workflow_config
 
-SMOKE = yaml.safe_load((REPO / "config.yaml").read_text())["cmcboot"]["smoke"]
+SMOKE = workflow_config(REPO)["cmcboot"]["smoke"]
 
 
 def test_setting_names_round_trip_and_bad_names_raise():

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from repro.claims import evaluate, load_claims
+from repro.config import workflow_config
 from repro.papers.cmcboot.grid import settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,8 +17,7 @@ TARGETS = ["reports/cmcboot_fig1.pdf", "reports/cmcboot_fig2.pdf", "reports/cmcb
 
 
 def smoke_preset() -> dict:
-    with open(REPO / "config.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)["cmcboot"]["smoke"]
+    return workflow_config(REPO)["cmcboot"]["smoke"]
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import yaml
 from repro.claims import load_claims
 from tests.conftest import REPO
 from tests.driftbench.test_release import write_fixture
+from repro.config import workflow_config
 
 TARGETS = ["reports/driftbench_fig1.pdf", "reports/driftbench_fig2.pdf", "reports/driftbench_table1.md",
            "reports/driftbench_table1.csv", "results/driftbench/metrics.json"]
@@ -30,7 +31,7 @@ def test_dry_run_fans_out_model_condition(tmp_path, workflow_run, scale, n_model
 
 
 def test_a_duplicate_model_is_refused_by_name(tmp_path, workflow_run):
-    cfg = yaml.safe_load((REPO / "config.yaml").read_text())["driftbench"]["smoke"]
+    cfg = workflow_config(REPO)["driftbench"]["smoke"]
     overlay = tmp_path / "bad.yaml"
     overlay.write_text(yaml.safe_dump({"driftbench": {"smoke": {"models": cfg["models"] + cfg["models"][:1]}}}))
     proc = workflow_run(tmp_path, *TARGETS, "-n", "--configfile", str(REPO / "config.yaml"), str(overlay), check=False)

@@ -9,7 +9,7 @@ import math
 import pytest
 import yaml
 
-from repro.config import known_keys
+from repro.config import known_keys, workflow_config
 from repro.methods.grokking import GrokConfig
 from repro.papers.grokcap.experiment import run_grokcap, summarise
 from repro.papers.grokcap.grid import DATA_KEYS, GRID_KEYS, train_config
@@ -124,6 +124,6 @@ def test_each_preset_key_is_a_run_setting_or_the_grids():
     keys = set(schema["properties"])
     assert keys - set(GRID_KEYS) == set(known_keys(GrokConfig)) - {"width"}
     assert set(DATA_KEYS) <= keys - set(GRID_KEYS)
-    config = yaml.safe_load((REPO / "config.yaml").read_text())["grokcap"]
+    config = workflow_config(REPO)["grokcap"]
     for scale in ("smoke", "small", "paper"):
         assert set(train_config(config[scale])) <= set(known_keys(GrokConfig))

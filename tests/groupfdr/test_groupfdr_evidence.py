@@ -2,14 +2,14 @@
 
 import numpy as np
 import pytest
-import yaml
 
 from repro.claims import FAIL, PASS, _check, load_claims
 from repro.papers.groupfdr.experiment import aggregate, run_chunk
 from repro.papers.groupfdr.grid import run_config
 from tests.conftest import REPO
+from repro.config import workflow_config
 
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["groupfdr"]
+CONFIG = workflow_config(REPO)["groupfdr"]
 CLAIMS = load_claims(REPO / "workflow/claims/groupfdr.yaml", REPO / "workflow/schemas/claims.schema.yaml")
 
 

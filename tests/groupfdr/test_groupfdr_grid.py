@@ -5,16 +5,15 @@ import copy
 
 import numpy as np
 import pytest
-import yaml
 
-from repro.config import preset_error
+from repro.config import preset_error, workflow_config
 from repro.papers.groupfdr.experiment import run_chunk
 from repro.papers.groupfdr.grid import (aggregate_config, chunk_targets, figure_config, replicates_of_chunk,
                                         run_config, runtime_config)
 from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/groupfdr.schema.yaml"
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["groupfdr"]
+CONFIG = workflow_config(REPO)["groupfdr"]
 
 
 @pytest.mark.parametrize("replicates,chunks", [(6, 1), (50, 2), (7, 3), (3, 5)])
@@ -72,7 +71,7 @@ def test_the_data_of_a_replicate_depend_only_on_its_data_seed():
     seeds = [11, 12]
     a = run_chunk(cfg, "rho00", "bh", 0, data_seeds=seeds, method_seeds=[1, 2])
     b = run_chunk(cfg, "rho00", "bh", 0, data_seeds=seeds, method_seeds=[3, 4])  # bh draws nothing
-    strip = lambda out: [{k: v for k, v in r.items() if k != "runtime_s"} for r in out["records"]]  # noqa: E731
+    strip = lambda out: [{k: v for k, v in r.items() if k != "runtime_s"} for r in out["records"]]
     assert strip(a) == strip(b)
     np.testing.assert_array_equal(a["example"]["stats"], b["example"]["stats"])
     c = run_chunk(cfg, "rho00", "bh", 0, data_seeds=[13, 14], method_seeds=[1, 2])

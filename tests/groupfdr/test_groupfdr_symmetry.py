@@ -1,4 +1,4 @@
-"""Null sign symmetry of the lasso mirrors across designs, and FDR within Monte Carlo error (issue 18).
+"""Null sign symmetry of the lasso mirrors across designs, and FDR within Monte Carlo error.
 
 The mirror's FDR argument needs null statistics symmetric about 0. Per replicate, D = #{null M > 0} -
 #{null M < 0}; over R independent replicates its mean is within z standard errors of 0 when the signs
@@ -12,12 +12,12 @@ before Bonferroni).
 
 import numpy as np
 import pytest
-import yaml
 
 from repro.papers.groupfdr.symmetry import run_design, summarise, symmetry_replicate, table3
 from tests.conftest import REPO
+from repro.config import workflow_config
 
-SMOKE = yaml.safe_load((REPO / "config.yaml").read_text())["groupfdr"]["smoke"]["symmetry"]
+SMOKE = workflow_config(REPO)["groupfdr"]["smoke"]["symmetry"]
 
 
 def test_one_replicate_counts_every_null_once_and_shares_the_statistics_across_rules():

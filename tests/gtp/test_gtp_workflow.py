@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from repro.config import preset_error
+from repro.config import preset_error, workflow_config
 from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/gtp.schema.yaml"
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["gtp"]
+CONFIG = workflow_config(REPO)["gtp"]
 
 TARGETS = ["reports/gtp_fig1.pdf", "reports/gtp_fig2.pdf", "reports/gtp_fig3.pdf", "reports/gtp_table1.md",
            "reports/gtp_table2.md", "reports/gtp_table3.md", "reports/gtp_table4.md", "results/gtp/metrics.json"]

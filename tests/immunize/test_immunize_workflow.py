@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from repro.config import preset_error
+from repro.config import preset_error, workflow_config
 from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/immunize.schema.yaml"
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["immunize"]
+CONFIG = workflow_config(REPO)["immunize"]
 TARGETS = ["reports/immunize_fig1.pdf", "reports/immunize_fig2.pdf", "reports/immunize_table1.md",
            "results/immunize/metrics.json", "results/immunize/diagnostics.csv", "results/immunize/diagnostics_summary.md"]
 

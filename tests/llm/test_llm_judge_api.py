@@ -6,10 +6,9 @@ import math
 from pathlib import Path
 
 import pytest
-import yaml
 
 import repro.llm
-from repro.config import from_dict
+from repro.config import from_dict, workflow_config
 from repro.llm import LLMConfig, Rubric, agreement, create_judge
 from repro.llm.base import LanguageModel
 from tests.conftest import REPO
@@ -104,7 +103,7 @@ def test_rubric_errors_name_the_criterion():
 
 
 def test_every_preset_of_the_llm_block_builds_an_llm_config():
-    block = yaml.safe_load((REPO / "config.yaml").read_text())["llm"]
+    block = workflow_config(REPO)["llm"]
     for scale in ("smoke", "small", "paper"):
         cfg = from_dict(LLMConfig, block[scale], f"llm.{scale}")
         assert cfg.backend in ("local", "http") and cfg.generation.max_new_tokens > 0

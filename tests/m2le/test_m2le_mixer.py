@@ -5,14 +5,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from repro.methods.immunization.extractors import PatchTransformer
 from repro.nn.mixer import MLPMixer, patchify
 from repro.papers.m2le.experiment import METHODS, build_sequence, pretrain_backbone, run_method
-from repro.papers.m2le.model import BackboneConfig, LoraMixer, accuracy, fisher_diag, make_backbone, pretrain
+from repro.nn.lora_backbone import BackboneConfig, LoraMixer, accuracy, fisher_diag, make_backbone, pretrain
 from repro.papers.m2le.synth import make_sequence
 from tests.m2le.fisher_loop import fisher_by_loop
+from repro.config import workflow_config
 
 MIXER = {"kind": "mixer", "dim": 8, "depth": 2, "patch": 2, "token_hidden": 8, "channel_hidden": 16, "rank": 2,
          "lora_alpha": 2.0, "pretrain_epochs": 4}
@@ -128,7 +128,7 @@ def test_a_sequence_may_override_the_preset_backbone_and_blocks_gets_the_mlp():
 
     repo = Path(__file__).parents[2]
     for scale in ("smoke", "small", "paper"):  # every preset runs blocks on the MLP, the image sequences on the Mixer
-        preset = yaml.safe_load((repo / "config.yaml").read_text())["m2le"][scale]
+        preset = workflow_config(repo)["m2le"][scale]
         validate(preset, str(repo / "workflow/schemas/m2le.schema.yaml"))  # fills defaults, as the workflow does
         blocks, digits = backbone_config(preset, "blocks"), backbone_config(preset, "split_digits")
         assert blocks.kind == "mlp" and digits.kind == "mixer"

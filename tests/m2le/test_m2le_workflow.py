@@ -5,11 +5,11 @@ import json
 import pytest
 import yaml
 
-from repro.config import preset_error
+from repro.config import preset_error, workflow_config
 from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/m2le.schema.yaml"
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["m2le"]
+CONFIG = workflow_config(REPO)["m2le"]
 TARGETS = ["reports/m2le_fig1.pdf", "reports/m2le_fig2.pdf", "reports/m2le_table1.md", "results/m2le/metrics.json"]
 
 

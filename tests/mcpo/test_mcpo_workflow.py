@@ -7,11 +7,11 @@ import json
 import pytest
 import yaml
 
-from repro.config import preset_error
+from repro.config import preset_error, workflow_config
 from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/mcpo.schema.yaml"
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["mcpo"]
+CONFIG = workflow_config(REPO)["mcpo"]
 TARGETS = ["reports/mcpo_fig1.pdf", "reports/mcpo_fig2.pdf", "reports/mcpo_fig3.pdf", "reports/mcpo_table1.md",
            "results/mcpo/metrics.json"]
 

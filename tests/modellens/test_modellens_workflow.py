@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from repro.config import preset_error
+from repro.config import preset_error, workflow_config
 from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/modellens.schema.yaml"
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["modellens"]
+CONFIG = workflow_config(REPO)["modellens"]
 
 TARGETS = ["reports/modellens_fig1.pdf", "reports/modellens_fig2.pdf", "reports/modellens_fig3.pdf", "reports/modellens_table1.md",
            "reports/modellens_ablations.md", "results/modellens/metrics.json"]

@@ -5,11 +5,11 @@ import json
 import pytest
 import yaml
 
-from repro.config import preset_error
+from repro.config import preset_error, workflow_config
 from tests.conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/munkey.schema.yaml"
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())["munkey"]
+CONFIG = workflow_config(REPO)["munkey"]
 TARGETS = ["reports/munkey_fig1.pdf", "reports/munkey_table1.md", "results/munkey/metrics.json"]
 
 

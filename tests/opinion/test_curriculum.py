@@ -9,9 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 
-from repro.config import from_dict, preset_error
+from repro.config import from_dict, preset_error, workflow_config
 from repro.papers.opinion.curriculum import Curriculum
 from repro.papers.opinion.experiment import TrainConfig, _game, evaluate_agent, train_agent
 from repro.papers.opinion.game import EDGE_DIM, OWN_DIM, WAIT, GameConfig, OpinionGame, drop_ties
@@ -168,7 +167,7 @@ def test_bad_schedule_config_is_refused_naming_the_key(key, value):
     with pytest.raises(ValueError, match=key):
         from_dict(TrainConfig, {"curriculum": {key: value}}, "opinion.small.train")
     schema_path = REPO / "workflow/schemas/opinion.schema.yaml"
-    bad = copy.deepcopy(yaml.safe_load((REPO / "config.yaml").read_text())["opinion"]["small"])
+    bad = copy.deepcopy(workflow_config(REPO)["opinion"]["small"])
     bad["train"]["curriculum"] = {key: value}
     assert f"opinion.small.train.curriculum.{key}" in preset_error(bad, str(schema_path), "opinion.small")
     bad["train"]["curriculum"] = {"tie_keep_nit": 0.5}

@@ -88,11 +88,11 @@ def test_schema_checks_the_remote_block():
     import jsonschema
     import yaml
 
-    from repro.config import preset_error
+    from repro.config import preset_error, workflow_config
 
     repo = Path(__file__).resolve().parents[2]
     schema = str(repo / "workflow/schemas/opinion.schema.yaml")
-    block = yaml.safe_load((repo / "config.yaml").read_text())["opinion"]["smoke"]
+    block = workflow_config(repo)["opinion"]["smoke"]
     jsonschema.validate({**block, "remote": {"url": "http://h/e.csv", "sha256": "0" * 64}}, yaml.safe_load(open(schema)))
     assert "opinion.smoke.remote.sha256" in preset_error({**block, "remote": {"url": "http://h/e.csv", "sha256": "x"}},
                                                          schema, "opinion.smoke")

@@ -40,11 +40,11 @@ def test_presets_validate_and_a_bad_value_is_named():
     import jsonschema
     import yaml
 
-    from repro.config import preset_error
+    from repro.config import preset_error, workflow_config
 
     schema_path = REPO / "workflow/schemas/opinion.schema.yaml"
     schema = yaml.safe_load(schema_path.read_text())
-    block = yaml.safe_load((REPO / "config.yaml").read_text())["opinion"]
+    block = workflow_config(REPO)["opinion"]
     for scale in ("smoke", "small", "paper"):
         jsonschema.validate(block[scale], schema)
         assert block[scale]["attention_alpha"] in block[scale]["alphas"]

@@ -4,15 +4,15 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from repro.methods.mil import MIL_MODELS
 from repro.papers.tmevolve.experiment import TASKS
 from repro.papers.tmevolve.grid import (BUNDLES, ORACLES, base_method, experiment_runs, job_file, train_files, train_jobs,
                                        trained_runs)
 from tests.conftest import REPO
+from repro.config import workflow_config
 
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
+CONFIG = workflow_config(REPO)
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from conftest import REPO, run_snakemake
+from repro.config import workflow_config
 
 
 def test_unknown_scale_is_rejected_naming_the_key(tmp_path):
@@ -27,7 +28,7 @@ def test_wrong_type_is_rejected_naming_the_key(tmp_path):
 
 
 def test_unknown_top_level_key_is_rejected(tmp_path):
-    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg = workflow_config(REPO)
     cfg["sclae"] = "smoke"
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cfg))
@@ -37,7 +38,7 @@ def test_unknown_top_level_key_is_rejected(tmp_path):
 
 def test_a_wrong_type_inside_a_paper_preset_names_paper_and_scale(tmp_path):
     """Every paper block is checked against its own schema, at every scale, on every run."""
-    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg = workflow_config(REPO)
     papers = [k for k in cfg if isinstance(cfg[k], dict) and (REPO / f"workflow/schemas/{k}.schema.yaml").exists()]
     if not papers:
         pytest.skip("no paper block in config.yaml yet")
@@ -67,7 +68,7 @@ def test_lint_is_clean():
 
 
 def test_every_rule_declares_log_benchmark_resources_and_conda():
-    """DESIGN.md: every rule has log, benchmark, threads, resources (mem_mb, runtime) and conda."""
+    """The house rule: every rule has log, benchmark, threads, resources (mem_mb, runtime) and conda."""
     blocks = {}
     for smk in sorted((REPO / "workflow/rules").glob("*.smk")):
         for chunk in re.split(r"^(?=(?:checkpoint|rule) \w+:)", smk.read_text(), flags=re.M)[1:]:
