@@ -13,17 +13,15 @@ rule artifact_evaluation:
         markdown="reports/artifact_evaluation.md",
         html="reports/artifact_evaluation.html",
     log:
-        "logs/artifact_evaluation.log",
+        logs("artifact_evaluation"),
     benchmark:
-        "benchmarks/artifact_evaluation.tsv"
+        bench("artifact_evaluation")
     params:
         built=lambda wc: {key: targets for key, targets in PAPER_TARGETS.items()},
         claims_dir=repo_path("workflow/claims"),
-        scale=config["scale"],
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:

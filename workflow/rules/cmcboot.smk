@@ -23,9 +23,9 @@ rule cmcboot_truth:
     output:
         truth="results/cmcboot/truth.json",
     log:
-        "logs/cmcboot/truth.log",
+        logs("cmcboot/truth"),
     benchmark:
-        "benchmarks/cmcboot/truth.tsv"
+        bench("cmcboot/truth")
     params:
         cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.TRUTH_KEYS),
     threads: 1
@@ -44,9 +44,9 @@ rule cmcboot_intervals:
     output:
         chunk="results/cmcboot/chunks/{setting}/{method}/chunk{chunk}.json",
     log:
-        "logs/cmcboot/intervals/{setting}/{method}/chunk{chunk}.log",
+        logs("cmcboot/intervals/{setting}/{method}/chunk{chunk}"),
     benchmark:
-        "benchmarks/cmcboot/intervals/{setting}/{method}/chunk{chunk}.tsv"
+        bench("cmcboot/intervals/{setting}/{method}/chunk{chunk}")
     wildcard_constraints:
         setting=r"n\d+_h\d+_[a-z]+",
         method=r"[a-z]+",
@@ -75,16 +75,14 @@ rule cmcboot_aggregate:
         metrics="results/cmcboot/metrics.json",
         table="results/cmcboot/coverage_long.csv",
     log:
-        "logs/cmcboot/aggregate.log",
+        logs("cmcboot/aggregate"),
     benchmark:
-        "benchmarks/cmcboot/aggregate.tsv"
+        bench("cmcboot/aggregate")
     params:
         cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.AGGREGATE_KEYS),
-        scale=lambda wc: scale_of("cmcboot"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -95,22 +93,17 @@ rule cmcboot_fig1:
     input:
         table=rules.cmcboot_aggregate.output.table,
     output:
-        pdf=report(
-            "reports/cmcboot_fig1.pdf",
-            caption="../report/cmcboot_fig1.rst",
-            category="cmcboot",
-        ),
+        pdf=figure("cmcboot", "fig1"),
         csv="reports/cmcboot_fig1.csv",
     log:
-        "logs/cmcboot/fig1.log",
+        logs("cmcboot/fig1"),
     benchmark:
-        "benchmarks/cmcboot/fig1.tsv"
+        bench("cmcboot/fig1")
     params:
-        cfg=lambda wc: {"episode_length": preset("cmcboot", "episode_length")},
+        cfg=lambda wc: preset_slice("cmcboot", "episode_length"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -121,22 +114,17 @@ rule cmcboot_fig2:
     input:
         table=rules.cmcboot_aggregate.output.table,
     output:
-        pdf=report(
-            "reports/cmcboot_fig2.pdf",
-            caption="../report/cmcboot_fig2.rst",
-            category="cmcboot",
-        ),
+        pdf=figure("cmcboot", "fig2"),
         csv="reports/cmcboot_fig2.csv",
     log:
-        "logs/cmcboot/fig2.log",
+        logs("cmcboot/fig2"),
     benchmark:
-        "benchmarks/cmcboot/fig2.tsv"
+        bench("cmcboot/fig2")
     params:
-        cfg=lambda wc: {"fig2_sample_size": preset("cmcboot", "fig2_sample_size")},
+        cfg=lambda wc: preset_slice("cmcboot", "fig2_sample_size"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -150,13 +138,12 @@ rule cmcboot_table1:
         csv="reports/cmcboot_table1.csv",
         md="reports/cmcboot_table1.md",
     log:
-        "logs/cmcboot/table1.log",
+        logs("cmcboot/table1"),
     benchmark:
-        "benchmarks/cmcboot/table1.tsv"
+        bench("cmcboot/table1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -164,14 +151,14 @@ rule cmcboot_table1:
 
 
 # Not a paper target: time of the model-based bootstrap (n_boot chains of n_steps steps), for the
-# README. `snakemake results/cmcboot/bench.json`.
+# paper's page (docs/papers/cmcboot.md). `snakemake results/cmcboot/bench.json`.
 rule cmcboot_bench:
     output:
         bench="results/cmcboot/bench.json",
     log:
-        "logs/cmcboot/bench.log",
+        logs("cmcboot/bench"),
     benchmark:
-        "benchmarks/cmcboot/bench.tsv"
+        bench("cmcboot/bench")
     params:
         n_boot=1000,
         n_steps=10000,

@@ -31,9 +31,9 @@ rule collapse_recursion:
     output:
         run="results/collapse/runs/inject{inject}/rep{rep}.json",
     log:
-        "logs/collapse/recursion/inject{inject}/rep{rep}.log",
+        logs("collapse/recursion/inject{inject}/rep{rep}"),
     benchmark:
-        "benchmarks/collapse/recursion/inject{inject}/rep{rep}.tsv"
+        bench("collapse/recursion/inject{inject}/rep{rep}")
     params:
         cfg=lambda wc: collapse_grid.run_config(preset("collapse")),
         diagnosed=lambda wc: collapse_grid.is_diagnosed(preset("collapse"), wc.inject, wc.rep),
@@ -51,9 +51,9 @@ rule collapse_neural_data:
     output:
         data="results/collapse/neural/data.npz",
     log:
-        "logs/collapse/neural_data.log",
+        logs("collapse/neural_data"),
     benchmark:
-        "benchmarks/collapse/neural_data.tsv"
+        bench("collapse/neural_data")
     params:
         cfg=lambda wc: collapse_grid.neural_data_config(preset("collapse"), COLLAPSE_SOURCE),
     threads: 1
@@ -76,9 +76,9 @@ rule collapse_neural:
     output:
         run="results/collapse/neural/{model}/inject{inject}/seed{seed}.json",
     log:
-        "logs/collapse/neural/{model}/inject{inject}/seed{seed}.log",
+        logs("collapse/neural/{model}/inject{inject}/seed{seed}"),
     benchmark:
-        "benchmarks/collapse/neural/{model}/inject{inject}/seed{seed}.tsv"
+        bench("collapse/neural/{model}/inject{inject}/seed{seed}")
     params:
         cfg=lambda wc: collapse_grid.neural_run_config(preset("collapse")),
     threads: 1
@@ -100,9 +100,9 @@ rule collapse_aggregate:
         generations="results/collapse/generations.csv",
         neural="results/collapse/neural_generations.csv",
     log:
-        "logs/collapse/aggregate.log",
+        logs("collapse/aggregate"),
     benchmark:
-        "benchmarks/collapse/aggregate.tsv"
+        bench("collapse/aggregate")
     params:
         cfg=lambda wc: collapse_grid.aggregate_config(preset("collapse")),
     threads: 1
@@ -119,16 +119,15 @@ rule collapse_fig1:
     input:
         generations="results/collapse/generations.csv",
     output:
-        pdf=report("reports/collapse_fig1.pdf", caption="../report/collapse_fig1.rst", category="collapse"),
+        pdf=figure("collapse", "fig1"),
         csv="reports/collapse_fig1.csv",
     log:
-        "logs/collapse/fig1.log",
+        logs("collapse/fig1"),
     benchmark:
-        "benchmarks/collapse/fig1.tsv"
+        bench("collapse/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -139,16 +138,15 @@ rule collapse_fig2:
     input:
         generations="results/collapse/generations.csv",
     output:
-        pdf=report("reports/collapse_fig2.pdf", caption="../report/collapse_fig2.rst", category="collapse"),
+        pdf=figure("collapse", "fig2"),
         csv="reports/collapse_fig2.csv",
     log:
-        "logs/collapse/fig2.log",
+        logs("collapse/fig2"),
     benchmark:
-        "benchmarks/collapse/fig2.tsv"
+        bench("collapse/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -160,16 +158,15 @@ rule collapse_fig3:
         generations="results/collapse/generations.csv",
         metrics="results/collapse/metrics.json",
     output:
-        pdf=report("reports/collapse_fig3.pdf", caption="../report/collapse_fig3.rst", category="collapse"),
+        pdf=figure("collapse", "fig3"),
         csv="reports/collapse_fig3.csv",
     log:
-        "logs/collapse/fig3.log",
+        logs("collapse/fig3"),
     benchmark:
-        "benchmarks/collapse/fig3.tsv"
+        bench("collapse/fig3")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -183,9 +180,9 @@ rule collapse_table1:
         csv="reports/collapse_table1.csv",
         md="reports/collapse_table1.md",
     log:
-        "logs/collapse/table1.log",
+        logs("collapse/table1"),
     benchmark:
-        "benchmarks/collapse/table1.tsv"
+        bench("collapse/table1")
     threads: 1
     resources:
         mem_mb=500,
@@ -200,16 +197,15 @@ rule collapse_fig4:
     input:
         neural="results/collapse/neural_generations.csv",
     output:
-        pdf=report("reports/collapse_fig4.pdf", caption="../report/collapse_fig4.rst", category="collapse"),
+        pdf=figure("collapse", "fig4"),
         csv="reports/collapse_fig4.csv",
     log:
-        "logs/collapse/fig4.log",
+        logs("collapse/fig4"),
     benchmark:
-        "benchmarks/collapse/fig4.tsv"
+        bench("collapse/fig4")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:

@@ -9,8 +9,9 @@ REPO = Path(workflow.basedir)  # the checkout; the working directory (results/, 
 SRC = str(REPO / "src")
 sys.path.insert(0, SRC)
 from repro.runtime import configure_environment
-from repro.config import preset_error
+from repro.config import block_scale, preset_error, with_presets
 
+with_presets(config, REPO / "workflow/presets")  # each block's presets, beneath the user's values
 configure_environment(SRC, offline=config.get("offline", True))
 
 SCALES = ("smoke", "small", "paper")
@@ -28,8 +29,8 @@ def repo_path(relative):
 
 
 def scale_of(key):
-    """The scale of one paper (its own `scale:` overrides the global one)."""
-    return config[key].get("scale", config["scale"])
+    """The scale of one paper (its own `scale:` overrides the global one); jobs stamp the same one."""
+    return block_scale(config, key)
 
 
 def preset(key, *path):
@@ -40,6 +41,38 @@ def preset(key, *path):
             raise ValueError(f"config: {key}.{scale_of(key)} has no key {'.'.join(path)!r}")
         node = node[part]
     return node
+
+
+def preset_slice(key, *names, **paths):
+    """{name: preset(key, name)} for each of `names`: the part of paper `key`'s preset that a job reads.
+
+    preset_slice("wsi", "reader", "tissue") is {"reader": preset("wsi", "reader"), "tissue": ...}; a
+    keyword names a deeper value: preset_slice("rlqgrad", "model", n_layers=("variance", "n_layers")).
+    Keys keep the order given (names, then keywords), so the value (which Snakemake hashes into each
+    job's params) is the dict written out by hand. Rules call it in `lambda wc:` to read it per job.
+    """
+    return {**{name: preset(key, name) for name in names},
+            **{name: preset(key, *path) for name, path in paths.items()}}
+
+
+# The resources of a small job (aggregates, figures, tables): `resources: **SMALL_JOB,`.
+SMALL_JOB = {"mem_mb": 1000, "runtime": 5}
+
+
+def logs(step):
+    """A rule's log, logs/<step>.log; `step` is "<key>/<step...>" with the rule's wildcards, e.g. "mcpo/fig1"."""
+    return f"logs/{step}.log"
+
+
+def bench(step):
+    """A rule's benchmark, benchmarks/<step>.tsv, for the same `step` as its log."""
+    return f"benchmarks/{step}.tsv"
+
+
+def figure(key, name):
+    """A figure of paper `key` in the HTML report: reports/<key>_<name>.pdf, captioned by
+    workflow/report/<key>_<name>.rst (relative to the rule files), in the paper's category."""
+    return report(f"reports/{key}_{name}.pdf", caption=f"../report/{key}_{name}.rst", category=key)
 
 
 def partial_build():

@@ -32,9 +32,9 @@ rule driftbench_run:
     output:
         transcripts="results/driftbench/transcripts/{model}/{condition}.jsonl",
     log:
-        "logs/driftbench/run/{model}/{condition}.log",
+        logs("driftbench/run/{model}/{condition}"),
     benchmark:
-        "benchmarks/driftbench/run/{model}/{condition}.tsv"
+        bench("driftbench/run/{model}/{condition}")
     wildcard_constraints:
         model=r"[\w.-]+",
         condition="|".join(driftbench_grid.CONDITIONS),
@@ -58,9 +58,9 @@ rule driftbench_judge:
     output:
         scores="results/driftbench/scores/{model}/{condition}.jsonl",
     log:
-        "logs/driftbench/judge/{model}/{condition}.log",
+        logs("driftbench/judge/{model}/{condition}"),
     benchmark:
-        "benchmarks/driftbench/judge/{model}/{condition}.tsv"
+        bench("driftbench/judge/{model}/{condition}")
     wildcard_constraints:
         model=r"[\w.-]+",
         condition="|".join(driftbench_grid.CONDITIONS),
@@ -81,15 +81,14 @@ rule driftbench_release:
     output:
         release=driftbench_grid.RELEASE,
     log:
-        "logs/driftbench/release.log",
+        logs("driftbench/release"),
     benchmark:
-        "benchmarks/driftbench/release.tsv"
+        bench("driftbench/release")
     params:
         folder=lambda wc: config["driftbench"]["release_dir"],
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -105,18 +104,16 @@ rule driftbench_aggregate:
         recall="results/driftbench/recall.csv",
         table="results/driftbench/kbv.csv",
     log:
-        "logs/driftbench/aggregate.log",
+        logs("driftbench/aggregate"),
     benchmark:
-        "benchmarks/driftbench/aggregate.tsv"
+        bench("driftbench/aggregate")
     params:
         source=lambda wc: source_of("driftbench", DRIFTBENCH_SOURCES),
         briefs=lambda wc: preset("driftbench", "briefs"),
         under_test=lambda wc: driftbench_grid.under_test(preset("driftbench")),
-        scale=lambda wc: scale_of("driftbench"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -128,16 +125,15 @@ rule driftbench_fig1:
         runs=rules.driftbench_aggregate.output.runs,
         recall=rules.driftbench_aggregate.output.recall,
     output:
-        pdf=report("reports/driftbench_fig1.pdf", caption="../report/driftbench_fig1.rst", category="driftbench"),
+        pdf=figure("driftbench", "fig1"),
         csv="reports/driftbench_fig1.csv",
     log:
-        "logs/driftbench/fig1.log",
+        logs("driftbench/fig1"),
     benchmark:
-        "benchmarks/driftbench/fig1.tsv"
+        bench("driftbench/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -148,16 +144,15 @@ rule driftbench_fig2:
     input:
         table=rules.driftbench_aggregate.output.table,
     output:
-        pdf=report("reports/driftbench_fig2.pdf", caption="../report/driftbench_fig2.rst", category="driftbench"),
+        pdf=figure("driftbench", "fig2"),
         csv="reports/driftbench_fig2.csv",
     log:
-        "logs/driftbench/fig2.log",
+        logs("driftbench/fig2"),
     benchmark:
-        "benchmarks/driftbench/fig2.tsv"
+        bench("driftbench/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -171,9 +166,9 @@ rule driftbench_table1:
         csv="reports/driftbench_table1.csv",
         md="reports/driftbench_table1.md",
     log:
-        "logs/driftbench/table1.log",
+        logs("driftbench/table1"),
     benchmark:
-        "benchmarks/driftbench/table1.tsv"
+        bench("driftbench/table1")
     threads: 1
     resources:
         mem_mb=500,

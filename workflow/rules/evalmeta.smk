@@ -34,9 +34,9 @@ rule evalmeta_data:
     output:
         data="results/evalmeta/data.json",
     log:
-        "logs/evalmeta/data.log",
+        logs("evalmeta/data"),
     benchmark:
-        "benchmarks/evalmeta/data.tsv"
+        bench("evalmeta/data")
     params:
         cfg=lambda wc: evalmeta_grid.data_config(preset("evalmeta")),
         source=lambda wc: source_of("evalmeta", EVALMETA_SOURCES),
@@ -59,9 +59,9 @@ rule evalmeta_base:
         config="results/evalmeta/base/config.json",
         loss="results/evalmeta/base/loss.json",
     log:
-        "logs/evalmeta/base.log",
+        logs("evalmeta/base"),
     benchmark:
-        "benchmarks/evalmeta/base.tsv"
+        bench("evalmeta/base")
     params:
         cfg=lambda wc: evalmeta_grid.base_config(preset("evalmeta")),
     # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
@@ -83,9 +83,9 @@ rule evalmeta_finetune:
         adapter="results/evalmeta/lora/{corpus}/seed{seed}/best/adapter_model.safetensors",
         summary="results/evalmeta/lora/{corpus}/seed{seed}/train.json",
     log:
-        "logs/evalmeta/finetune/{corpus}/seed{seed}.log",
+        logs("evalmeta/finetune/{corpus}/seed{seed}"),
     benchmark:
-        "benchmarks/evalmeta/finetune/{corpus}/seed{seed}.tsv"
+        bench("evalmeta/finetune/{corpus}/seed{seed}")
     wildcard_constraints:
         corpus="|".join(evalmeta_grid.CORPORA),
         seed=r"\d+",
@@ -109,9 +109,9 @@ rule evalmeta_evaluate:
     output:
         responses="results/evalmeta/responses/{model}/seed{seed}.json",
     log:
-        "logs/evalmeta/evaluate/{model}/seed{seed}.log",
+        logs("evalmeta/evaluate/{model}/seed{seed}"),
     benchmark:
-        "benchmarks/evalmeta/evaluate/{model}/seed{seed}.tsv"
+        bench("evalmeta/evaluate/{model}/seed{seed}")
     wildcard_constraints:
         model="|".join(evalmeta_grid.MODELS),
         seed=r"\d+",
@@ -138,15 +138,12 @@ rule evalmeta_aggregate:
         table="results/evalmeta/rates.csv",
         shifts="results/evalmeta/shifts.csv",
     log:
-        "logs/evalmeta/aggregate.log",
+        logs("evalmeta/aggregate"),
     benchmark:
-        "benchmarks/evalmeta/aggregate.tsv"
-    params:
-        scale=lambda wc: scale_of("evalmeta"),
+        bench("evalmeta/aggregate")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -160,9 +157,9 @@ rule evalmeta_table1:
         csv="reports/evalmeta_table1.csv",
         md="reports/evalmeta_table1.md",
     log:
-        "logs/evalmeta/table1.log",
+        logs("evalmeta/table1"),
     benchmark:
-        "benchmarks/evalmeta/table1.tsv"
+        bench("evalmeta/table1")
     threads: 1
     resources:
         mem_mb=500,
@@ -177,16 +174,15 @@ rule evalmeta_fig1:
     input:
         shifts=rules.evalmeta_aggregate.output.shifts,
     output:
-        pdf=report("reports/evalmeta_fig1.pdf", caption="../report/evalmeta_fig1.rst", category="evalmeta"),
+        pdf=figure("evalmeta", "fig1"),
         csv="reports/evalmeta_fig1.csv",
     log:
-        "logs/evalmeta/fig1.log",
+        logs("evalmeta/fig1"),
     benchmark:
-        "benchmarks/evalmeta/fig1.tsv"
+        bench("evalmeta/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -197,16 +193,15 @@ rule evalmeta_fig2:
     input:
         shifts=rules.evalmeta_aggregate.output.shifts,
     output:
-        pdf=report("reports/evalmeta_fig2.pdf", caption="../report/evalmeta_fig2.rst", category="evalmeta"),
+        pdf=figure("evalmeta", "fig2"),
         csv="reports/evalmeta_fig2.csv",
     log:
-        "logs/evalmeta/fig2.log",
+        logs("evalmeta/fig2"),
     benchmark:
-        "benchmarks/evalmeta/fig2.tsv"
+        bench("evalmeta/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -220,9 +215,9 @@ rule evalmeta_probe_data:
     output:
         data="results/evalmeta/probe/data.json",
     log:
-        "logs/evalmeta/probe_data.log",
+        logs("evalmeta/probe_data"),
     benchmark:
-        "benchmarks/evalmeta/probe_data.tsv"
+        bench("evalmeta/probe_data")
     params:
         cfg=lambda wc: evalmeta_grid.probe_data_config(preset("evalmeta")),
     threads: 1
@@ -242,9 +237,9 @@ rule evalmeta_probe:
     output:
         probe="results/evalmeta/probe/{model}/seed{seed}.json",
     log:
-        "logs/evalmeta/probe/{model}/seed{seed}.log",
+        logs("evalmeta/probe/{model}/seed{seed}"),
     benchmark:
-        "benchmarks/evalmeta/probe/{model}/seed{seed}.tsv"
+        bench("evalmeta/probe/{model}/seed{seed}")
     wildcard_constraints:
         model="|".join(evalmeta_grid.MODELS),
         seed=r"\d+",
@@ -270,13 +265,12 @@ rule evalmeta_table2:
         csv="reports/evalmeta_table2.csv",
         md="reports/evalmeta_table2.md",
     log:
-        "logs/evalmeta/table2.log",
+        logs("evalmeta/table2"),
     benchmark:
-        "benchmarks/evalmeta/table2.tsv"
+        bench("evalmeta/table2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:

@@ -24,9 +24,9 @@ rule grokcap_data:
     output:
         data="results/grokcap/data/seed{seed}.npz",
     log:
-        "logs/grokcap/data/seed{seed}.log",
+        logs("grokcap/data/seed{seed}"),
     benchmark:
-        "benchmarks/grokcap/data/seed{seed}.tsv"
+        bench("grokcap/data/seed{seed}")
     params:
         cfg=lambda wc: grokcap_grid.data_config(preset("grokcap")),
     threads: 1
@@ -49,9 +49,9 @@ rule grokcap_train:
     output:
         run="results/grokcap/runs/{task}/w{width}_s{seed}.json",
     log:
-        "logs/grokcap/train/{task}/w{width}_s{seed}.log",
+        logs("grokcap/train/{task}/w{width}_s{seed}"),
     benchmark:
-        "benchmarks/grokcap/train/{task}/w{width}_s{seed}.tsv"
+        bench("grokcap/train/{task}/w{width}_s{seed}")
     params:
         cfg=lambda wc: grokcap_grid.train_config(preset("grokcap")),
         device=config["device"],
@@ -73,15 +73,14 @@ rule grokcap_aggregate:
         runs="results/grokcap/runs.csv",
         curves="results/grokcap/curves.csv",
     log:
-        "logs/grokcap/aggregate.log",
+        logs("grokcap/aggregate"),
     benchmark:
-        "benchmarks/grokcap/aggregate.tsv"
+        bench("grokcap/aggregate")
     params:
         cfg=lambda wc: grokcap_grid.aggregate_config(preset("grokcap")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/torch.yaml"
     script:
@@ -93,16 +92,15 @@ rule grokcap_fig1:
         metrics="results/grokcap/metrics.json",
         runs="results/grokcap/runs.csv",
     output:
-        pdf=report("reports/grokcap_fig1.pdf", caption="../report/grokcap_fig1.rst", category="grokcap"),
+        pdf=figure("grokcap", "fig1"),
         csv="reports/grokcap_fig1.csv",
     log:
-        "logs/grokcap/fig1.log",
+        logs("grokcap/fig1"),
     benchmark:
-        "benchmarks/grokcap/fig1.tsv"
+        bench("grokcap/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -114,16 +112,15 @@ rule grokcap_fig2:
         metrics="results/grokcap/metrics.json",
         curves="results/grokcap/curves.csv",
     output:
-        pdf=report("reports/grokcap_fig2.pdf", caption="../report/grokcap_fig2.rst", category="grokcap"),
+        pdf=figure("grokcap", "fig2"),
         csv="reports/grokcap_fig2.csv",
     log:
-        "logs/grokcap/fig2.log",
+        logs("grokcap/fig2"),
     benchmark:
-        "benchmarks/grokcap/fig2.tsv"
+        bench("grokcap/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -135,16 +132,15 @@ rule grokcap_fig3:
         metrics="results/grokcap/metrics.json",
         runs="results/grokcap/runs.csv",
     output:
-        pdf=report("reports/grokcap_fig3.pdf", caption="../report/grokcap_fig3.rst", category="grokcap"),
+        pdf=figure("grokcap", "fig3"),
         csv="reports/grokcap_fig3.csv",
     log:
-        "logs/grokcap/fig3.log",
+        logs("grokcap/fig3"),
     benchmark:
-        "benchmarks/grokcap/fig3.tsv"
+        bench("grokcap/fig3")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -158,9 +154,9 @@ rule grokcap_table1:
         csv="reports/grokcap_table1.csv",
         md="reports/grokcap_table1.md",
     log:
-        "logs/grokcap/table1.log",
+        logs("grokcap/table1"),
     benchmark:
-        "benchmarks/grokcap/table1.tsv"
+        bench("grokcap/table1")
     threads: 1
     resources:
         mem_mb=500,

@@ -26,13 +26,12 @@ rule groupfdr_macrodata:
     output:
         csv="resources/groupfdr/macrodata_long.csv",
     log:
-        "logs/groupfdr/macrodata.log",
+        logs("groupfdr/macrodata"),
     benchmark:
-        "benchmarks/groupfdr/macrodata.tsv"
+        bench("groupfdr/macrodata")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -46,9 +45,9 @@ rule groupfdr_run:
     output:
         run="results/groupfdr/runs/{setting}/{method}/chunk{chunk}.json",
     log:
-        "logs/groupfdr/runs/{setting}/{method}/chunk{chunk}.log",
+        logs("groupfdr/runs/{setting}/{method}/chunk{chunk}"),
     benchmark:
-        "benchmarks/groupfdr/runs/{setting}/{method}/chunk{chunk}.tsv"
+        bench("groupfdr/runs/{setting}/{method}/chunk{chunk}")
     wildcard_constraints:
         setting=r"[a-z0-9_]+",
         method=r"[a-z0-9_]+",
@@ -69,9 +68,9 @@ rule groupfdr_block1:
     output:
         check="results/groupfdr/block1.json",
     log:
-        "logs/groupfdr/block1.log",
+        logs("groupfdr/block1"),
     benchmark:
-        "benchmarks/groupfdr/block1.tsv"
+        bench("groupfdr/block1")
     params:
         cfg=lambda wc: preset("groupfdr", "block1"),
     threads: 1
@@ -92,9 +91,9 @@ rule groupfdr_aggregate:
         metrics="results/groupfdr/metrics.json",
         summary="results/groupfdr/summary.csv",
     log:
-        "logs/groupfdr/aggregate.log",
+        logs("groupfdr/aggregate"),
     benchmark:
-        "benchmarks/groupfdr/aggregate.tsv"
+        bench("groupfdr/aggregate")
     params:
         cfg=lambda wc: groupfdr_grid.aggregate_config(preset("groupfdr")),
     threads: 1
@@ -114,9 +113,9 @@ rule groupfdr_realdata:
         csv="reports/groupfdr_table2.csv",
         md="reports/groupfdr_table2.md",
     log:
-        "logs/groupfdr/realdata.log",
+        logs("groupfdr/realdata"),
     benchmark:
-        "benchmarks/groupfdr/realdata.tsv"
+        bench("groupfdr/realdata")
     params:
         cfg=lambda wc: preset("groupfdr", "realdata"),
     threads: 1
@@ -133,9 +132,9 @@ rule groupfdr_runtime:
     output:
         runtime="results/groupfdr/runtime.json",
     log:
-        "logs/groupfdr/runtime.log",
+        logs("groupfdr/runtime"),
     benchmark:
-        "benchmarks/groupfdr/runtime.tsv"
+        bench("groupfdr/runtime")
     params:
         cfg=lambda wc: groupfdr_grid.runtime_config(preset("groupfdr")),
     threads: 1
@@ -152,18 +151,17 @@ rule groupfdr_fig1:
     input:
         summary="results/groupfdr/summary.csv",
     output:
-        pdf=report("reports/groupfdr_fig1.pdf", caption="../report/groupfdr_fig1.rst", category="groupfdr"),
+        pdf=figure("groupfdr", "fig1"),
         csv="reports/groupfdr_fig1.csv",
     log:
-        "logs/groupfdr/fig1.log",
+        logs("groupfdr/fig1"),
     benchmark:
-        "benchmarks/groupfdr/fig1.tsv"
+        bench("groupfdr/fig1")
     params:
         cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -174,19 +172,18 @@ rule groupfdr_fig2:
     input:
         run=lambda wc: f"results/groupfdr/runs/{preset('groupfdr', 'fig2_setting')}/group_gm/chunk0.json",
     output:
-        pdf=report("reports/groupfdr_fig2.pdf", caption="../report/groupfdr_fig2.rst", category="groupfdr"),
+        pdf=figure("groupfdr", "fig2"),
         csv="reports/groupfdr_fig2.csv",
         curve="reports/groupfdr_fig2_fdp_curve.csv",
     log:
-        "logs/groupfdr/fig2.log",
+        logs("groupfdr/fig2"),
     benchmark:
-        "benchmarks/groupfdr/fig2.tsv"
+        bench("groupfdr/fig2")
     params:
         cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -200,13 +197,12 @@ rule groupfdr_table1:
         csv="reports/groupfdr_table1.csv",
         md="reports/groupfdr_table1.md",
     log:
-        "logs/groupfdr/table1.log",
+        logs("groupfdr/table1"),
     benchmark:
-        "benchmarks/groupfdr/table1.tsv"
+        bench("groupfdr/table1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -217,9 +213,9 @@ rule groupfdr_symmetry:
     output:
         run="results/groupfdr/symmetry/{design}.json",
     log:
-        "logs/groupfdr/symmetry/{design}.log",
+        logs("groupfdr/symmetry/{design}"),
     benchmark:
-        "benchmarks/groupfdr/symmetry/{design}.tsv"
+        bench("groupfdr/symmetry/{design}")
     wildcard_constraints:
         design=r"[a-z0-9_]+",
     params:
@@ -242,13 +238,12 @@ rule groupfdr_table3:
         md="reports/groupfdr_table3.md",
         long="results/groupfdr/symmetry_summary.csv",
     log:
-        "logs/groupfdr/table3.log",
+        logs("groupfdr/table3"),
     benchmark:
-        "benchmarks/groupfdr/table3.tsv"
+        bench("groupfdr/table3")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:

@@ -40,9 +40,9 @@ rule gtp_data:
         data="results/gtp/data/seed{seed}.npz",
         sha="results/gtp/data/seed{seed}.npz.sha256",
     log:
-        "logs/gtp/data/seed{seed}.log",
+        logs("gtp/data/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/data/seed{seed}.tsv"
+        bench("gtp/data/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -64,9 +64,9 @@ rule gtp_train:
     output:
         models="results/gtp/models/seed{seed}.pt",
     log:
-        "logs/gtp/train/seed{seed}.log",
+        logs("gtp/train/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/train/seed{seed}.tsv"
+        bench("gtp/train/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -89,9 +89,9 @@ rule gtp_value_diag:
     output:
         diag="results/gtp/models/seed{seed}.value.json",
     log:
-        "logs/gtp/value_diag/seed{seed}.log",
+        logs("gtp/value_diag/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/value_diag/seed{seed}.tsv"
+        bench("gtp/value_diag/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -113,13 +113,12 @@ rule gtp_table3:
         csv="reports/gtp_table3.csv",
         md="reports/gtp_table3.md",
     log:
-        "logs/gtp/table3.log",
+        logs("gtp/table3"),
     benchmark:
-        "benchmarks/gtp/table3.tsv"
+        bench("gtp/table3")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -134,9 +133,9 @@ rule gtp_td3bc:
         policy="results/gtp/models/seed{seed}.td3bc.pt",
         diag="results/gtp/models/seed{seed}.td3bc.json",
     log:
-        "logs/gtp/td3bc/seed{seed}.log",
+        logs("gtp/td3bc/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/td3bc/seed{seed}.tsv"
+        bench("gtp/td3bc/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -158,13 +157,12 @@ rule gtp_table4:
         csv="reports/gtp_table4.csv",
         md="reports/gtp_table4.md",
     log:
-        "logs/gtp/table4.log",
+        logs("gtp/table4"),
     benchmark:
-        "benchmarks/gtp/table4.tsv"
+        bench("gtp/table4")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -177,9 +175,9 @@ rule gtp_evaluate:
     output:
         run="results/gtp/eval/seed{seed}.json",
     log:
-        "logs/gtp/eval/seed{seed}.log",
+        logs("gtp/eval/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/eval/seed{seed}.tsv"
+        bench("gtp/eval/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -205,15 +203,14 @@ rule gtp_aggregate:
         control_tidy="results/gtp/control_summary.csv",
         online_tidy="results/gtp/online_summary.csv",
     log:
-        "logs/gtp/aggregate.log",
+        logs("gtp/aggregate"),
     benchmark:
-        "benchmarks/gtp/aggregate.tsv"
+        bench("gtp/aggregate")
     params:
         cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -224,16 +221,15 @@ rule gtp_fig1:
     input:
         tidy="results/gtp/online_summary.csv",
     output:
-        pdf=report("reports/gtp_fig1.pdf", caption="../report/gtp_fig1.rst", category="gtp"),
+        pdf=figure("gtp", "fig1"),
         csv="reports/gtp_fig1.csv",
     log:
-        "logs/gtp/fig1.log",
+        logs("gtp/fig1"),
     benchmark:
-        "benchmarks/gtp/fig1.tsv"
+        bench("gtp/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -244,18 +240,17 @@ rule gtp_fig2:
     input:
         tidy="results/gtp/summary.csv",
     output:
-        pdf=report("reports/gtp_fig2.pdf", caption="../report/gtp_fig2.rst", category="gtp"),
+        pdf=figure("gtp", "fig2"),
         csv="reports/gtp_fig2.csv",
     log:
-        "logs/gtp/fig2.log",
+        logs("gtp/fig2"),
     benchmark:
-        "benchmarks/gtp/fig2.tsv"
+        bench("gtp/fig2")
     params:
         cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -266,18 +261,17 @@ rule gtp_fig3:
     input:
         tidy="results/gtp/summary.csv",
     output:
-        pdf=report("reports/gtp_fig3.pdf", caption="../report/gtp_fig3.rst", category="gtp"),
+        pdf=figure("gtp", "fig3"),
         csv="reports/gtp_fig3.csv",
     log:
-        "logs/gtp/fig3.log",
+        logs("gtp/fig3"),
     benchmark:
-        "benchmarks/gtp/fig3.tsv"
+        bench("gtp/fig3")
     params:
         cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -291,15 +285,14 @@ rule gtp_table1:
         csv="reports/gtp_table1.csv",
         md="reports/gtp_table1.md",
     log:
-        "logs/gtp/table1.log",
+        logs("gtp/table1"),
     benchmark:
-        "benchmarks/gtp/table1.tsv"
+        bench("gtp/table1")
     params:
         cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -312,9 +305,9 @@ rule gtp_control_data:
         data="results/gtp/control/{task}/data/seed{seed}.npz",
         sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
     log:
-        "logs/gtp/control/{task}/data/seed{seed}.log",
+        logs("gtp/control/{task}/data/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/control/{task}/data/seed{seed}.tsv"
+        bench("gtp/control/{task}/data/seed{seed}")
     wildcard_constraints:
         task="|".join(gtp_grid.SCRIPTED_TASKS),
         seed=r"[0-9]+",
@@ -336,9 +329,9 @@ rule gtp_mujoco_data:
         sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
         behaviour="results/gtp/control/{task}/data/seed{seed}.behaviour.pt",
     log:
-        "logs/gtp/control/{task}/data/seed{seed}.log",
+        logs("gtp/control/{task}/data/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/control/{task}/data/seed{seed}.tsv"
+        bench("gtp/control/{task}/data/seed{seed}")
     wildcard_constraints:
         task="|".join(gtp_grid.MUJOCO_TASKS),
         seed=r"[0-9]+",
@@ -361,9 +354,9 @@ rule gtp_control_train:
     output:
         models="results/gtp/control/{task}/models/seed{seed}.pt",
     log:
-        "logs/gtp/control/{task}/train/seed{seed}.log",
+        logs("gtp/control/{task}/train/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/control/{task}/train/seed{seed}.tsv"
+        bench("gtp/control/{task}/train/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
@@ -387,9 +380,9 @@ rule gtp_control_td3bc:
         policy="results/gtp/control/{task}/models/seed{seed}.td3bc.pt",
         diag="results/gtp/control/{task}/models/seed{seed}.td3bc.json",
     log:
-        "logs/gtp/control/{task}/td3bc/seed{seed}.log",
+        logs("gtp/control/{task}/td3bc/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/control/{task}/td3bc/seed{seed}.tsv"
+        bench("gtp/control/{task}/td3bc/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
@@ -411,9 +404,9 @@ rule gtp_control_evaluate:
     output:
         run="results/gtp/control/{task}/eval/seed{seed}.json",
     log:
-        "logs/gtp/control/{task}/eval/seed{seed}.log",
+        logs("gtp/control/{task}/eval/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/control/{task}/eval/seed{seed}.tsv"
+        bench("gtp/control/{task}/eval/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
@@ -436,13 +429,12 @@ rule gtp_table2:
         csv="reports/gtp_table2.csv",
         md="reports/gtp_table2.md",
     log:
-        "logs/gtp/table2.log",
+        logs("gtp/table2"),
     benchmark:
-        "benchmarks/gtp/table2.tsv"
+        bench("gtp/table2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -455,9 +447,9 @@ rule gtp_control_online:
     output:
         run="results/gtp/control/{task}/online/{method}/seed{seed}.json",
     log:
-        "logs/gtp/control/{task}/online/{method}/seed{seed}.log",
+        logs("gtp/control/{task}/online/{method}/seed{seed}"),
     benchmark:
-        "benchmarks/gtp/control/{task}/online/{method}/seed{seed}.tsv"
+        bench("gtp/control/{task}/online/{method}/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         method=r"[a-z_0-9]+",

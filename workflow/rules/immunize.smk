@@ -1,4 +1,4 @@
-# immunize: immunization against harmful fine-tuning by plateau and curvature conditioning (issue 26).
+# immunize: immunization against harmful fine-tuning by plateau and curvature conditioning.
 # DAG: per seed{seed} (one job: the start-up of a job costs more than a smoke unit's work): digits tasks -> per
 #      model (linear, mlp, transformer) its released extractor -> per defence: immunize -> attacks in the three
 #      settings (open weights, fine-tuning as a service, relearning after unlearning); the estimator vs the exact
@@ -23,14 +23,14 @@ rule immunize_unit:
         unit="results/immunize/units/seed{seed}.json",
         thetas="results/immunize/units/seed{seed}.npz",
     log:
-        "logs/immunize/unit/seed{seed}.log",
+        logs("immunize/unit/seed{seed}"),
     benchmark:
-        "benchmarks/immunize/unit/seed{seed}.tsv"
+        bench("immunize/unit/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
-        cfg=lambda wc: {k: preset("immunize", k) for k in ("models", "methods", "data", "release", "immunize",
-                                                           "adversary", "utility", "service", "relearn", "scaling")},
+        cfg=lambda wc: preset_slice("immunize", "models", "methods", "data", "release", "immunize", "adversary",
+                                    "utility", "service", "relearn", "scaling"),
     threads: 1
     resources:
         mem_mb=4000,
@@ -50,15 +50,14 @@ rule immunize_aggregate:
         curves="results/immunize/curves.csv",
         scaling="results/immunize/scaling.csv",
     log:
-        "logs/immunize/aggregate.log",
+        logs("immunize/aggregate"),
     benchmark:
-        "benchmarks/immunize/aggregate.tsv"
+        bench("immunize/aggregate")
     params:
-        cfg=lambda wc: {"methods": preset("immunize", "methods"), "models": preset("immunize", "models")},
+        cfg=lambda wc: preset_slice("immunize", "methods", "models"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -71,20 +70,19 @@ rule immunize_report:
         curves="results/immunize/curves.csv",
         scaling="results/immunize/scaling.csv",
     output:
-        fig1=report("reports/immunize_fig1.pdf", caption="../report/immunize_fig1.rst", category="immunize"),
+        fig1=figure("immunize", "fig1"),
         fig1_csv="reports/immunize_fig1.csv",
-        fig2=report("reports/immunize_fig2.pdf", caption="../report/immunize_fig2.rst", category="immunize"),
+        fig2=figure("immunize", "fig2"),
         fig2_csv="reports/immunize_fig2.csv",
         table_csv="reports/immunize_table1.csv",
         table_md="reports/immunize_table1.md",
     log:
-        "logs/immunize/report.log",
+        logs("immunize/report"),
     benchmark:
-        "benchmarks/immunize/report.tsv"
+        bench("immunize/report")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -99,11 +97,11 @@ rule immunize_diagnostics:
         summary="results/immunize/diagnostics_summary.csv",
         summary_md="results/immunize/diagnostics_summary.md",
     log:
-        "logs/immunize/diagnostics.log",
+        logs("immunize/diagnostics"),
     benchmark:
-        "benchmarks/immunize/diagnostics.tsv"
+        bench("immunize/diagnostics")
     params:
-        cfg=lambda wc: {k: preset("immunize", k) for k in ("models", "methods", "data", "release", "immunize", "utility")},
+        cfg=lambda wc: preset_slice("immunize", "models", "methods", "data", "release", "immunize", "utility"),
         seeds=IMMUNIZE_SEEDS,  # one per input, in its order
     threads: 1
     resources:

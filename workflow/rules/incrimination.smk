@@ -26,9 +26,9 @@ rule incrimination_testbed:
     output:
         runs="results/incrimination/testbed/{motive}.json",
     log:
-        "logs/incrimination/testbed/{motive}.log",
+        logs("incrimination/testbed/{motive}"),
     benchmark:
-        "benchmarks/incrimination/testbed/{motive}.tsv"
+        bench("incrimination/testbed/{motive}")
     wildcard_constraints:
         motive="|".join(incrimination_grid.MOTIVES),
     params:
@@ -49,9 +49,9 @@ rule incrimination_investigate:
     output:
         runs="results/incrimination/agents/{agent}.json",
     log:
-        "logs/incrimination/investigate/{agent}.log",
+        logs("incrimination/investigate/{agent}"),
     benchmark:
-        "benchmarks/incrimination/investigate/{agent}.tsv"
+        bench("incrimination/investigate/{agent}")
     wildcard_constraints:
         agent=r"[\w.-]+",
     params:
@@ -79,16 +79,14 @@ rule incrimination_aggregate:
         effects="results/incrimination/effects.csv",
         verdicts="results/incrimination/verdicts.csv",
     log:
-        "logs/incrimination/aggregate.log",
+        logs("incrimination/aggregate"),
     benchmark:
-        "benchmarks/incrimination/aggregate.tsv"
+        bench("incrimination/aggregate")
     params:
-        cfg=lambda wc: {k: preset("incrimination", k) for k in ("faithfulness", "samples", "claims")},
-        scale=lambda wc: scale_of("incrimination"),
+        cfg=lambda wc: preset_slice("incrimination", "faithfulness", "samples", "claims"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -99,16 +97,15 @@ rule incrimination_fig1:
     input:
         table=rules.incrimination_aggregate.output.accuracy,
     output:
-        pdf=report("reports/incrimination_fig1.pdf", caption="../report/incrimination_fig1.rst", category="incrimination"),
+        pdf=figure("incrimination", "fig1"),
         csv="reports/incrimination_fig1.csv",
     log:
-        "logs/incrimination/fig1.log",
+        logs("incrimination/fig1"),
     benchmark:
-        "benchmarks/incrimination/fig1.tsv"
+        bench("incrimination/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -119,16 +116,15 @@ rule incrimination_fig2:
     input:
         table=rules.incrimination_aggregate.output.effects,
     output:
-        pdf=report("reports/incrimination_fig2.pdf", caption="../report/incrimination_fig2.rst", category="incrimination"),
+        pdf=figure("incrimination", "fig2"),
         csv="reports/incrimination_fig2.csv",
     log:
-        "logs/incrimination/fig2.log",
+        logs("incrimination/fig2"),
     benchmark:
-        "benchmarks/incrimination/fig2.tsv"
+        bench("incrimination/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -142,9 +138,9 @@ rule incrimination_table1:
         csv="reports/incrimination_table1.csv",
         md="reports/incrimination_table1.md",
     log:
-        "logs/incrimination/table1.log",
+        logs("incrimination/table1"),
     benchmark:
-        "benchmarks/incrimination/table1.tsv"
+        bench("incrimination/table1")
     threads: 1
     resources:
         mem_mb=500,

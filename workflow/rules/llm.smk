@@ -1,4 +1,4 @@
-# LLM stage (issue 17), shared by the LM papers (evalmeta, driftbench, matt, toolgap, incrimination,
+# LLM stage, shared by the LM papers (evalmeta, driftbench, matt, toolgap, incrimination,
 # mcpo): dequantise the GGUF models that ship inside PyPI packages into safetensors folders once, so
 # that every later job loads one in about a second (repro.llm.load(name) finds resources/llm/<name>/).
 # A paper's rule lists rules.llm_cache's output for its model as an input; config.yaml's `llm:`
@@ -17,9 +17,9 @@ rule llm_cache:
         config="resources/llm/{model}/config.json",
         manifest="resources/llm/{model}/manifest.json",
     log:
-        "logs/llm/cache/{model}.log",
+        logs("llm/cache/{model}"),
     benchmark:
-        "benchmarks/llm/cache/{model}.tsv"
+        bench("llm/cache/{model}")
     wildcard_constraints:
         model="|".join(map(re.escape, sorted(SHIPPED_GGUF))),
     # Dequantisation is mostly single-threaded; and two OpenMP threads spin-wait each other on a busy node.

@@ -26,11 +26,11 @@ rule m2le_fetch:
     output:
         data=M2LE_REMOTE,
     log:
-        "logs/m2le/fetch.log",
+        logs("m2le/fetch"),
     benchmark:
-        "benchmarks/m2le/fetch.tsv"
+        bench("m2le/fetch")
     params:
-        cfg=lambda wc: {"remote": preset("m2le", "sequences")["remote"]},
+        cfg=lambda wc: preset_slice("m2le", remote=("sequences", "remote")),
     threads: 1
     resources:
         mem_mb=4000,
@@ -47,14 +47,14 @@ rule m2le_pretrain:
     output:
         backbone="results/m2le/backbone/{sequence}/seed{seed}.pt",
     log:
-        "logs/m2le/pretrain/{sequence}/seed{seed}.log",
+        logs("m2le/pretrain/{sequence}/seed{seed}"),
     benchmark:
-        "benchmarks/m2le/pretrain/{sequence}/seed{seed}.tsv"
+        bench("m2le/pretrain/{sequence}/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
         sequence=r"[a-z_]+",
     params:
-        cfg=lambda wc: {k: preset("m2le", k) for k in ("sequences", "backbone")},
+        cfg=lambda wc: preset_slice("m2le", "sequences", "backbone"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -72,14 +72,14 @@ rule m2le_run:
     output:
         run="results/m2le/runs/{sequence}/seed{seed}.json",
     log:
-        "logs/m2le/runs/{sequence}/seed{seed}.log",
+        logs("m2le/runs/{sequence}/seed{seed}"),
     benchmark:
-        "benchmarks/m2le/runs/{sequence}/seed{seed}.tsv"
+        bench("m2le/runs/{sequence}/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
         sequence=r"[a-z_]+",
     params:
-        cfg=lambda wc: {k: preset("m2le", k) for k in ("sequences", "backbone", "train", "methods")},
+        cfg=lambda wc: preset_slice("m2le", "sequences", "backbone", "train", "methods"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -100,15 +100,14 @@ rule m2le_aggregate:
         curve="results/m2le/curve.csv",
         modulation="results/m2le/modulation.csv",
     log:
-        "logs/m2le/aggregate.log",
+        logs("m2le/aggregate"),
     benchmark:
-        "benchmarks/m2le/aggregate.tsv"
+        bench("m2le/aggregate")
     params:
-        cfg=lambda wc: {"methods": preset("m2le", "methods")},
+        cfg=lambda wc: preset_slice("m2le", "methods"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -122,13 +121,12 @@ rule m2le_table1:
         csv="reports/m2le_table1.csv",
         md="reports/m2le_table1.md",
     log:
-        "logs/m2le/table1.log",
+        logs("m2le/table1"),
     benchmark:
-        "benchmarks/m2le/table1.tsv"
+        bench("m2le/table1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -139,16 +137,15 @@ rule m2le_fig1:
     input:
         curve="results/m2le/curve.csv",
     output:
-        pdf=report("reports/m2le_fig1.pdf", caption="../report/m2le_fig1.rst", category="m2le"),
+        pdf=figure("m2le", "fig1"),
         csv="reports/m2le_fig1.csv",
     log:
-        "logs/m2le/fig1.log",
+        logs("m2le/fig1"),
     benchmark:
-        "benchmarks/m2le/fig1.tsv"
+        bench("m2le/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -159,16 +156,15 @@ rule m2le_fig2:
     input:
         modulation="results/m2le/modulation.csv",
     output:
-        pdf=report("reports/m2le_fig2.pdf", caption="../report/m2le_fig2.rst", category="m2le"),
+        pdf=figure("m2le", "fig2"),
         csv="reports/m2le_fig2.csv",
     log:
-        "logs/m2le/fig2.log",
+        logs("m2le/fig2"),
     benchmark:
-        "benchmarks/m2le/fig2.tsv"
+        bench("m2le/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:

@@ -32,9 +32,9 @@ rule matt_data:
     output:
         data="results/matt/data.json",
     log:
-        "logs/matt/data.log",
+        logs("matt/data"),
     benchmark:
-        "benchmarks/matt/data.tsv"
+        bench("matt/data")
     params:
         cfg=lambda wc: preset("matt", "data"),
     threads: 1
@@ -56,11 +56,14 @@ rule matt_source:
         scores="results/matt/source/scores.json",
         model=["results/matt/source/model.safetensors"] if MATT_KIND == "tiny" else [],
     log:
-        "logs/matt/source.log",
+        logs("matt/source"),
     benchmark:
-        "benchmarks/matt/source.tsv"
+        bench("matt/source")
     params:
-        cfg=lambda wc: {**preset("matt", "model"), **{k: preset("matt", "transfer", k) for k in ("context", "max_new_tokens")}},
+        cfg=lambda wc: {
+            **preset("matt", "model"),
+            **preset_slice("matt", context=("transfer", "context"), max_new_tokens=("transfer", "max_new_tokens")),
+        },
     threads: 1
     resources:
         mem_mb=4000,
@@ -79,9 +82,9 @@ rule matt_transfer:
     output:
         run="results/matt/runs/{method}/{seed}.json",
     log:
-        "logs/matt/transfer/{method}/{seed}.log",
+        logs("matt/transfer/{method}/{seed}"),
     benchmark:
-        "benchmarks/matt/transfer/{method}/{seed}.tsv"
+        bench("matt/transfer/{method}/{seed}")
     wildcard_constraints:
         method=r"mean|fvt|focus|matt",
         seed=r"\d+",
@@ -107,15 +110,12 @@ rule matt_aggregate:
         metrics="results/matt/metrics.json",
         table="results/matt/recovery.csv",
     log:
-        "logs/matt/aggregate.log",
+        logs("matt/aggregate"),
     benchmark:
-        "benchmarks/matt/aggregate.tsv"
-    params:
-        scale=lambda wc: scale_of("matt"),
+        bench("matt/aggregate")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -126,16 +126,15 @@ rule matt_fig1:
     input:
         table=rules.matt_aggregate.output.table,
     output:
-        pdf=report("reports/matt_fig1.pdf", caption="../report/matt_fig1.rst", category="matt"),
+        pdf=figure("matt", "fig1"),
         csv="reports/matt_fig1.csv",
     log:
-        "logs/matt/fig1.log",
+        logs("matt/fig1"),
     benchmark:
-        "benchmarks/matt/fig1.tsv"
+        bench("matt/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -149,9 +148,9 @@ rule matt_table1:
         csv="reports/matt_table1.csv",
         md="reports/matt_table1.md",
     log:
-        "logs/matt/table1.log",
+        logs("matt/table1"),
     benchmark:
-        "benchmarks/matt/table1.tsv"
+        bench("matt/table1")
     threads: 1
     resources:
         mem_mb=500,

@@ -28,9 +28,9 @@ rule mcpo_bandit:
     output:
         run="results/mcpo/bandit/seed{seed}.json",
     log:
-        "logs/mcpo/bandit/seed{seed}.log",
+        logs("mcpo/bandit/seed{seed}"),
     benchmark:
-        "benchmarks/mcpo/bandit/seed{seed}.tsv"
+        bench("mcpo/bandit/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -45,92 +45,58 @@ rule mcpo_bandit:
         "../scripts/mcpo/bandit.py"
 
 
-rule mcpo_arith_tiny:
-    output:
-        model="results/mcpo/arithmetic/tiny/model.safetensors",
-        config="results/mcpo/arithmetic/tiny/config.json",
-    log:
-        "logs/mcpo/arithmetic/tiny.log",
-    benchmark:
-        "benchmarks/mcpo/arithmetic/tiny.tsv"
-    params:
-        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "arithmetic"),
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/mcpo/arith_tiny.py"
+# Tasks (ii) and (iii) have the same two rules, written once: the tiny reference model (smoke) and one
+# job per seed. Each keeps its own rule name (jobs stamp it into their metrics and seed), paths and script:
+# mcpo_arith_tiny (arith_tiny.py) and mcpo_arithmetic (arithmetic.py); mcpo_safety_tiny and mcpo_safety.
+MCPO_LM_TASKS = {"arithmetic": "arith", "safety": "safety"}  # task -> name of its tiny rule and script
 
+for _task, _short in MCPO_LM_TASKS.items():
 
-rule mcpo_arithmetic:
-    input:
-        model=lambda wc: mcpo_grid.task_base(preset("mcpo"), "arithmetic"),
-    output:
-        run="results/mcpo/arithmetic/seed{seed}.json",
-    log:
-        "logs/mcpo/arithmetic/seed{seed}.log",
-    benchmark:
-        "benchmarks/mcpo/arithmetic/seed{seed}.tsv"
-    wildcard_constraints:
-        seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "arithmetic"),
-    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../../envs/llm.yaml"
-    script:
-        "../scripts/mcpo/arithmetic.py"
+    rule:
+        name:
+            f"mcpo_{_short}_tiny"
+        output:
+            model=f"results/mcpo/{_task}/tiny/model.safetensors",
+            config=f"results/mcpo/{_task}/tiny/config.json",
+        log:
+            logs(f"mcpo/{_task}/tiny"),
+        benchmark:
+            bench(f"mcpo/{_task}/tiny")
+        params:
+            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=10,
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            f"../scripts/mcpo/{_short}_tiny.py"
 
-
-rule mcpo_safety_tiny:
-    output:
-        model="results/mcpo/safety/tiny/model.safetensors",
-        config="results/mcpo/safety/tiny/config.json",
-    log:
-        "logs/mcpo/safety/tiny.log",
-    benchmark:
-        "benchmarks/mcpo/safety/tiny.tsv"
-    params:
-        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "safety"),
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/torch.yaml"
-    script:
-        "../scripts/mcpo/safety_tiny.py"
-
-
-rule mcpo_safety:
-    input:
-        model=lambda wc: mcpo_grid.task_base(preset("mcpo"), "safety"),
-    output:
-        run="results/mcpo/safety/seed{seed}.json",
-    log:
-        "logs/mcpo/safety/seed{seed}.log",
-    benchmark:
-        "benchmarks/mcpo/safety/seed{seed}.tsv"
-    wildcard_constraints:
-        seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "safety"),
-    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../../envs/llm.yaml"
-    script:
-        "../scripts/mcpo/safety.py"
+    rule:
+        name:
+            f"mcpo_{_task}"
+        input:
+            model=lambda wc, task=_task: mcpo_grid.task_base(preset("mcpo"), task),
+        output:
+            run=f"results/mcpo/{_task}/seed{{seed}}.json",
+        log:
+            logs(f"mcpo/{_task}/seed{{seed}}"),
+        benchmark:
+            bench(f"mcpo/{_task}/seed{{seed}}")
+        wildcard_constraints:
+            seed=r"[0-9]+",
+        params:
+            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
+        # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=30,
+        conda:
+            "../../envs/llm.yaml"
+        script:
+            f"../scripts/mcpo/{_task}.py"
 
 
 rule mcpo_aggregate:
@@ -142,15 +108,14 @@ rule mcpo_aggregate:
         metrics="results/mcpo/metrics.json",
         tidy="results/mcpo/summary.csv",
     log:
-        "logs/mcpo/aggregate.log",
+        logs("mcpo/aggregate"),
     benchmark:
-        "benchmarks/mcpo/aggregate.tsv"
+        bench("mcpo/aggregate")
     params:
         cfg=lambda wc: mcpo_grid.aggregate_config(preset("mcpo")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -161,18 +126,17 @@ rule mcpo_fig1:
     input:
         tidy="results/mcpo/summary.csv",
     output:
-        pdf=report("reports/mcpo_fig1.pdf", caption="../report/mcpo_fig1.rst", category="mcpo"),
+        pdf=figure("mcpo", "fig1"),
         csv="reports/mcpo_fig1.csv",
     log:
-        "logs/mcpo/fig1.log",
+        logs("mcpo/fig1"),
     benchmark:
-        "benchmarks/mcpo/fig1.tsv"
+        bench("mcpo/fig1")
     params:
         cfg=lambda wc: mcpo_grid.aggregate_config(preset("mcpo")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -183,16 +147,15 @@ rule mcpo_fig2:
     input:
         tidy="results/mcpo/summary.csv",
     output:
-        pdf=report("reports/mcpo_fig2.pdf", caption="../report/mcpo_fig2.rst", category="mcpo"),
+        pdf=figure("mcpo", "fig2"),
         csv="reports/mcpo_fig2.csv",
     log:
-        "logs/mcpo/fig2.log",
+        logs("mcpo/fig2"),
     benchmark:
-        "benchmarks/mcpo/fig2.tsv"
+        bench("mcpo/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -203,16 +166,15 @@ rule mcpo_fig3:
     input:
         tidy="results/mcpo/summary.csv",
     output:
-        pdf=report("reports/mcpo_fig3.pdf", caption="../report/mcpo_fig3.rst", category="mcpo"),
+        pdf=figure("mcpo", "fig3"),
         csv="reports/mcpo_fig3.csv",
     log:
-        "logs/mcpo/fig3.log",
+        logs("mcpo/fig3"),
     benchmark:
-        "benchmarks/mcpo/fig3.tsv"
+        bench("mcpo/fig3")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -226,13 +188,12 @@ rule mcpo_table1:
         csv="reports/mcpo_table1.csv",
         md="reports/mcpo_table1.md",
     log:
-        "logs/mcpo/table1.log",
+        logs("mcpo/table1"),
     benchmark:
-        "benchmarks/mcpo/table1.tsv"
+        bench("mcpo/table1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:

@@ -29,9 +29,9 @@ rule mdadd_corpus:
     output:
         corpus="resources/mdadd/synthetic/corpus.npz",
     log:
-        "logs/mdadd/corpus.log",
+        logs("mdadd/corpus"),
     benchmark:
-        "benchmarks/mdadd/corpus.tsv"
+        bench("mdadd/corpus")
     params:
         cfg=lambda wc: preset("mdadd", "corpus"),
     threads: 1
@@ -50,13 +50,13 @@ if MDADD_SOURCE == "remote":
         output:
             json="resources/mdadd/{dataset}/dataset_{dataset}.json",
         log:
-            "logs/mdadd/fetch_{dataset}.log",
+            logs("mdadd/fetch_{dataset}"),
         benchmark:
-            "benchmarks/mdadd/fetch_{dataset}.tsv"
+            bench("mdadd/fetch_{dataset}")
         wildcard_constraints:
             dataset=r"[a-z0-9_]+",
         params:
-            cfg=lambda wc: {"archives": preset("mdadd", "data", "archives")},
+            cfg=lambda wc: preset_slice("mdadd", archives=("data", "archives")),
         threads: 1
         resources:
             mem_mb=2000,
@@ -79,9 +79,9 @@ rule mdadd_features:
     output:
         features="results/mdadd/features/{dataset}.h5",
     log:
-        "logs/mdadd/features_{dataset}.log",
+        logs("mdadd/features_{dataset}"),
     benchmark:
-        "benchmarks/mdadd/features_{dataset}.tsv"
+        bench("mdadd/features_{dataset}")
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
     params:
@@ -110,9 +110,9 @@ rule mdadd_distill:
     output:
         distilled="results/mdadd/distilled/{dataset}/{method}/n{n_pairs}_s{seed}.npz",
     log:
-        "logs/mdadd/distill/{dataset}/{method}/n{n_pairs}_s{seed}.log",
+        logs("mdadd/distill/{dataset}/{method}/n{n_pairs}_s{seed}"),
     benchmark:
-        "benchmarks/mdadd/distill/{dataset}/{method}/n{n_pairs}_s{seed}.tsv"
+        bench("mdadd/distill/{dataset}/{method}/n{n_pairs}_s{seed}")
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
         method=r"[a-z_]+",
@@ -139,19 +139,16 @@ rule mdadd_evaluate:
     output:
         metrics="results/mdadd/eval/{dataset}/{method}/n{n_pairs}_s{seed}.json",
     log:
-        "logs/mdadd/evaluate/{dataset}/{method}/n{n_pairs}_s{seed}.log",
+        logs("mdadd/evaluate/{dataset}/{method}/n{n_pairs}_s{seed}"),
     benchmark:
-        "benchmarks/mdadd/evaluate/{dataset}/{method}/n{n_pairs}_s{seed}.tsv"
+        bench("mdadd/evaluate/{dataset}/{method}/n{n_pairs}_s{seed}")
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
         method=r"[a-z_]+",
         n_pairs=r"\d+|all",
         seed=r"\d+",
     params:
-        cfg=lambda wc: {
-            "student": preset("mdadd", "student"),
-            "eval": preset("mdadd", "eval"),
-        },
+        cfg=lambda wc: preset_slice("mdadd", "student", "eval"),
     threads: 1
     resources:
         mem_mb=4000,
@@ -166,9 +163,9 @@ rule mdadd_cost:
     output:
         cost="results/mdadd/cost.csv",
     log:
-        "logs/mdadd/cost.log",
+        logs("mdadd/cost"),
     benchmark:
-        "benchmarks/mdadd/cost.tsv"
+        bench("mdadd/cost")
     params:
         cfg=lambda wc: preset("mdadd", "cost"),
     threads: 1
@@ -199,14 +196,11 @@ rule mdadd_aggregate:
         table_csv="reports/mdadd_table1.csv",
         table_md="reports/mdadd_table1.md",
     log:
-        "logs/mdadd/aggregate.log",
+        logs("mdadd/aggregate"),
     benchmark:
-        "benchmarks/mdadd/aggregate.tsv"
+        bench("mdadd/aggregate")
     params:
-        cfg=lambda wc: {
-            "methods": preset("mdadd", "methods"),
-            "baselines": preset("mdadd", "baselines"),
-        },
+        cfg=lambda wc: preset_slice("mdadd", "methods", "baselines"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -221,18 +215,15 @@ rule mdadd_fig1:
     input:
         tidy="results/mdadd/recall_tidy.csv",
     output:
-        pdf=report(
-            "reports/mdadd_fig1.pdf", caption="../report/mdadd_fig1.rst", category="mdadd"
-        ),
+        pdf=figure("mdadd", "fig1"),
         csv="reports/mdadd_fig1.csv",
     log:
-        "logs/mdadd/fig1.log",
+        logs("mdadd/fig1"),
     benchmark:
-        "benchmarks/mdadd/fig1.tsv"
+        bench("mdadd/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -243,18 +234,15 @@ rule mdadd_fig2:
     input:
         gap="results/mdadd/init_gap.csv",
     output:
-        pdf=report(
-            "reports/mdadd_fig2.pdf", caption="../report/mdadd_fig2.rst", category="mdadd"
-        ),
+        pdf=figure("mdadd", "fig2"),
         csv="reports/mdadd_fig2.csv",
     log:
-        "logs/mdadd/fig2.log",
+        logs("mdadd/fig2"),
     benchmark:
-        "benchmarks/mdadd/fig2.tsv"
+        bench("mdadd/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -265,18 +253,15 @@ rule mdadd_fig3:
     input:
         cost="results/mdadd/cost.csv",
     output:
-        pdf=report(
-            "reports/mdadd_fig3.pdf", caption="../report/mdadd_fig3.rst", category="mdadd"
-        ),
+        pdf=figure("mdadd", "fig3"),
         csv="reports/mdadd_fig3.csv",
     log:
-        "logs/mdadd/fig3.log",
+        logs("mdadd/fig3"),
     benchmark:
-        "benchmarks/mdadd/fig3.tsv"
+        bench("mdadd/fig3")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:

@@ -21,9 +21,9 @@ if MODELLENS_SOURCE == "remote":
         output:
             dump=modellens_grid.DUMP,
         log:
-            "logs/modellens/fetch.log",
+            logs("modellens/fetch"),
         benchmark:
-            "benchmarks/modellens/fetch.tsv"
+            bench("modellens/fetch")
         params:
             cfg=MODELLENS_REMOTE,
         threads: 1
@@ -42,9 +42,9 @@ rule modellens_embed:
     output:
         emb="results/modellens/text_embeddings.npz",
     log:
-        "logs/modellens/embed.log",
+        logs("modellens/embed"),
     benchmark:
-        "benchmarks/modellens/embed.tsv"
+        bench("modellens/embed")
     params:
         cfg=lambda wc: modellens_grid.embed_config(preset("modellens")),
         source=MODELLENS_SOURCE,
@@ -65,9 +65,9 @@ rule modellens_run:
     output:
         run="results/modellens/runs/seed{seed}.json",
     log:
-        "logs/modellens/runs/seed{seed}.log",
+        logs("modellens/runs/seed{seed}"),
     benchmark:
-        "benchmarks/modellens/runs/seed{seed}.tsv"
+        bench("modellens/runs/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -90,9 +90,9 @@ rule modellens_ablation:
     output:
         run="results/modellens/ablations/seed{seed}.json",
     log:
-        "logs/modellens/ablations/seed{seed}.log",
+        logs("modellens/ablations/seed{seed}"),
     benchmark:
-        "benchmarks/modellens/ablations/seed{seed}.tsv"
+        bench("modellens/ablations/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     params:
@@ -116,15 +116,14 @@ rule modellens_ablation_table:
         csv="reports/modellens_ablations.csv",
         md="reports/modellens_ablations.md",
     log:
-        "logs/modellens/ablation_table.log",
+        logs("modellens/ablation_table"),
     benchmark:
-        "benchmarks/modellens/ablation_table.tsv"
+        bench("modellens/ablation_table")
     params:
         cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -140,15 +139,14 @@ rule modellens_aggregate:
         regret="results/modellens/regret.csv",
         routing="results/modellens/routing.csv",
     log:
-        "logs/modellens/aggregate.log",
+        logs("modellens/aggregate"),
     benchmark:
-        "benchmarks/modellens/aggregate.tsv"
+        bench("modellens/aggregate")
     params:
         cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -159,18 +157,17 @@ rule modellens_fig1:
     input:
         tidy="results/modellens/summary.csv",
     output:
-        pdf=report("reports/modellens_fig1.pdf", caption="../report/modellens_fig1.rst", category="modellens"),
+        pdf=figure("modellens", "fig1"),
         csv="reports/modellens_fig1.csv",
     log:
-        "logs/modellens/fig1.log",
+        logs("modellens/fig1"),
     benchmark:
-        "benchmarks/modellens/fig1.tsv"
+        bench("modellens/fig1")
     params:
         cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -182,16 +179,15 @@ rule modellens_fig2:
         regret="results/modellens/regret.csv",
         routing="results/modellens/routing.csv",
     output:
-        pdf=report("reports/modellens_fig2.pdf", caption="../report/modellens_fig2.rst", category="modellens"),
+        pdf=figure("modellens", "fig2"),
         csv="reports/modellens_fig2.csv",
     log:
-        "logs/modellens/fig2.log",
+        logs("modellens/fig2"),
     benchmark:
-        "benchmarks/modellens/fig2.tsv"
+        bench("modellens/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -202,16 +198,15 @@ rule modellens_fig3:
     input:
         routing="results/modellens/routing.csv",
     output:
-        pdf=report("reports/modellens_fig3.pdf", caption="../report/modellens_fig3.rst", category="modellens"),
+        pdf=figure("modellens", "fig3"),
         csv="reports/modellens_fig3.csv",
     log:
-        "logs/modellens/fig3.log",
+        logs("modellens/fig3"),
     benchmark:
-        "benchmarks/modellens/fig3.tsv"
+        bench("modellens/fig3")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -225,15 +220,14 @@ rule modellens_table1:
         csv="reports/modellens_table1.csv",
         md="reports/modellens_table1.md",
     log:
-        "logs/modellens/table1.log",
+        logs("modellens/table1"),
     benchmark:
-        "benchmarks/modellens/table1.tsv"
+        bench("modellens/table1")
     params:
         cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:

@@ -24,11 +24,11 @@ rule munkey_fetch:
     output:
         data=MUNKEY_REMOTE,
     log:
-        "logs/munkey/fetch.log",
+        logs("munkey/fetch"),
     benchmark:
-        "benchmarks/munkey/fetch.tsv"
+        bench("munkey/fetch")
     params:
-        cfg=lambda wc: {"remote": preset("munkey", "remote")},
+        cfg=lambda wc: preset_slice("munkey", "remote"),
     threads: 1
     resources:
         mem_mb=4000,
@@ -45,15 +45,15 @@ rule munkey_run:
     output:
         run="results/munkey/runs/{regime}/{forget_set}/seed{seed}.json",
     log:
-        "logs/munkey/runs/{regime}/{forget_set}/seed{seed}.log",
+        logs("munkey/runs/{regime}/{forget_set}/seed{seed}"),
     benchmark:
-        "benchmarks/munkey/runs/{regime}/{forget_set}/seed{seed}.tsv"
+        bench("munkey/runs/{regime}/{forget_set}/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
         regime=r"[a-z0-9]+",
         forget_set=r"[a-z0-9]+",
     params:
-        cfg=lambda wc: {k: preset("munkey", k) for k in ("data", "model", "unlearn", "forget_sets", "baselines")},
+        cfg=lambda wc: preset_slice("munkey", "data", "model", "unlearn", "forget_sets", "baselines"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -70,14 +70,14 @@ rule munkey_sweep:
     output:
         sweep="results/munkey/sweep/{regime}/seed{seed}.json",
     log:
-        "logs/munkey/sweep/{regime}/seed{seed}.log",
+        logs("munkey/sweep/{regime}/seed{seed}"),
     benchmark:
-        "benchmarks/munkey/sweep/{regime}/seed{seed}.tsv"
+        bench("munkey/sweep/{regime}/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
         regime=r"[a-z0-9]+",
     params:
-        cfg=lambda wc: {k: preset("munkey", k) for k in ("data", "model", "sweep_fractions")},
+        cfg=lambda wc: preset_slice("munkey", "data", "model", "sweep_fractions"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -99,15 +99,14 @@ rule munkey_aggregate:
         tidy="results/munkey/summary.csv",
         sweep="results/munkey/sweep.csv",
     log:
-        "logs/munkey/aggregate.log",
+        logs("munkey/aggregate"),
     benchmark:
-        "benchmarks/munkey/aggregate.tsv"
+        bench("munkey/aggregate")
     params:
-        cfg=lambda wc: {"baselines": preset("munkey", "baselines")},
+        cfg=lambda wc: preset_slice("munkey", "baselines"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -118,16 +117,15 @@ rule munkey_fig1:
     input:
         sweep="results/munkey/sweep.csv",
     output:
-        pdf=report("reports/munkey_fig1.pdf", caption="../report/munkey_fig1.rst", category="munkey"),
+        pdf=figure("munkey", "fig1"),
         csv="reports/munkey_fig1.csv",
     log:
-        "logs/munkey/fig1.log",
+        logs("munkey/fig1"),
     benchmark:
-        "benchmarks/munkey/fig1.tsv"
+        bench("munkey/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:
@@ -141,13 +139,12 @@ rule munkey_table1:
         csv="reports/munkey_table1.csv",
         md="reports/munkey_table1.md",
     log:
-        "logs/munkey/table1.log",
+        logs("munkey/table1"),
     benchmark:
-        "benchmarks/munkey/table1.tsv"
+        bench("munkey/table1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/stats.yaml"
     script:

@@ -35,9 +35,9 @@ if OPINION_REMOTE is not None:
         output:
             edges=OPINION_EDGES,
         log:
-            "logs/opinion/fetch.log",
+            logs("opinion/fetch"),
         benchmark:
-            "benchmarks/opinion/fetch.tsv"
+            bench("opinion/fetch")
         params:
             cfg=OPINION_REMOTE,
         threads: 1
@@ -57,9 +57,9 @@ rule opinion_train:
         model="results/opinion/agents/{family}/alpha{alpha}/{variant}/seed{seed}.pt",
         record="results/opinion/agents/{family}/alpha{alpha}/{variant}/seed{seed}.json",
     log:
-        "logs/opinion/train/{family}/alpha{alpha}/{variant}/seed{seed}.log",
+        logs("opinion/train/{family}/alpha{alpha}/{variant}/seed{seed}"),
     benchmark:
-        "benchmarks/opinion/train/{family}/alpha{alpha}/{variant}/seed{seed}.tsv"
+        bench("opinion/train/{family}/alpha{alpha}/{variant}/seed{seed}")
     wildcard_constraints:
         family=r"static|dynamic",
         alpha=r"[0-9.]+",
@@ -81,18 +81,14 @@ rule opinion_baselines:
     output:
         records="results/opinion/baselines/{family}/alpha{alpha}.json",
     log:
-        "logs/opinion/baselines/{family}/alpha{alpha}.log",
+        logs("opinion/baselines/{family}/alpha{alpha}"),
     benchmark:
-        "benchmarks/opinion/baselines/{family}/alpha{alpha}.tsv"
+        bench("opinion/baselines/{family}/alpha{alpha}")
     wildcard_constraints:
         family=r"static|dynamic",
         alpha=r"[0-9.]+",
     params:
-        cfg=lambda wc: {
-            "train": preset("opinion", "train"),
-            "baselines": preset("opinion", "baselines"),
-            "seeds": preset("opinion", "seeds"),
-        },
+        cfg=lambda wc: preset_slice("opinion", "train", "baselines", "seeds"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -117,9 +113,9 @@ rule opinion_evaluate:
         training_table="reports/opinion_training.md",
         training_table_csv="reports/opinion_training.csv",
     log:
-        "logs/opinion/evaluate.log",
+        logs("opinion/evaluate"),
     benchmark:
-        "benchmarks/opinion/evaluate.tsv"
+        bench("opinion/evaluate")
     params:
         cfg=lambda wc: {
             "alphas": preset("opinion", "alphas"),
@@ -128,8 +124,7 @@ rule opinion_evaluate:
         },
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/torch.yaml"
     script:
@@ -140,15 +135,14 @@ rule opinion_fig1:
     input:
         results="results/opinion/results.csv",
     output:
-        pdf=report("reports/opinion_fig1.pdf", caption="../report/opinion_fig1.rst", category="opinion"),
+        pdf=figure("opinion", "fig1"),
     log:
-        "logs/opinion/fig1.log",
+        logs("opinion/fig1"),
     benchmark:
-        "benchmarks/opinion/fig1.tsv"
+        bench("opinion/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/torch.yaml"
     script:
@@ -159,15 +153,14 @@ rule opinion_fig2:
     input:
         results="results/opinion/results.csv",
     output:
-        pdf=report("reports/opinion_fig2.pdf", caption="../report/opinion_fig2.rst", category="opinion"),
+        pdf=figure("opinion", "fig2"),
     log:
-        "logs/opinion/fig2.log",
+        logs("opinion/fig2"),
     benchmark:
-        "benchmarks/opinion/fig2.tsv"
+        bench("opinion/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/torch.yaml"
     script:
@@ -178,17 +171,16 @@ rule opinion_fig3:
     input:
         attention="results/opinion/attention.csv",
     output:
-        pdf=report("reports/opinion_fig3.pdf", caption="../report/opinion_fig3.rst", category="opinion"),
+        pdf=figure("opinion", "fig3"),
     log:
-        "logs/opinion/fig3.log",
+        logs("opinion/fig3"),
     benchmark:
-        "benchmarks/opinion/fig3.tsv"
+        bench("opinion/fig3")
     params:
-        cfg=lambda wc: {"attention_alpha": preset("opinion", "attention_alpha")},
+        cfg=lambda wc: preset_slice("opinion", "attention_alpha"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/torch.yaml"
     script:

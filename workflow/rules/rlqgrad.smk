@@ -22,17 +22,16 @@ rule rlqgrad_data:
     output:
         data="results/rlqgrad/data/{dataset}.npz",
     log:
-        "logs/rlqgrad/data/{dataset}.log",
+        logs("rlqgrad/data/{dataset}"),
     benchmark:
-        "benchmarks/rlqgrad/data/{dataset}.tsv"
+        bench("rlqgrad/data/{dataset}")
     wildcard_constraints:
         dataset=r"[a-z_]+",
     params:
-        cfg=lambda wc: {"pca_dim": preset("rlqgrad", "model", "pca_dim")},
+        cfg=lambda wc: preset_slice("rlqgrad", pca_dim=("model", "pca_dim")),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/quantum.yaml"
     script:
@@ -43,9 +42,9 @@ rule rlqgrad_agreement:
     output:
         metrics="results/rlqgrad/agreement.json",
     log:
-        "logs/rlqgrad/agreement.log",
+        logs("rlqgrad/agreement"),
     benchmark:
-        "benchmarks/rlqgrad/agreement.tsv"
+        bench("rlqgrad/agreement")
     params:
         cfg=lambda wc: preset("rlqgrad", "agreement"),
     threads: 1
@@ -62,19 +61,17 @@ rule rlqgrad_variance:
     output:
         metrics="results/rlqgrad/variance/n{n}/{method}/seed{seed}.json",
     log:
-        "logs/rlqgrad/variance/n{n}/{method}/seed{seed}.log",
+        logs("rlqgrad/variance/n{n}/{method}/seed{seed}"),
     benchmark:
-        "benchmarks/rlqgrad/variance/n{n}/{method}/seed{seed}.tsv"
+        bench("rlqgrad/variance/n{n}/{method}/seed{seed}")
     wildcard_constraints:
         n=r"\d+",
         method=RLQGRAD_METHODS,
         seed=r"\d+",
     params:
-        cfg=lambda wc: {
-            "model": preset("rlqgrad", "model"),
-            "n_layers": preset("rlqgrad", "variance", "n_layers"),
-            "n_inits": preset("rlqgrad", "variance", "n_inits"),
-        },
+        cfg=lambda wc: preset_slice(
+            "rlqgrad", "model", n_layers=("variance", "n_layers"), n_inits=("variance", "n_inits")
+        ),
     threads: 1
     resources:
         mem_mb=2000,
@@ -89,20 +86,21 @@ rule rlqgrad_benchmark:
     output:
         metrics="results/rlqgrad/benchmark/n{n}/{method}.json",
     log:
-        "logs/rlqgrad/benchmark/n{n}/{method}.log",
+        logs("rlqgrad/benchmark/n{n}/{method}"),
     benchmark:
-        "benchmarks/rlqgrad/benchmark/n{n}/{method}.tsv"
+        bench("rlqgrad/benchmark/n{n}/{method}")
     wildcard_constraints:
         n=r"\d+",
         method=RLQGRAD_METHODS,
     params:
-        cfg=lambda wc: {
-            "model": preset("rlqgrad", "model"),
-            "n_layers": preset("rlqgrad", "benchmark", "n_layers"),
-            "batch_size": preset("rlqgrad", "benchmark", "batch_size"),
-            "reps": preset("rlqgrad", "benchmark", "reps"),
-            "time_cap_s": preset("rlqgrad", "benchmark", "time_cap_s"),
-        },
+        cfg=lambda wc: preset_slice(
+            "rlqgrad",
+            "model",
+            n_layers=("benchmark", "n_layers"),
+            batch_size=("benchmark", "batch_size"),
+            reps=("benchmark", "reps"),
+            time_cap_s=("benchmark", "time_cap_s"),
+        ),
     threads: 1
     resources:
         mem_mb=4000,
@@ -119,20 +117,16 @@ rule rlqgrad_train:
     output:
         metrics="results/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.json",
     log:
-        "logs/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.log",
+        logs("rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}"),
     benchmark:
-        "benchmarks/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.tsv"
+        bench("rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}")
     wildcard_constraints:
         dataset=r"[a-z_]+",
         n=r"\d+",
         method=RLQGRAD_METHODS,
         seed=r"\d+",
     params:
-        cfg=lambda wc: {
-            "model": preset("rlqgrad", "model"),
-            "n_layers": preset("rlqgrad", "train", "n_layers"),
-            "steps": preset("rlqgrad", "train", "steps"),
-        },
+        cfg=lambda wc: preset_slice("rlqgrad", "model", n_layers=("train", "n_layers"), steps=("train", "steps")),
     threads: 1
     resources:
         mem_mb=2000,
@@ -173,13 +167,12 @@ rule rlqgrad_evaluate:
         table2="reports/rlqgrad_table2.md",
         table2_csv="reports/rlqgrad_table2.csv",
     log:
-        "logs/rlqgrad/evaluate.log",
+        logs("rlqgrad/evaluate"),
     benchmark:
-        "benchmarks/rlqgrad/evaluate.tsv"
+        bench("rlqgrad/evaluate")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/quantum.yaml"
     script:
@@ -190,15 +183,14 @@ rule rlqgrad_fig1:
     input:
         variance="results/rlqgrad/variance.csv",
     output:
-        pdf=report("reports/rlqgrad_fig1.pdf", caption="../report/rlqgrad_fig1.rst", category="rlqgrad"),
+        pdf=figure("rlqgrad", "fig1"),
     log:
-        "logs/rlqgrad/fig1.log",
+        logs("rlqgrad/fig1"),
     benchmark:
-        "benchmarks/rlqgrad/fig1.tsv"
+        bench("rlqgrad/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/quantum.yaml"
     script:
@@ -209,15 +201,14 @@ rule rlqgrad_fig2:
     input:
         cost="results/rlqgrad/cost.csv",
     output:
-        pdf=report("reports/rlqgrad_fig2.pdf", caption="../report/rlqgrad_fig2.rst", category="rlqgrad"),
+        pdf=figure("rlqgrad", "fig2"),
     log:
-        "logs/rlqgrad/fig2.log",
+        logs("rlqgrad/fig2"),
     benchmark:
-        "benchmarks/rlqgrad/fig2.tsv"
+        bench("rlqgrad/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/quantum.yaml"
     script:

@@ -43,9 +43,9 @@ rule tmevolve_concepts:
     output:
         emb="results/tmevolve/concepts/minilm.npz",
     log:
-        "logs/tmevolve/concepts.log",
+        logs("tmevolve/concepts"),
     benchmark:
-        "benchmarks/tmevolve/concepts.tsv"
+        bench("tmevolve/concepts")
     threads: 1
     resources:
         mem_mb=2000,
@@ -61,17 +61,16 @@ rule tmevolve_spatial_cohort:
         manifest="results/tmevolve/{cohort}/cohort/manifest.csv",
         bags="results/tmevolve/{cohort}/cohort/bags.h5",
     log:
-        "logs/tmevolve/spatial_cohort/{cohort}.log",
+        logs("tmevolve/spatial_cohort/{cohort}"),
     benchmark:
-        "benchmarks/tmevolve/spatial_cohort/{cohort}.tsv"
+        bench("tmevolve/spatial_cohort/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: {"spatial": preset("tmevolve", "spatial")},
+        cfg=lambda wc: preset_slice("tmevolve", "spatial"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/torch.yaml"
     script:
@@ -84,13 +83,13 @@ rule tmevolve_prepare:
     output:
         dataset="results/tmevolve/{cohort}/dataset.pt",
     log:
-        "logs/tmevolve/prepare/{cohort}.log",
+        logs("tmevolve/prepare/{cohort}"),
     benchmark:
-        "benchmarks/tmevolve/prepare/{cohort}.tsv"
+        bench("tmevolve/prepare/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("pca_dim", "knn_k")},
+        cfg=lambda wc: preset_slice("tmevolve", "pca_dim", "knn_k"),
     threads: 1
     resources:
         mem_mb=4000,
@@ -107,13 +106,13 @@ rule tmevolve_folds:
     output:
         folds="results/tmevolve/{cohort}/folds.csv",
     log:
-        "logs/tmevolve/folds/{cohort}.log",
+        logs("tmevolve/folds/{cohort}"),
     benchmark:
-        "benchmarks/tmevolve/folds/{cohort}.tsv"
+        bench("tmevolve/folds/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats")},
+        cfg=lambda wc: preset_slice("tmevolve", "n_folds", "n_repeats"),
     threads: 1
     resources:
         mem_mb=500,
@@ -133,9 +132,9 @@ rule tmevolve_train:
         metrics="results/tmevolve/{cohort}/train/{task}/{job}/r{repeat}.json",
         model="results/tmevolve/{cohort}/train/{task}/{job}/r{repeat}.pt",
     log:
-        "logs/tmevolve/train/{cohort}/{task}/{job}/r{repeat}.log",
+        logs("tmevolve/train/{cohort}/{task}/{job}/r{repeat}"),
     benchmark:
-        "benchmarks/tmevolve/train/{cohort}/{task}/{job}/r{repeat}.tsv"
+        bench("tmevolve/train/{cohort}/{task}/{job}/r{repeat}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
         task=TMEVOLVE_TASK,
@@ -144,7 +143,7 @@ rule tmevolve_train:
     params:
         # the optimiser, every model's settings, and Q and K of this job's task only
         cfg=lambda wc: {
-            **{key: preset("tmevolve", key) for key in ("epochs", "lr", "weight_decay", "model", "n_folds", "knn_k")},
+            **preset_slice("tmevolve", "epochs", "lr", "weight_decay", "model", "n_folds", "knn_k"),
             "qk": {task: qk for task, qk in preset("tmevolve", "qk").items() if task == wc.task},
         },
         methods=lambda wc: TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"],
@@ -165,13 +164,13 @@ rule tmevolve_oracles:
     output:
         oracles=tmevolve_grid.oracle_file("{cohort}"),
     log:
-        "logs/tmevolve/oracles/{cohort}.log",
+        logs("tmevolve/oracles/{cohort}"),
     benchmark:
-        "benchmarks/tmevolve/oracles/{cohort}.tsv"
+        bench("tmevolve/oracles/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("n_folds", "n_repeats", "tasks")},
+        cfg=lambda wc: preset_slice("tmevolve", "n_folds", "n_repeats", "tasks"),
         oracles=tmevolve_grid.ORACLES,
     threads: 1
     resources:
@@ -190,11 +189,11 @@ rule tmevolve_aggregate:
     output:
         metrics="results/tmevolve/metrics.json",
     log:
-        "logs/tmevolve/aggregate.log",
+        logs("tmevolve/aggregate"),
     benchmark:
-        "benchmarks/tmevolve/aggregate.tsv"
+        bench("tmevolve/aggregate")
     params:
-        cfg=lambda wc: {key: preset("tmevolve", key) for key in ("methods", "ablations", "grid", "cohort", "control_cohort")},
+        cfg=lambda wc: preset_slice("tmevolve", "methods", "ablations", "grid", "cohort", "control_cohort"),
         runs=TMEVOLVE_RUNS,
         partial=partial_build(),
         train_cohorts=[TMEVOLVE_TRAIN_FILES[path] for path in built(TMEVOLVE_TRAIN_FILES)],
@@ -215,14 +214,13 @@ rule tmevolve_tables:
     output:
         *[f"{stem}.{ext}" for stem in TMEVOLVE_TABLES.values() for ext in ("csv", "md")],
     log:
-        "logs/tmevolve/tables.log",
+        logs("tmevolve/tables"),
     benchmark:
-        "benchmarks/tmevolve/tables.tsv"
+        bench("tmevolve/tables")
     params:
-        cfg=lambda wc: {
-            key: preset("tmevolve", key)
-            for key in ("tasks", "methods", "ablations", "grid", "cohort", "control_cohort", "shuffle_controls")
-        },
+        cfg=lambda wc: preset_slice(
+            "tmevolve", "tasks", "methods", "ablations", "grid", "cohort", "control_cohort", "shuffle_controls"
+        ),
         stems=TMEVOLVE_TABLES,
         titles={
             "table1": "TMEvolve Table 1: every method, shuffle control and oracle on the three tasks, spatial and control cohorts (mean +- sd over folds x repeats)",
@@ -248,18 +246,14 @@ rule tmevolve_fig3:
         train=list(TMEVOLVE_FIG3_TRAIN),
         oracles=tmevolve_grid.oracle_file(TMEVOLVE["cohort"]),
     output:
-        fig=report(
-            "reports/tmevolve_fig3.pdf",
-            caption="../report/tmevolve_fig3.rst",
-            category="tmevolve",
-        ),
+        fig=figure("tmevolve", "fig3"),
         table="reports/tmevolve_fig3.csv",
     log:
-        "logs/tmevolve/fig3.log",
+        logs("tmevolve/fig3"),
     benchmark:
-        "benchmarks/tmevolve/fig3.tsv"
+        bench("tmevolve/fig3")
     params:
-        cfg=lambda wc: {"figure": preset("tmevolve", "figure")},
+        cfg=lambda wc: preset_slice("tmevolve", "figure"),
         methods=TMEVOLVE_FIG3_BARS,
         runs=TMEVOLVE_FIG3_RUNS,
         cohort=TMEVOLVE["cohort"],

@@ -29,9 +29,9 @@ rule toolgap_data:
     output:
         data="results/toolgap/data.json",
     log:
-        "logs/toolgap/data.log",
+        logs("toolgap/data"),
     benchmark:
-        "benchmarks/toolgap/data.tsv"
+        bench("toolgap/data")
     params:
         cfg=lambda wc: toolgap_grid.data_config(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
         source=lambda wc: source_of("toolgap", TOOLGAP_SOURCES),
@@ -53,9 +53,9 @@ rule toolgap_train:
         config="results/toolgap/models/{model}/config.json",
         loss="results/toolgap/models/{model}/loss.json",
     log:
-        "logs/toolgap/train/{model}.log",
+        logs("toolgap/train/{model}"),
     benchmark:
-        "benchmarks/toolgap/train/{model}.tsv"
+        bench("toolgap/train/{model}")
     wildcard_constraints:
         model=r"tiny-[\w.-]+",
     params:
@@ -85,9 +85,9 @@ rule toolgap_evaluate:
         probes=toolgap_grid.model_outputs("results/toolgap/probes/{{model}}/{task}.json",
                                           source_of("toolgap", TOOLGAP_SOURCES)),
     log:
-        "logs/toolgap/evaluate/{model}.log",
+        logs("toolgap/evaluate/{model}"),
     benchmark:
-        "benchmarks/toolgap/evaluate/{model}.tsv"
+        bench("toolgap/evaluate/{model}")
     wildcard_constraints:
         model=r"[\w.-]+",
     params:
@@ -114,15 +114,12 @@ rule toolgap_aggregate:
         table="results/toolgap/mismatch.csv",
         layers="results/toolgap/layers.csv",
     log:
-        "logs/toolgap/aggregate.log",
+        logs("toolgap/aggregate"),
     benchmark:
-        "benchmarks/toolgap/aggregate.tsv"
-    params:
-        scale=lambda wc: scale_of("toolgap"),
+        bench("toolgap/aggregate")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -133,16 +130,15 @@ rule toolgap_fig1:
     input:
         table=rules.toolgap_aggregate.output.table,
     output:
-        pdf=report("reports/toolgap_fig1.pdf", caption="../report/toolgap_fig1.rst", category="toolgap"),
+        pdf=figure("toolgap", "fig1"),
         csv="reports/toolgap_fig1.csv",
     log:
-        "logs/toolgap/fig1.log",
+        logs("toolgap/fig1"),
     benchmark:
-        "benchmarks/toolgap/fig1.tsv"
+        bench("toolgap/fig1")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -153,16 +149,15 @@ rule toolgap_fig2:
     input:
         layers=rules.toolgap_aggregate.output.layers,
     output:
-        pdf=report("reports/toolgap_fig2.pdf", caption="../report/toolgap_fig2.rst", category="toolgap"),
+        pdf=figure("toolgap", "fig2"),
         csv="reports/toolgap_fig2.csv",
     log:
-        "logs/toolgap/fig2.log",
+        logs("toolgap/fig2"),
     benchmark:
-        "benchmarks/toolgap/fig2.tsv"
+        bench("toolgap/fig2")
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **SMALL_JOB,
     conda:
         "../../envs/base.yaml"
     script:
@@ -176,9 +171,9 @@ rule toolgap_table1:
         csv="reports/toolgap_table1.csv",
         md="reports/toolgap_table1.md",
     log:
-        "logs/toolgap/table1.log",
+        logs("toolgap/table1"),
     benchmark:
-        "benchmarks/toolgap/table1.tsv"
+        bench("toolgap/table1")
     threads: 1
     resources:
         mem_mb=500,

@@ -19,9 +19,9 @@ rule wsi_cohort:
         slides=expand("resources/wsi/synthetic/slides/{slide}.tiff", slide=WSI_SYNTHETIC_SLIDES),
         truth=expand("results/wsi/synthetic/truth/{slide}.npz", slide=WSI_SYNTHETIC_SLIDES),
     log:
-        "logs/wsi/cohort/synthetic.log",
+        logs("wsi/cohort/synthetic"),
     benchmark:
-        "benchmarks/wsi/cohort/synthetic.tsv"
+        bench("wsi/cohort/synthetic")
     params:
         cfg=lambda wc: preset("wsi", "synthetic"),
     threads: 2
@@ -40,9 +40,9 @@ rule wsi_fetch:
     input:
         manifest=lambda wc: repo_path(preset("wsi", "remote", "manifest")),
     log:
-        "logs/wsi/fetch/{cohort}/{slide}.{ext}.log",
+        logs("wsi/fetch/{cohort}/{slide}.{ext}"),
     benchmark:
-        "benchmarks/wsi/fetch/{cohort}/{slide}.{ext}.tsv"
+        bench("wsi/fetch/{cohort}/{slide}.{ext}")
     wildcard_constraints:
         cohort="(?!synthetic/)[A-Za-z0-9_.-]+",
         slide=WSI_NAME,
@@ -64,9 +64,9 @@ rule wsi_remote_manifest:
     output:
         manifest="results/wsi/{cohort}/manifest.csv",
     log:
-        "logs/wsi/remote_manifest/{cohort}.log",
+        logs("wsi/remote_manifest/{cohort}"),
     benchmark:
-        "benchmarks/wsi/remote_manifest/{cohort}.tsv"
+        bench("wsi/remote_manifest/{cohort}")
     wildcard_constraints:
         cohort="(?!synthetic/)[A-Za-z0-9_.-]+",
     threads: 1
@@ -85,14 +85,14 @@ rule wsi_tissue:
     output:
         mask="results/wsi/{cohort}/tissue/{slide}.npz",
     log:
-        "logs/wsi/tissue/{cohort}/{slide}.log",
+        logs("wsi/tissue/{cohort}/{slide}"),
     benchmark:
-        "benchmarks/wsi/tissue/{cohort}/{slide}.tsv"
+        bench("wsi/tissue/{cohort}/{slide}")
     wildcard_constraints:
         cohort=WSI_NAME,
         slide=WSI_NAME,
     params:
-        cfg=lambda wc: {key: preset("wsi", key) for key in ("reader", "tissue")},
+        cfg=lambda wc: preset_slice("wsi", "reader", "tissue"),
     threads: 1
     resources:
         mem_mb=1500,
@@ -111,14 +111,14 @@ rule wsi_patch:
         coords="results/wsi/{cohort}/patches/{slide}.h5",
         preview="results/wsi/{cohort}/previews/{slide}.png",
     log:
-        "logs/wsi/patch/{cohort}/{slide}.log",
+        logs("wsi/patch/{cohort}/{slide}"),
     benchmark:
-        "benchmarks/wsi/patch/{cohort}/{slide}.tsv"
+        bench("wsi/patch/{cohort}/{slide}")
     wildcard_constraints:
         cohort=WSI_NAME,
         slide=WSI_NAME,
     params:
-        cfg=lambda wc: {key: preset("wsi", key) for key in ("reader", "patch")},
+        cfg=lambda wc: preset_slice("wsi", "reader", "patch"),
     threads: 1
     resources:
         mem_mb=1500,
@@ -136,9 +136,9 @@ rule wsi_features:
     output:
         features="results/wsi/{cohort}/features/{encoder}/{slide}.h5",
     log:
-        "logs/wsi/features/{cohort}/{encoder}/{slide}.log",
+        logs("wsi/features/{cohort}/{encoder}/{slide}"),
     benchmark:
-        "benchmarks/wsi/features/{cohort}/{encoder}/{slide}.tsv"
+        bench("wsi/features/{cohort}/{encoder}/{slide}")
     wildcard_constraints:
         cohort=WSI_NAME,
         encoder=WSI_NAME,
@@ -147,7 +147,7 @@ rule wsi_features:
         # the reader, the feature settings and this job's encoder (all encoders when it is not
         # configured, so that the error lists them)
         cfg=lambda wc: {
-            **{key: preset("wsi", key) for key in ("reader", "features")},
+            **preset_slice("wsi", "reader", "features"),
             "encoders": {e: spec for e, spec in preset("wsi", "encoders").items() if e == wc.encoder}
             or preset("wsi", "encoders"),
         },
@@ -183,9 +183,9 @@ rule wsi_bags:
         bags="results/wsi/{cohort}/bags/{encoder}.h5",
         summary="results/wsi/{cohort}/bags/{encoder}.json",
     log:
-        "logs/wsi/bags/{cohort}/{encoder}.log",
+        logs("wsi/bags/{cohort}/{encoder}"),
     benchmark:
-        "benchmarks/wsi/bags/{cohort}/{encoder}.tsv"
+        bench("wsi/bags/{cohort}/{encoder}")
     wildcard_constraints:
         cohort=WSI_NAME,
         encoder=WSI_NAME,
