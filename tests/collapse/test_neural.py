@@ -11,10 +11,10 @@ import torch
 
 from repro.papers.collapse import grid
 from repro.papers.collapse.figures import fig4_table
-from repro.papers.collapse.neural import (DDPM, VAE, LossGeometry, NeuralConfig, VaDE, _change, _class_stats, auc,
-                                          draw_real, effective_rank, forward_marginal, neural_generations_table,
-                                          prediction_auc, prepare_pool, run_neural, summarise_neural, train,
-                                          train_classifier)
+from repro.nn.generative import DDPM, VAE, VaDE, forward_marginal, train_classifier
+from repro.papers.collapse.neural import (NeuralConfig, _change, _class_stats, auc, draw_real, neural_generations_table,
+                                          prediction_auc, prepare_pool, run_neural, summarise_neural, train)
+from repro.stats.loss_geometry import LossGeometry, effective_rank
 
 
 def _flat_hessian(geo: LossGeometry) -> np.ndarray:
@@ -57,7 +57,7 @@ def test_gauss_newton_matches_explicit_jacobian():
     x = torch.rand(8, 5)
     noise = model.noise(x, torch.Generator().manual_seed(2))
     geo = LossGeometry(model, x, noise)
-    out = lambda w: geo._call(w, "gn_outputs", x, noise).reshape(-1)  # noqa: E731
+    out = lambda w: geo._call(w, "gn_outputs", x, noise).reshape(-1)
     J = torch.autograd.functional.jacobian(out, geo.w0).double().numpy()
     h = model.output_hessian(x, noise).detach().reshape(-1).double().numpy()
     exact = np.linalg.eigvalsh(J.T @ (h[:, None] * J))[::-1]
@@ -79,7 +79,7 @@ def test_dead_cluster_leaves_exactly_its_mean_directions_null():
     names = dict(model.named_parameters())
 
     def hessian_in_means():
-        f = lambda mu: torch.func.functional_call(model, {**names, "mu_c": mu}, (x, noise))  # noqa: E731
+        f = lambda mu: torch.func.functional_call(model, {**names, "mu_c": mu}, (x, noise))
         h = torch.func.hessian(f)(model.mu_c.detach()).reshape(9, 9).detach().double().numpy()
         ev = np.abs(np.linalg.eigvalsh(h))
         return int((ev < 1e-7 * ev.max()).sum()), model.cluster_curvature(x, noise)

@@ -1,9 +1,11 @@
 """The house layout holds: shared packages never import a paper, no import cycles, rule files that
 cannot leak into each other, closed config schemas, and outputs that honour the umask.
 
-Layout (DESIGN.md): ``src/repro/<shared package>`` is used by several papers; ``src/repro/papers/<key>``
-by one. ``tests/<key>``, ``workflow/rules/<key>.smk``, ``workflow/scripts/<key>``,
-``workflow/claims/<key>.yaml`` and ``workflow/schemas/<key>.schema.yaml`` mirror it.
+Layout (docs/development.md): methods live in shared packages named for what they do
+(``src/repro/methods``, ``nn``, ``rl``, ...); ``src/repro/papers/<key>`` holds one paper's experiment.
+``tests/<key>``, ``workflow/rules/<key>.smk``, ``workflow/scripts/<key>``, ``workflow/claims/<key>.yaml``,
+``workflow/schemas/<key>.schema.yaml``, ``workflow/presets/<key>.yaml`` and ``docs/papers/<key>.md``
+mirror it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from repro.config import workflow_config
 from tests.conftest import REPO, run_snakemake
 
 SRC = REPO / "src"
@@ -95,8 +98,38 @@ def test_every_paper_package_has_its_mirror_files():
     for key in BUILT:
         assert key in keys, f"src/repro/papers/{key} is not a paper of workflow/papers.yaml"
         for mirror in (f"workflow/rules/{key}.smk", f"workflow/scripts/{key}", f"workflow/claims/{key}.yaml",
-                       f"workflow/schemas/{key}.schema.yaml", f"tests/{key}"):
+                       f"workflow/schemas/{key}.schema.yaml", f"workflow/presets/{key}.yaml", f"tests/{key}",
+                       f"docs/papers/{key}.md"):
             assert (REPO / mirror).exists(), f"paper {key} lacks {mirror}"
+    for stage in PAPERS["stages"]:
+        for mirror in (f"workflow/rules/{stage}.smk", f"workflow/schemas/{stage}.schema.yaml",
+                       f"workflow/presets/{stage}.yaml", f"src/repro/{stage}", f"docs/stages/{stage}.md"):
+            assert (REPO / mirror).exists(), f"stage {stage} lacks {mirror}"
+
+
+def test_every_paper_is_one_line_of_the_readme_linking_its_page():
+    readme = (REPO / "README.md").read_text()
+    for paper in PAPERS["papers"]:
+        key = paper["key"]
+        rows = [line for line in readme.splitlines() if line.startswith("|") and f"`{key}`" in line]
+        assert len(rows) == 1 and f"(docs/papers/{key}.md)" in rows[0], f"README's paper table: {key} {rows}"
+
+
+def _defines_a_torch_module(node: ast.ClassDef) -> bool:
+    return any((isinstance(b, ast.Attribute) and b.attr == "Module") or (isinstance(b, ast.Name) and b.id == "Module")
+               for b in node.bases)
+
+
+def test_models_live_in_shared_packages_not_in_a_papers_experiment():
+    """Where code lives: a method (a model, estimator, loss, training procedure) lives in a shared package
+    named for what it does, from its first user on; ``repro.papers.<key>`` holds the experiment (testbed,
+    grid, runs, aggregates, tables, figures). The part a test can see: no ``nn.Module`` is defined in a
+    paper's package (docs/development.md, "Where code lives")."""
+    found = [f"{path.relative_to(REPO)}:{node.lineno} {node.name}"
+             for path in sorted((PKG / "papers").rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(), str(path)))
+             if isinstance(node, ast.ClassDef) and _defines_a_torch_module(node)]
+    assert not found, f"models defined in paper packages (move them to a shared package): {found}"
 
 
 def _smk_files() -> list[Path]:
@@ -149,7 +182,7 @@ def _leaves(node, path=()):
 
 @pytest.mark.parametrize("key", [*PAPERS["stages"], *BUILT])
 def test_a_misspelt_key_deep_in_a_preset_is_rejected_with_its_path(tmp_path, key):
-    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg = workflow_config(REPO)
     deepest = max(_leaves(cfg[key]["small"]), key=len)
     node = cfg[key]["small"]
     for part in deepest[:-1]:
@@ -185,7 +218,7 @@ def test_library_configs_refuse_unknown_keys_naming_the_path():
 
 
 def test_a_block_for_an_unknown_paper_is_rejected(tmp_path):
-    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg = workflow_config(REPO)
     cfg["tmevolv"] = cfg["tmevolve"]
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cfg))

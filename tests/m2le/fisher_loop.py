@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from repro.papers.m2le.model import local_labels
+from repro.nn.lora_backbone import local_labels
 
 
 def fisher_by_loop(model, x, y, classes) -> list[torch.Tensor]:

@@ -6,7 +6,7 @@ import torch
 
 from repro.methods.merging import elementwise_modulation
 from repro.papers.m2le.experiment import METHODS, TrainConfig, _train_task, build_sequence, pretrain_backbone, run_method
-from repro.papers.m2le.model import BackboneConfig, LoraMLP, fisher_diag, local_labels
+from repro.nn.lora_backbone import BackboneConfig, LoraMLP, fisher_diag, local_labels
 from repro.papers.m2le.synth import make_sequence
 from tests.m2le.fisher_loop import fisher_by_loop
 

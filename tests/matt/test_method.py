@@ -8,7 +8,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from repro.papers.matt import aim, init, tokens
+from repro.methods.tokenizer_transfer import aim, init
+from repro.papers.matt import tokens
 from repro.papers.matt.corpus import ukrainian_documents
 
 

@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from repro.papers.matt import aim, init, tokens
+from repro.methods.tokenizer_transfer import aim, init
+from repro.papers.matt import tokens
 from repro.seeding import torch_generator
 
 __all__ = ["METHODS", "train_source", "Source", "initial_rows", "aim_rows", "run_method", "evaluate", "summarise"]

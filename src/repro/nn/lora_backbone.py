@@ -4,7 +4,7 @@ Two backbones, chosen by ``BackboneConfig.kind``, both pretrained on the base ta
 (embedding, norms, biases and the linear head included); every task adapts only through LoRA, so
 merging decides everything a task keeps:
 
-- ``mixer`` (the presets' default, the issue's backbone): an MLP-Mixer (``repro.nn.mixer``,
+- ``mixer`` (the presets' default, the stand-in for the paper's ViT-B/16): an MLP-Mixer (``repro.nn.mixer``,
   Tolstikhin et al. 2021) on ``patch`` x ``patch`` image patches, ``depth`` blocks of ``dim``
   channels, LoRA on the token-mixing and channel-mixing linear layers of every block (4 per block;
   the Mixer's counterparts of a ViT's attention and MLP weights). Inputs are tokenised by the
