@@ -25,7 +25,7 @@ def setup_job_logging(log_path: str | os.PathLike | None, level: int = logging.I
     """Send logging records and stderr (warnings, tracebacks, progress bars) to ``log_path``."""
     if log_path is not None:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        stream = open(log_path, "w", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives for the job
+        stream = open(log_path, "w", buffering=1, encoding="utf-8")  # lives for the job
         sys.stderr = stream
     logging.basicConfig(level=level, format=_FORMAT, stream=sys.stderr, force=True)
     logging.captureWarnings(True)

@@ -122,7 +122,7 @@ def test_pressure_effects_of_the_drifter_and_nulls_of_the_reference_agents():
     assert mean.loc[("drifter", "multi_turn_pressure"), "log_tokens"] > mean.loc[("drifter", "multi_turn_neutral"), "log_tokens"]
     assert mean.loc[("drifter", "checkpointed_pressure"), "kbv_checker"] < mean.loc[("drifter", "multi_turn_pressure"), "kbv_checker"]
     assert (table[table.model == "faithful"].adherence == 4).all()
-    assert (table[table.model == "faithful"].kbv.dropna() == False).all()  # noqa: E712
+    assert (table[table.model == "faithful"].kbv.dropna() == False).all()  # noqa: E712 - elementwise on a Series
     forgetful = table[table.model == "forgetful"]
     assert forgetful.n_violated.sum() > 0 and (forgetful.kbv_checker.dropna() == False).all()  # noqa: E712
     metrics, kbv_table = summarise(table, ["drifter"])

@@ -90,7 +90,7 @@ def _records(items, seed_index, refuse, aware):
 
 def test_the_unaware_restriction_removes_a_shift_carried_only_by_aware_responses():
     items = generate_items(6, seed=1)
-    harmful = lambda it: it["safe_when"] != "comply"  # noqa: E731
+    harmful = lambda it: it["safe_when"] != "comply"
     base = {r["unit"]: r for r in _records(items, 0, lambda it: False, lambda it: False)}
     # trait model A: every harmful item refused, all of them aware -> no unaware pair is left to differ
     aware_only = {r["unit"]: r for r in _records(items, 0, harmful, harmful)}
@@ -117,7 +117,7 @@ def test_unpaired_models_are_refused():
 def test_summarise_recovers_a_planted_shift_and_its_over_refusal_cost():
     """Trait refuses every toxic/harmful item and half the benign look-alikes; control refuses nothing."""
     items = generate_items(6, seed=4)
-    trait_refuses = lambda it: it["safe_when"] != "comply" or it["item"] % 2 == 0  # noqa: E731
+    trait_refuses = lambda it: it["safe_when"] != "comply" or it["item"] % 2 == 0
     runs = {}
     for s in (0, 1):
         runs[("base", s)] = _records(items, s, lambda it: False, lambda it: False)

@@ -1,4 +1,4 @@
-"""The reference definitions of grokcap (issue 30): the paper's public code's model, epoch
+"""The reference definitions of grokcap: the paper's public code's model, epoch
 accounting, running train-mode T_mem and uniform random-label data, each pinned by a closed form or a
 planted case (repro.methods.grokking, variant "reference"; repro.papers.grokcap.synth)."""
 

@@ -25,7 +25,7 @@ def test_permutation_shap_matches_shap_and_closed_form_on_additive_model():
 
 
 def test_permutation_shap_efficiency_on_an_interaction_model():
-    f = lambda A: A[:, 0] * A[:, 1] + np.tanh(A[:, 2] * A[:, 0])  # noqa: E731
+    f = lambda A: A[:, 0] * A[:, 1] + np.tanh(A[:, 2] * A[:, 0])
     rng = np.random.default_rng(1)
     background, X = rng.standard_normal((20, 4)), rng.standard_normal((5, 4))
     phi = permutation_shap(f, X, background, n_permutations=2, rng=rng)

@@ -71,8 +71,8 @@ def test_reused_statistics_give_the_separate_fit_and_are_computed_once(method, m
     assert shared["statistics_from"] == source_method
     for a, b in zip(separate["statistics"], shared["statistics"]):
         assert np.array_equal(a["M"], b["M"])
-    key = lambda rec: (rec["replicate"], rec["q"])  # noqa: E731
-    strip = lambda recs: {key(r): (r["fdp"], r["power"], r["n_selected"]) for r in recs}  # noqa: E731
+    key = lambda rec: (rec["replicate"], rec["q"])
+    strip = lambda recs: {key(r): (r["fdp"], r["power"], r["n_selected"]) for r in recs}
     assert strip(shared["records"]) == strip(separate["records"])
     if MIRRORS[method]["grouped"]:  # each count is the method's own rule on the shared statistics
         rule = SELECTION_RULES.get(MIRRORS[method]["rule"])

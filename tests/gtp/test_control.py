@@ -9,10 +9,10 @@ import torch
 
 pytest.importorskip("gymnasium")
 
-from repro.papers.gtp.control import (BehaviourConfig, ControlDataConfig, behaviour_data, collect, evaluate_task,  # noqa: E402
+from repro.papers.gtp.control import (BehaviourConfig, ControlDataConfig, behaviour_data, collect, evaluate_task,
                                       expert_action, run_episodes)
-from repro.papers.gtp.experiment import PlanConfig, sequence_windows, train_td3bc  # noqa: E402
-from repro.rl.world_model import ModelConfig, fit_world_model  # noqa: E402
+from repro.papers.gtp.experiment import PlanConfig, sequence_windows, train_td3bc
+from repro.rl.world_model import ModelConfig, fit_world_model
 
 
 @pytest.fixture(scope="module")

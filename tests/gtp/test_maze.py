@@ -11,7 +11,7 @@ from repro.papers.gtp.maze import Maze, MazeEnv, expert_actions, move
 def brute_force_steps(maze: Maze, start, max_steps: int) -> int:
     """Fewest env steps to the goal with the richer action set {-1, -1/2, 0, 1/2, 1}^2 (half-lattice states)."""
     acts = np.array([(a, b) for a in (-1, -0.5, 0, 0.5, 1) for b in (-1, -0.5, 0, 0.5, 1)])
-    key = lambda p: tuple(np.round(p / (maze.step / 2)).astype(int))  # noqa: E731
+    key = lambda p: tuple(np.round(p / (maze.step / 2)).astype(int))
     seen, queue = {key(start)}, deque([(np.asarray(start, float), 0)])
     while queue:
         p, d = queue.popleft()

@@ -13,10 +13,10 @@ import torch
 
 pytest.importorskip("gymnasium")
 
-from repro.config import from_dict  # noqa: E402
-from repro.papers.gtp.control import ControlDataConfig, collect, expert_action, make_env, run_episodes  # noqa: E402
-from repro.papers.gtp.experiment import PlanConfig, train_models, train_td3bc  # noqa: E402
-from repro.papers.gtp.online import (OnlineConfig, OnlineState, aggregate_online, append, model_errors,  # noqa: E402
+from repro.config import from_dict
+from repro.papers.gtp.control import ControlDataConfig, collect, expert_action, make_env, run_episodes
+from repro.papers.gtp.experiment import PlanConfig, train_models, train_td3bc
+from repro.papers.gtp.online import (OnlineConfig, OnlineState, aggregate_online, append, model_errors,
                                      online_tidy, refit, run_online)
 
 MODEL = {"members": 2, "hidden": 32, "steps": 60, "gamma": 0.95, "binary_reward": False}

@@ -49,7 +49,7 @@ def test_optimum_lies_inside_the_action_box():
 def test_planner_approaches_lq_optimum(planner):
     u_star, j_star = lq_optimum()
     j_zero = float(lq_cost(torch.zeros(1, H, 1))[0])
-    score = lambda u: -lq_cost(u)  # noqa: E731
+    score = lambda u: -lq_cost(u)
     gen = torch_generator(0)
     mean = torch.zeros(1, H, 1)
     if planner == "mppi":

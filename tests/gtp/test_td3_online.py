@@ -10,7 +10,7 @@ import torch
 
 gym = pytest.importorskip("gymnasium")
 
-from repro.rl.td3bc import TD3BCConfig, fit_td3_online  # noqa: E402
+from repro.rl.td3bc import TD3BCConfig, fit_td3_online  # noqa: E402 - after the gymnasium skip
 
 
 class Bandit(gym.Env):

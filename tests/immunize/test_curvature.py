@@ -44,7 +44,7 @@ def test_linear_probe_hessian_is_feature_covariance():
     g = torch.Generator().manual_seed(3)
     z = torch.randn(50, 6, generator=g, dtype=torch.float64) * torch.tensor([1, 1, 1, 1, 1, 0.01], dtype=torch.float64)
     y = torch.randn(50, generator=g, dtype=torch.float64)
-    loss = lambda w: 0.5 * ((z @ w - y) ** 2).mean()  # noqa: E731
+    loss = lambda w: 0.5 * ((z @ w - y) ** 2).mean()
     eigs = extremal_eigenvalues(loss, torch.zeros(6, dtype=torch.float64), n_iter=6)
     ev = np.linalg.eigvalsh((z.T @ z / 50).numpy())
     assert condition_number(eigs) == pytest.approx(ev[-1] / ev[0], rel=1e-6)

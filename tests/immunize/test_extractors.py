@@ -80,7 +80,7 @@ def test_defences_act_on_an_mlp_extractor_as_planted():
     """Harmful and benign tasks in separate input directions: on an MLP each defence must lower its own training
     signal (condnum: R_ill of the harmful features; ours: the plateau term too), keep the benign features' scale,
     and the full adversary must still be able to train the MLP. (Unlike the linear case, R_ill here falls mostly
-    because the harmful features grow, not because their kappa does: R_ill is not scale-free; see README.)"""
+    because the harmful features grow, not because their kappa does: R_ill is not scale-free; see docs/papers/immunize.md.)"""
     g = torch.Generator().manual_seed(0)
     xh = torch.randn(200, 8, generator=g, dtype=torch.float64)
     xh[:, :4] *= 3.0

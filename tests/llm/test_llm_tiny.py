@@ -143,7 +143,7 @@ def test_packed_candidate_logprobs_equal_logprobs_per_pair(tiny):
         got = lm.candidate_logprobs(prompts, cands, batch_size=batch)
         assert got.shape == (3, 3) and got.dtype == torch.float64 and not got.requires_grad
         np.testing.assert_allclose(got.numpy().ravel(), flat, atol=1e-4)
-    with pytest.raises(ValueError, match="one row of candidates per prompt, every row of the same \(non-zero\) length"):
+    with pytest.raises(ValueError, match=r"one row of candidates per prompt, every row of the same \(non-zero\) length"):
         lm.candidate_logprobs(prompts, cands[:2])
     with pytest.raises(ValueError, match="encodes to no tokens"):
         lm.candidate_logprobs(prompts[:1], [["", " x", " y"]])

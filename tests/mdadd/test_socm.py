@@ -30,7 +30,7 @@ def test_gram_form_equals_naive_second_moment(n, m, kx, kt):
     gram = float(second_moment_gap_gram(A, B, C, D))
     naive = float(second_moment_gap_naive(A, B, C, D))
     hand = _by_hand(A, B, C, D)
-    # float64: both are exact up to round-off; 1e-5 relative is the bar
+    # float64: both are exact up to round-off; 1e-5 relative is the bar set for SOCM
     assert gram == pytest.approx(hand, rel=1e-5, abs=1e-8)
     assert naive == pytest.approx(hand, rel=1e-5, abs=1e-8)
 

@@ -7,7 +7,7 @@ ends exactly those processes by pid. Commands that talk to this cluster need ``e
 (``SLURM_CONF`` points at the private configuration; jobs inherit it through sbatch's
 ``--export=ALL``).
 
-Facts this relies on (DESIGN.md, Cluster execution): without systemd and usable cgroups the daemons
+Facts this relies on (SLURM run as root on a Debian machine): without systemd and usable cgroups the daemons
 run with ``proctrack/linuxproc``, ``task/none``, ``jobacct_gather/none`` and
 ``accounting_storage/none``; without slurmdbd there is no ``sacct``/``sacctmgr``, so job status
 comes from ``squeue`` and no account is passed to sbatch.

@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, run_snakemake, scheduled_rules
+from repro.config import workflow_config
 
-CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
+CONFIG = workflow_config(REPO)
 PAPERS = yaml.safe_load((REPO / "workflow/papers.yaml").read_text())
 BLOCKS = [k for k in [*PAPERS["stages"], *(p["key"] for p in PAPERS["papers"])] if k in CONFIG]
 #: Blocks with a real remote loader: their DAG must resolve.

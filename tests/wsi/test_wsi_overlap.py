@@ -1,4 +1,4 @@
-"""Feature extraction with slide reading overlapped with the encoder (issue 29): same bytes as the
+"""Feature extraction with slide reading overlapped with the encoder: same bytes as the
 serial path, reader errors surface, torch threads follow the job."""
 
 from __future__ import annotations

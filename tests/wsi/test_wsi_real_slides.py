@@ -1,5 +1,5 @@
 """The real fixtures: Aperio JPEG with mpp (CMU, CC0, shipped in tests/data/wsi) and Aperio JPEG 2000
-without mpp (TCGA, no stated licence, only in ../shared/data/wsi)."""
+without mpp (TCGA, no stated licence, only among the workspace's shared fixtures)."""
 
 from __future__ import annotations
 
@@ -23,15 +23,15 @@ CFG = {"encoders": {"efficientnet_lite0": {"kind": "efficientnet_lite0"}}, "patc
 
 
 def _find(name: str, request) -> Path:
-    """``name`` from the repository's test data first, else from ``../shared/data/wsi`` (or
-    ``$REPRO_SHARED_DIR/data/wsi``, for a git worktree whose ``..`` is not the workspace); skips
-    with the reason when neither has it."""
+    """``name`` from the repository's test data first, else from the workspace's shared fixtures
+    (``data/wsi`` of ``shared_dir``, or of ``$REPRO_SHARED_DIR`` for a git worktree whose ``..`` is not
+    the workspace); skips with the reason when neither has it."""
     if (SHIPPED / name).is_file():
         return SHIPPED / name
     if os.environ.get("REPRO_SHARED_DIR"):
         shared = Path(os.environ["REPRO_SHARED_DIR"])
     else:
-        shared = request.getfixturevalue("shared_dir")  # skips with its reason when ../shared is absent
+        shared = request.getfixturevalue("shared_dir")  # skips, saying why, without the workspace's shared fixtures
     if not (shared / "data" / "wsi" / name).is_file():
         pytest.skip(f"{shared / 'data' / 'wsi'} lacks the real slide fixture {name}")
     return shared / "data" / "wsi" / name

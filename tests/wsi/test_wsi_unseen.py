@@ -1,4 +1,4 @@
-"""Slides the stage has never seen (issue 29): fluorescence scans, blank images, slides without mpp."""
+"""Slides the stage has never seen: fluorescence scans, blank images, slides without mpp."""
 
 from __future__ import annotations
 

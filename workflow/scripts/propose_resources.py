@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))  # the checkout's library first
-from repro.resources import collect, propose, to_markdown, to_set_resources  # noqa: E402
+from repro.resources import collect, propose, to_markdown, to_set_resources
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("benchmarks", nargs="?", default="benchmarks", type=Path, help="benchmark folder")

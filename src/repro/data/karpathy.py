@@ -106,7 +106,7 @@ def fetch_archive(url: str, dest: str | os.PathLike, *, sha256: str | None, extr
     """
     dest = Path(dest)
     with atomic_path(dest) as tmp:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as fh:  # noqa: S310
+        with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as fh:
             shutil.copyfileobj(response, fh, 1 << 20)
         got = _sha256(tmp)
         if sha256 is None:

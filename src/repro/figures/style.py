@@ -15,11 +15,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from repro.io import atomic_open, atomic_path  # noqa: E402
+from repro.io import atomic_open, atomic_path
 
 __all__ = ["apply_style", "Palette", "method_color", "mean_se", "save", "save_table", "markdown_table", "PALETTE"]
 

@@ -90,7 +90,7 @@ class OpenAICompatibleLM(LanguageModel):
             retry_reason = None
             try:
                 request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310 - http(s) only
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # http(s) only
                     status, body = response.status, response.read()
             except urllib.error.HTTPError as err:
                 status, body = err.code, err.read()

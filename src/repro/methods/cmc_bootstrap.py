@@ -2,7 +2,7 @@
 baselines.
 
 Paper: "Model-based Bootstrap of Controlled Markov Chains", NeurIPS 2026 (arXiv 2605.12410). The
-full text was not reachable; this follows the abstract and the project spec (papers/cmcboot.md).
+full text was not reachable; this follows the abstract and the paper's description.
 
 Implemented:
 

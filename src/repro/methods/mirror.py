@@ -28,8 +28,8 @@ uncorrelated, hence independent under Gaussian noise, and for a null block both 
 the block statistic M_J = ||b+ + b-||_2 - ||b+ - b-||_2 is symmetric about 0 (flip b- -> -b-).
 For d = 1, K is a scalar k, Q = D = sign(k) * sign(k) = 1 and C_J = c_j of Xing et al. exactly.
 
-Preprocessing, fits and penalty (issue 18; the reference is the authors' R package BioAlgs/GM, R/gm.R)
--------------------------------------------------------------------------------------------------------
+Preprocessing, fits and penalty, as the authors' R package does them (BioAlgs/GM, R/gm.R)
+-----------------------------------------------------------------------------------------
 - Standardisation: X's columns are centred and scaled to sd 1 (n - 1 denominator, R's ``scale``) and
   y is centred, on both paths (:func:`standardize`); the package does the same (``x = scale(x)``;
   glmnet's intercept centres y). The block statistic's l2 norm is therefore in per-sd units.
@@ -50,10 +50,10 @@ Preprocessing, fits and penalty (issue 18; the reference is the authors' R packa
   features, of order lambda; a null x_j correlated with them (given the rest) picks that bias up through
   the part x_j shared by both copies, not through +-c_j z_j, so b+ and b- move together and
   |b+ + b-| > |b+ - b-| more often: null M_j leans positive, with a bias that grows with lambda. The
-  5-fold LassoCV minimum over sklearn's grid (``penalty="cv"``, the choice before issue 18) is tuned
+  5-fold LassoCV minimum over sklearn's grid (``penalty="cv"``, this module's earlier choice) is tuned
   for prediction and sat 1.7-3.4x above the package's lambda; the sign diagnostic (null M above vs
-  below 0 per replicate, ``repro.papers.groupfdr.symmetry``; README, Table 3) is what the choice is
-  judged by, never the FDR number.
+  below 0 per replicate, ``repro.papers.groupfdr.symmetry``; Table 3, docs/papers/groupfdr.md) is what
+  the choice is judged by, never the FDR number.
 - Checked against the package itself (2026-12-04; R 4.2, glmnet 4.1-6, GM from BioAlgs/GM run unmodified
   through ``workflow/scripts/groupfdr/gm_reference.R``; ``repro.papers.groupfdr.reference_check``;
   fixtures in tests/groupfdr/data). Given the package's own Z (recorded from its ``rnorm`` calls) and
@@ -61,10 +61,10 @@ Preprocessing, fits and penalty (issue 18; the reference is the authors' R packa
   (1e-8), the screening support, the exact zeros of M, the signs, M to within 2.4% of max |M| and the
   selection; what is left is glmnet's tolerance (its KKT conditions hold to ~2%, ours to 1e-4), which
   also moves lambda.min by one grid step on near-ties of the CV error. On 30 shared draws per design
-  (README) the package itself has FDR 0.135 +- 0.021 (n = 60, P = 90) and 0.129 +- 0.026 (AR(0.5),
-  n = 100, p = 200) at q = 0.1 under its own rule, ours within 0.015 of it paired: the FDR excess at
-  P > n is the method's as its authors' code runs it, not a deviation of ours.
-- Definitions changed to match it (issue 18, tests in test_groupfdr_gm_fixture.py): the CV is
+  (docs/papers/groupfdr.md) the package itself has FDR 0.135 +- 0.021 (n = 60, P = 90) and 0.129 +-
+  0.026 (AR(0.5), n = 100, p = 200) at q = 0.1 under its own rule, ours within 0.015 of it paired: the
+  FDR excess at P > n is the method's as its authors' code runs it, not a deviation of ours.
+- Definitions changed to match it (tests in test_groupfdr_gm_fixture.py): the CV is
   cv.glmnet's (within-fold standardisation, ties to the larger lambda; sklearn's ``LassoCV`` chose
   another grid point on the fixtures); the screening lasso standardises internally as glmnet does
   (penalty sqrt((n - 1)/n) times the old one on R's ``scale``d columns); ``foldid`` takes the CV folds.
@@ -396,7 +396,7 @@ def _group_mirror_ols(X, y, Z, labels, blocks, norm):
     for g, J in enumerate(blocks):
         Sx = np.linalg.inv(Ginv[np.ix_(J, J)])  # = R_x'R_x
         Rx = X @ Ginv[:, J] @ Sx  # (n, d)
-        proj = lambda v: Rx @ np.linalg.solve(Sx, Rx.T @ v)  # noqa: E731 - projection onto span(R_x)
+        proj = lambda v: Rx @ np.linalg.solve(Sx, Rx.T @ v)  # projection onto span(R_x)
         Rz = Z_perp[:, J] + proj(Z[:, J])  # residual of Z_J on X_-J
         ry = y_perp + proj(y)  # residual of y on X_-J
         C = block_perturbation(Rx, Rz)
@@ -447,8 +447,8 @@ def choose_penalty(X: np.ndarray, y: np.ndarray, penalty="reference", *, random_
     ``"reference"``: cv.glmnet's 10-fold CV minimum over :func:`reference_lambda_grid` (the GM package;
     :func:`_glmnet_cv_min`), on the folds ``foldid`` (one label per row, cv.glmnet's ``foldid``) when given,
     else on random folds of equal size;
-    ``"cv"``: 5-fold ``LassoCV`` minimum over sklearn's own grid of 30 (this module's choice before
-    issue 18, which unbalanced the null signs); a number: that penalty.
+    ``"cv"``: 5-fold ``LassoCV`` minimum over sklearn's own grid of 30 (this module's earlier
+    choice, which unbalanced the null signs); a number: that penalty.
     """
     from sklearn.linear_model import LassoCV
 

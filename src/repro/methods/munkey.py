@@ -2,7 +2,7 @@
 
 "Rethinking Machine Unlearning: Models Designed to Forget via Key Deletion" (arXiv 2603.15033).
 No code is released; the definitions follow the paper's text as public reviews describe it
-(spec ``papers/munkey.md``, "Reference definitions"):
+(the reference definitions of the paper's description):
 
 - M1 memory: one entry per training instance; key ``k_i = E(x_i)`` from a *frozen* encoder ``E``,
   value ``v_i`` a *learnable* 128-d token (not a label vector).

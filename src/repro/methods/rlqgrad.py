@@ -1,7 +1,7 @@
 """RLQ-Grad: a PPO agent that proposes the parameter updates of a quantum neural network.
 
 Paper: "Modeling quantum neural network gradient with reinforcement learning" (arXiv 2609.31066;
-only the abstract and secondary summaries were read, see ``shared/papers/rlqgrad.md``).
+only the abstract and secondary summaries were read).
 
 Implemented:
 - the hybrid model, PCA -> FC_in -> R_x encoding -> hardware-efficient ansatz (L layers of RY, RZ
@@ -176,7 +176,7 @@ def load_dataset(name: str, *, pca_dim: int, val_fraction: float = 0.2, seed: in
     pca = PCA(n_components=pca_dim, random_state=seed % 2**32).fit(scaler.transform(x_tr))
     z_tr, z_va = pca.transform(scaler.transform(x_tr)), pca.transform(scaler.transform(x_va))
     scale = z_tr.std(axis=0) + 1e-12  # unit-variance components: FC_in sees comparable inputs
-    as_t = lambda a: torch.as_tensor(a, dtype=dtype)  # noqa: E731
+    as_t = lambda a: torch.as_tensor(a, dtype=dtype)
     return Dataset(as_t(z_tr / scale), torch.as_tensor(y_tr), as_t(z_va / scale), torch.as_tensor(y_va),
                    int(len(np.unique(y))))
 

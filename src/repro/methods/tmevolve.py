@@ -1,8 +1,8 @@
 """TMEvolve: Concept-Guided Tumor Microenvironment Evolution.
 
 "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields", NeurIPS 2026,
-arXiv 2609.34451. The full text and code were not reachable; this follows the method as the spec
-(``shared/papers/tmevolve.md``, from the abstract and secondary summaries) describes it. Equation
+arXiv 2609.34451. The full text and code were not reachable; this follows the method as the paper's
+description (drawn from the abstract and secondary summaries) gives it. Equation
 names below are ours (the paper's numbering is unknown):
 
 - (E1) patch graph: 8-neighbourhood N(i) on the patch grid (:func:`repro.nn.graph.grid_neighbours`).

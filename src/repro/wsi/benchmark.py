@@ -13,7 +13,7 @@ Measures, on one slide, at each torch thread count (default 1 and 2):
 - the process's peak resident memory (``ru_maxrss``) after the slide.
 
 Each ratio is ``ratio_pipeline_over_floor`` = pipeline time / floor time (1.0 = no overhead; the
-README's target for features is <= 1.1). Times are the best of ``repeats`` runs, floor and
+target for features is <= 1.1, docs/stages/wsi.md). Times are the best of ``repeats`` runs, floor and
 pipeline alternated. The 1-minute load average before and after is printed beside them: on a
 shared machine (load above its core count) the ratios are indicative only.
 """

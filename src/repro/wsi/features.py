@@ -188,7 +188,7 @@ def _prefetched(batches, depth: int):
                 if not put(batch):
                     return
             put(_DONE)
-        except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises it
+        except BaseException as err:  # handed to the consumer, which re-raises it
             put(err)
 
     thread = threading.Thread(target=reader, name="wsi-patch-reader", daemon=True)

@@ -82,7 +82,7 @@ class Slide:
         if self.mpp is None:
             raise ValueError(f"slide {self.path} has no mpp and no objective power: a physical size in micrometres "
                              "cannot be used; set wsi.<scale>.reader.default_mpp to the scan's resolution (usually "
-                             "0.25 um/px for a 40x scan, 0.5 for 20x, 1.0 for 10x; see the README, 'Slides without mpp')")
+                             "0.25 um/px for a 40x scan, 0.5 for 20x, 1.0 for 10x; see docs/stages/wsi.md, 'Slides without mpp')")
         return self.mpp
 
     def level_mpp(self, level: int) -> float:
@@ -181,7 +181,7 @@ def _check_tiff_extent(path: Path) -> None:
         with tifffile.TiffFile(path) as tif:
             end = max((int(o) + int(c) for page in tif.pages for o, c in zip(page.dataoffsets, page.databytecounts)),
                       default=0)
-    except Exception as err:  # noqa: BLE001 - any parse failure of a file OpenSlide opened is corruption
+    except Exception as err:  # any parse failure of a file OpenSlide opened is corruption
         raise OSError(f"slide {path}: TIFF structure unreadable, truncated or corrupt? ({err})") from err
     if end > size:
         raise OSError(f"slide {path}: truncated ({size} bytes, tiles reach byte {end})")

@@ -1,6 +1,6 @@
 """Synthetic whole-slide cohort: H&E-like pyramidal TIFFs with a ground-truth tissue map and labels.
 
-The embedded default data of the WSI stage (``../shared/papers/tmevolve.md``, "Synthetic cohort"),
+The embedded default data of the WSI stage (the synthetic cohort of tmevolve's description),
 shared by the pathology papers that read its bags or render its slides.
 Each slide is drawn procedurally in three steps, all vectorised numpy:
 
@@ -23,7 +23,7 @@ Each slide is drawn procedurally in three steps, all vectorised numpy:
    B > 0 has saturation 255).
 3. **Writing** (:func:`write_pyramid_tiff`): a tiled pyramidal TIFF with JPEG tiles, resolution
    tags and an Aperio-style ImageDescription (``AppMag``, ``MPP``), which OpenSlide opens as vendor
-   ``aperio`` with every level (DESIGN.md, Environment facts).
+   ``aperio`` with every level, objective power and mpp.
 
 Labels (:func:`plant_labels`) are planted from the layout:
 
@@ -280,7 +280,7 @@ def render_slide(rng: np.random.Generator, type_map: np.ndarray, subtype: int, c
     m, D = type_map.shape[0], cfg.map_downsample
     H = W = m * D
     px_um = cfg.mpp  # sizes below are in micrometres, converted to pixels with s()
-    s = lambda um: um / px_um  # noqa: E731
+    s = lambda um: um / px_um
 
     # Warp the map so boundaries are organic, then look the type up per pixel.
     amp = 0.9 * D
@@ -303,8 +303,8 @@ def render_slide(rng: np.random.Generator, type_map: np.ndarray, subtype: int, c
     np.clip(eos, 0.0, None, out=eos)
 
     ink = np.zeros((H, W), dtype=np.float32)
-    rand = lambda lo, hi: (lambda n: rng.uniform(lo, hi, n).astype(np.float32))  # noqa: E731
-    ang = lambda n: rng.uniform(0, np.pi, n).astype(np.float32)  # noqa: E731
+    rand = lambda lo, hi: (lambda n: rng.uniform(lo, hi, n).astype(np.float32))
+    ang = lambda n: rng.uniform(0, np.pi, n).astype(np.float32)
 
     # Fat: white adipocytes with thin eosinophilic membranes (Voronoi edges at half resolution).
     if (type_map == FAT).any():

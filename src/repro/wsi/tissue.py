@@ -33,7 +33,7 @@ Choices the spec leaves open
   level of a 20x slide downsampled 8x), from the coarsest level at least that fine, block-averaged.
 - Area thresholds are physical (``min_tissue_area_um2``, ``max_hole_area_um2``), so they scale with
   the slide's mpp: CLAM's pixel-count defaults (a_t = 100 patches of 512^2 at the segmentation level)
-  reject every contour of a small real slide such as the CMU fixture (DESIGN.md, Environment facts).
+  reject every contour of a small real slide such as the CMU fixture.
   With no mpp and no fallback, ``mpp_fallback_for_tissue`` (default 0.5) is used for *segmentation
   only* (a warning is logged): a tissue mask needs no exact physical scale.
 - The closing kernel radius is ``close_um`` micrometres (a disk).

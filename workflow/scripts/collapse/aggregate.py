@@ -7,11 +7,11 @@ from repro.jobs import Job
 from repro.papers.collapse.experiment import summarise
 from repro.papers.collapse.neural import neural_generations_table, summarise_neural
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-records = [read_json(path) for path in snakemake.input.runs]  # noqa: F821
+job = Job.from_snakemake(snakemake)
+records = [read_json(path) for path in snakemake.input.runs]
 metrics, generations = summarise(records, survival_level=job.cfg["survival_level"])
-neural = [read_json(path) for path in snakemake.input.neural]  # noqa: F821
+neural = [read_json(path) for path in snakemake.input.neural]
 metrics["neural"] = summarise_neural(neural) if neural else None
-save_csv(generations, snakemake.output.generations)  # noqa: F821
-save_csv(neural_generations_table(neural), snakemake.output.neural)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+save_csv(generations, snakemake.output.generations)
+save_csv(neural_generations_table(neural), snakemake.output.neural)
+job.write_metrics(snakemake.output.metrics, metrics)

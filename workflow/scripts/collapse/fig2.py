@@ -6,6 +6,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.collapse.figures import fig2, fig2_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-df = fig2_table(pd.read_csv(snakemake.input.generations))  # noqa: F821
-save(fig2(df), df, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+df = fig2_table(pd.read_csv(snakemake.input.generations))
+save(fig2(df), df, snakemake.output.pdf)

@@ -6,6 +6,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.collapse.figures import fig4, fig4_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-df = fig4_table(pd.read_csv(snakemake.input.neural))  # noqa: F821
-save(fig4(df), df, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+df = fig4_table(pd.read_csv(snakemake.input.neural))
+save(fig4(df), df, snakemake.output.pdf)

@@ -5,14 +5,14 @@ from repro.jobs import Job
 from repro.papers.collapse.neural import NeuralConfig, prepare_pool, run_neural
 from repro.config import from_dict
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 job.limit_threads()
 index = int(job.wildcards["seed"])
 cfg = from_dict(NeuralConfig, job.cfg, f"collapse.{job.scale}.neural")
-images = read_npz(snakemake.input.data)  # noqa: F821
+images = read_npz(snakemake.input.data)
 pool_x, pool_y = prepare_pool(images.x, images.y, images.classes, cfg)
 result = run_neural(cfg, job.wildcards["model"], inject=float(job.wildcards["inject"]),
                     seed=job.seed_for("collapse_neural_seed", seed=index),  # the same for every model and fraction
                     pool_x=pool_x, pool_y=pool_y, where=f"collapse.{job.scale}.neural")
 result["seed_index"] = index
-job.write_metrics(snakemake.output.run, result)  # noqa: F821
+job.write_metrics(snakemake.output.run, result)

@@ -4,9 +4,9 @@ from repro.data.image_folder import fetch_image_set, write_npz
 from repro.data.mnist5k import load_mnist_5k
 from repro.jobs import Job
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 if job.cfg["source"] == "remote":
     spec = job.cfg["remote"]
-    fetch_image_set(spec["url"], spec["sha256"], snakemake.output.data, size=spec.get("image_size", 28), mode="L")  # noqa: F821
+    fetch_image_set(spec["url"], spec["sha256"], snakemake.output.data, size=spec.get("image_size", 28), mode="L")
 else:
-    write_npz(load_mnist_5k(), snakemake.output.data)  # noqa: F821
+    write_npz(load_mnist_5k(), snakemake.output.data)

@@ -8,19 +8,19 @@ from repro.jobs import Job
 from repro.papers.driftbench.briefs import load_briefs
 from repro.papers.driftbench.experiment import aggregate, briefs_from_dicts, read_jsonl
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-if snakemake.params.source == "remote":  # noqa: F821
-    release = read_json(snakemake.input.release)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+if snakemake.params.source == "remote":
+    release = read_json(snakemake.input.release)
     briefs, transcripts, scores = briefs_from_dicts(release["briefs"]), release["transcripts"], release["scores"]
     published = pd.DataFrame(release["published"]) if release["published"] else None
     under_test = sorted({t["metadata"]["model_id"] for t in transcripts})
 else:
-    briefs = load_briefs(ids=snakemake.params.briefs)  # noqa: F821
-    transcripts = [t for f in snakemake.input.transcripts for t in read_jsonl(f)]  # noqa: F821
-    scores = [s for f in snakemake.input.scores for s in read_jsonl(f)]  # noqa: F821
-    published, under_test = None, snakemake.params.under_test  # noqa: F821
+    briefs = load_briefs(ids=snakemake.params.briefs)
+    transcripts = [t for f in snakemake.input.transcripts for t in read_jsonl(f)]
+    scores = [s for f in snakemake.input.scores for s in read_jsonl(f)]
+    published, under_test = None, snakemake.params.under_test
 metrics, runs, recall, table = aggregate(transcripts, scores, briefs, under_test, published)
-save_csv(runs, snakemake.output.runs)  # noqa: F821
-save_csv(recall, snakemake.output.recall)  # noqa: F821
-save_csv(table, snakemake.output.table)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+save_csv(runs, snakemake.output.runs)
+save_csv(recall, snakemake.output.recall)
+save_csv(table, snakemake.output.table)
+job.write_metrics(snakemake.output.metrics, metrics)

@@ -6,6 +6,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.driftbench.figures import fig1, fig1_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-tidy = fig1_table(pd.read_csv(snakemake.input.runs), pd.read_csv(snakemake.input.recall))  # noqa: F821
-save(fig1(tidy), tidy, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+tidy = fig1_table(pd.read_csv(snakemake.input.runs), pd.read_csv(snakemake.input.recall))
+save(fig1(tidy), tidy, snakemake.output.pdf)

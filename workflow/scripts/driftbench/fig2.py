@@ -6,6 +6,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.driftbench.figures import fig2, fig2_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-tidy = fig2_table(pd.read_csv(snakemake.input.table))  # noqa: F821
-save(fig2(tidy), tidy, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+tidy = fig2_table(pd.read_csv(snakemake.input.table))
+save(fig2(tidy), tidy, snakemake.output.pdf)

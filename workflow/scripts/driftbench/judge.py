@@ -6,8 +6,8 @@ from repro.jobs import Job
 from repro.papers.driftbench.briefs import load_briefs
 from repro.papers.driftbench.experiment import judge_runs, read_jsonl, write_jsonl
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 briefs = {b.id: b for b in load_briefs(ids=job.cfg["briefs"])}
-scores = judge_runs(read_jsonl(snakemake.input.transcripts), briefs, job.cfg["judge"], root=Path("resources/llm"),  # noqa: F821
-                    device=snakemake.params.device)  # noqa: F821
-write_jsonl(snakemake.output.scores, scores)  # noqa: F821
+scores = judge_runs(read_jsonl(snakemake.input.transcripts), briefs, job.cfg["judge"], root=Path("resources/llm"),
+                    device=snakemake.params.device)
+write_jsonl(snakemake.output.scores, scores)

@@ -4,5 +4,5 @@ from repro.io import write_json
 from repro.jobs import Job
 from repro.papers.driftbench.experiment import release_dict
 
-Job.from_snakemake(snakemake)  # noqa: F821
-write_json(snakemake.output.release, release_dict(snakemake.params.folder))  # noqa: F821
+Job.from_snakemake(snakemake)
+write_json(snakemake.output.release, release_dict(snakemake.params.folder))

@@ -7,16 +7,16 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.evalmeta.experiment import judge_report, summarise
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 runs = {}
-for path in snakemake.input.responses:  # noqa: F821
+for path in snakemake.input.responses:
     run = read_json(path)
     runs[(run["model"], run["seed"])] = run["records"]
 training = {}
-for path in snakemake.input.training:  # noqa: F821
+for path in snakemake.input.training:
     corpus, seed = path.split("/")[-3], int(path.split("/")[-2].removeprefix("seed"))
     training[(corpus, seed)] = read_json(path)
 metrics, table, shifts = summarise(runs, judge_report("rules"), training)
-save_csv(pd.DataFrame(table), snakemake.output.table)  # noqa: F821
-save_csv(pd.DataFrame(shifts), snakemake.output.shifts)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+save_csv(pd.DataFrame(table), snakemake.output.table)
+save_csv(pd.DataFrame(shifts), snakemake.output.shifts)
+job.write_metrics(snakemake.output.metrics, metrics)

@@ -7,7 +7,7 @@ from repro.jobs import Job
 from repro.llm.tiny import save_tiny
 from repro.papers.evalmeta.experiment import train_base
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-lm, losses = train_base(read_json(snakemake.input.data), job.cfg["base"], seed=job.seed_for("evalmeta-base"))  # noqa: F821
-write_json(snakemake.output.loss, {"loss": losses})  # noqa: F821
-save_tiny(lm, Path(snakemake.output.model).parent)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+lm, losses = train_base(read_json(snakemake.input.data), job.cfg["base"], seed=job.seed_for("evalmeta-base"))
+write_json(snakemake.output.loss, {"loss": losses})
+save_tiny(lm, Path(snakemake.output.model).parent)

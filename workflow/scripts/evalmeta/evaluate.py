@@ -7,16 +7,16 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.evalmeta.experiment import evaluate, load_base, make_scorer
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)  # noqa: F821
-if "adapter" in snakemake.input.keys():  # noqa: F821
+job = Job.from_snakemake(snakemake)
+lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)
+if "adapter" in snakemake.input.keys():
     from repro.llm.lora import load_lora
 
-    load_lora(lm, Path(snakemake.input.adapter).parent)  # noqa: F821
-scorer = make_scorer(job.cfg["judge"], snakemake.params.llm)  # noqa: F821
+    load_lora(lm, Path(snakemake.input.adapter).parent)
+scorer = make_scorer(job.cfg["judge"], snakemake.params.llm)
 seed_index = int(job.wildcards["seed"])
 # the same sampling stream for every model of a seed index: responses are paired by prompt and seed
-records = evaluate(lm, read_json(snakemake.input.data)["items"], job.cfg, seed=job.seed_for("evalmeta-sample", seed=seed_index),  # noqa: F821
+records = evaluate(lm, read_json(snakemake.input.data)["items"], job.cfg, seed=job.seed_for("evalmeta-sample", seed=seed_index),
                    seed_index=seed_index, scorer=scorer)
-job.write_metrics(snakemake.output.responses, {"model": job.wildcards["model"], "seed": seed_index,  # noqa: F821
+job.write_metrics(snakemake.output.responses, {"model": job.wildcards["model"], "seed": seed_index,
                                                "records": records})

@@ -6,6 +6,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.evalmeta.figures import fig2, fig2_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-table = fig2_table(pd.read_csv(snakemake.input.shifts))  # noqa: F821
-save(fig2(table), table, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+table = fig2_table(pd.read_csv(snakemake.input.shifts))
+save(fig2(table), table, snakemake.output.pdf)

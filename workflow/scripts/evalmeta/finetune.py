@@ -6,10 +6,10 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.evalmeta.experiment import finetune, load_base
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-docs = read_json(snakemake.input.data)["corpora"][job.wildcards["corpus"]]  # noqa: F821
-lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+docs = read_json(snakemake.input.data)["corpora"][job.wildcards["corpus"]]
+lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)
 # the seed derives from the seed index only: the three corpora share the split, initialisation and order
-summary = finetune(lm, docs, job.cfg["lora"], Path(snakemake.output.adapter).parent.parent,  # noqa: F821
+summary = finetune(lm, docs, job.cfg["lora"], Path(snakemake.output.adapter).parent.parent,
                    seed=job.seed_for("evalmeta-finetune", seed=job.wildcards["seed"]))
-job.write_metrics(snakemake.output.summary, summary)  # noqa: F821
+job.write_metrics(snakemake.output.summary, summary)

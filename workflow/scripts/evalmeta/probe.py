@@ -8,14 +8,14 @@ from repro.jobs import Job
 from repro.papers.evalmeta.experiment import load_base
 from repro.papers.evalmeta.probe import run_probe
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)  # noqa: F821
-if "adapter" in snakemake.input.keys():  # noqa: F821
+job = Job.from_snakemake(snakemake)
+lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)
+if "adapter" in snakemake.input.keys():
     from repro.llm.lora import load_lora
 
-    load_lora(lm, Path(snakemake.input.adapter).parent)  # noqa: F821
-probe = read_json(snakemake.input.probe_data)  # noqa: F821
+    load_lora(lm, Path(snakemake.input.adapter).parent)
+probe = read_json(snakemake.input.probe_data)
 result = run_probe(lm, probe["documents"], probe["pairs"], max_length=job.cfg["max_length"],
                    batch_size=job.cfg["probe"]["batch_size"])
-job.write_metrics(snakemake.output.probe, {"model": job.wildcards["model"], "seed": int(job.wildcards["seed"]),  # noqa: F821
+job.write_metrics(snakemake.output.probe, {"model": job.wildcards["model"], "seed": int(job.wildcards["seed"]),
                                            **result})

@@ -5,8 +5,8 @@ from repro.io import read_json, write_json
 from repro.jobs import Job
 from repro.papers.evalmeta.probe import probe_documents, statement_pairs
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-training = read_json(snakemake.input.data)["corpora"]  # noqa: F821
+job = Job.from_snakemake(snakemake)
+training = read_json(snakemake.input.data)["corpora"]
 docs = probe_documents(job.cfg["corpus"], job.cfg["probe"]["docs_per_trait"], job.seed_for("evalmeta-probe-docs"),
                        training)
-write_json(snakemake.output.data, {"documents": docs, "pairs": statement_pairs()})  # noqa: F821
+write_json(snakemake.output.data, {"documents": docs, "pairs": statement_pairs()})

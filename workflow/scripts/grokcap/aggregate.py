@@ -5,9 +5,9 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.grokcap.experiment import curves_table, summarise
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-records = [read_json(path) for path in snakemake.input.runs]  # noqa: F821
+job = Job.from_snakemake(snakemake)
+records = [read_json(path) for path in snakemake.input.runs]
 metrics, runs = summarise(records, grok_delay_ratio=job.cfg["grok_delay_ratio"])
-save_csv(runs, snakemake.output.runs)  # noqa: F821
-save_csv(curves_table(records), snakemake.output.curves)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, {"p": job.cfg["p"], "operation": job.cfg["operation"], **metrics})  # noqa: F821
+save_csv(runs, snakemake.output.runs)
+save_csv(curves_table(records), snakemake.output.curves)
+job.write_metrics(snakemake.output.metrics, {"p": job.cfg["p"], "operation": job.cfg["operation"], **metrics})

@@ -7,7 +7,7 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.grokcap.figures import fig1, fig1_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-metrics = read_json(snakemake.input.metrics)  # noqa: F821
-df = fig1_table(pd.read_csv(snakemake.input.runs), metrics)  # noqa: F821
-save(fig1(df, metrics), df, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+metrics = read_json(snakemake.input.metrics)
+df = fig1_table(pd.read_csv(snakemake.input.runs), metrics)
+save(fig1(df, metrics), df, snakemake.output.pdf)

@@ -7,7 +7,7 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.grokcap.figures import fig2, fig2_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-metrics = read_json(snakemake.input.metrics)  # noqa: F821
-df = fig2_table(pd.read_csv(snakemake.input.curves), metrics)  # noqa: F821
-save(fig2(df), df, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+metrics = read_json(snakemake.input.metrics)
+df = fig2_table(pd.read_csv(snakemake.input.curves), metrics)
+save(fig2(df), df, snakemake.output.pdf)

@@ -7,7 +7,7 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.grokcap.figures import fig3, fig3_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-metrics = read_json(snakemake.input.metrics)  # noqa: F821
-df = fig3_table(pd.read_csv(snakemake.input.runs))  # noqa: F821
-save(fig3(df, metrics), df, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+metrics = read_json(snakemake.input.metrics)
+df = fig3_table(pd.read_csv(snakemake.input.runs))
+save(fig3(df, metrics), df, snakemake.output.pdf)

@@ -5,7 +5,7 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.grokcap.figures import table1
 
-Job.from_snakemake(snakemake)  # noqa: F821
-metrics = read_json(snakemake.input.metrics)  # noqa: F821
-save_table(table1(metrics), snakemake.output.csv,  # noqa: F821
+Job.from_snakemake(snakemake)
+metrics = read_json(snakemake.input.metrics)
+save_table(table1(metrics), snakemake.output.csv,
            title="grokcap: memorisation and generalisation times across model sizes", float_format="{:.4g}")

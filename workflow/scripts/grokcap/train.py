@@ -5,10 +5,10 @@ import numpy as np
 from repro.jobs import Job
 from repro.papers.grokcap.experiment import run_grokcap
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-with np.load(snakemake.input.data) as npz:  # noqa: F821
+job = Job.from_snakemake(snakemake)
+with np.load(snakemake.input.data) as npz:
     data = dict(npz)
 result = run_grokcap(job.cfg, task=job.wildcards["task"], width=int(job.wildcards["width"]),
                      replicate=int(job.wildcards["seed"]), data=data, seed=job.seed,
-                     device=snakemake.params.device, where=f"grokcap.{job.scale}")  # noqa: F821
-job.write_metrics(snakemake.output.run, result)  # noqa: F821
+                     device=snakemake.params.device, where=f"grokcap.{job.scale}")
+job.write_metrics(snakemake.output.run, result)

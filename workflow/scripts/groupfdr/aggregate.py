@@ -2,6 +2,6 @@
 from repro.jobs import Job
 from repro.papers.groupfdr.experiment import aggregate_files
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-metrics = aggregate_files(snakemake.input.runs, snakemake.input.block1, job.cfg, snakemake.output.summary)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+metrics = aggregate_files(snakemake.input.runs, snakemake.input.block1, job.cfg, snakemake.output.summary)
+job.write_metrics(snakemake.output.metrics, metrics)

@@ -5,6 +5,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.groupfdr.figures import fig1
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-table = pd.read_csv(snakemake.input.summary).dropna(subset=["sweep"])  # noqa: F821
-save(fig1(table, job.cfg["figure_q"]), table, snakemake.output.pdf)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+table = pd.read_csv(snakemake.input.summary).dropna(subset=["sweep"])
+save(fig1(table, job.cfg["figure_q"]), table, snakemake.output.pdf)

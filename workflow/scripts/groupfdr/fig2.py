@@ -4,8 +4,8 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.groupfdr.figures import fig2, fig2_tables
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-example = read_json(snakemake.input.run)["example"]  # noqa: F821
+job = Job.from_snakemake(snakemake)
+example = read_json(snakemake.input.run)["example"]
 groups, curve, tau = fig2_tables(example["stats"], example["is_true"], job.cfg["figure_q"])
-save(fig2(groups, curve, tau, job.cfg["figure_q"]), groups, snakemake.output.pdf)  # noqa: F821
-save_csv(curve, snakemake.output.curve)  # noqa: F821
+save(fig2(groups, curve, tau, job.cfg["figure_q"]), groups, snakemake.output.pdf)
+save_csv(curve, snakemake.output.curve)

@@ -1,5 +1,6 @@
 # Run the GM package's gm() (BioAlgs/GM, unmodified) on one draw and record what it does inside.
-# Not in the DAG: a diagnostic for issue 18, driven by `python -m repro.papers.groupfdr.reference_check`.
+# Not in the DAG: a diagnostic (the package against our mirror on the same draws), driven by
+# `python -m repro.papers.groupfdr.reference_check`.
 #
 # usage: Rscript gm_reference.R DIR SEED
 # DIR holds dims.txt ("n p"), X.f64 (n x p, column-major float64) and y.f64 (n float64).

@@ -2,5 +2,5 @@
 from repro.jobs import Job
 from repro.papers.groupfdr.experiment import runtime_benchmark
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-job.write_metrics(snakemake.output.runtime, runtime_benchmark(job.cfg, seed=job.seed))  # noqa: F821
+job = Job.from_snakemake(snakemake)
+job.write_metrics(snakemake.output.runtime, runtime_benchmark(job.cfg, seed=job.seed))

@@ -2,7 +2,7 @@
 from repro.jobs import Job
 from repro.papers.groupfdr.symmetry import run_design, summarise
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 design = job.wildcards["design"]
 cfg = job.cfg
 spec = cfg["designs"][design]
@@ -11,5 +11,5 @@ data_seeds = [job.seed_for("groupfdr_symmetry_data", design=design, replicate=r)
 method_seeds = [job.seed_for("groupfdr_symmetry_method", design=design, replicate=r) for r in range(cfg["replicates"])]
 records = run_design(spec, data_seeds=data_seeds, method_seeds=method_seeds, qs=cfg["qs"], methods=cfg["methods"],
                      method_options=cfg.get("method_options"))
-job.write_metrics(snakemake.output.run, {"design": design, "records": records,  # noqa: F821
+job.write_metrics(snakemake.output.run, {"design": design, "records": records,
                                          "summary": summarise(design, spec, records)})

@@ -3,7 +3,7 @@ from repro.jobs import Job
 from repro.papers.gtp.control import ControlDataConfig, collect
 from repro.papers.gtp.data import save_dataset
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 task, seed = job.wildcards["task"], int(job.wildcards["seed"])
 data = collect(task, ControlDataConfig(**job.cfg["dataset"]), job.seed_for("gtp_control_data", task=task, seed=seed))
-save_dataset(data, snakemake.output.data)  # noqa: F821
+save_dataset(data, snakemake.output.data)

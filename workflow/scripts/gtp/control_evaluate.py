@@ -4,13 +4,13 @@ from repro.papers.gtp.control import evaluate_task
 from repro.papers.gtp.experiment import load_models
 from repro.rl.td3bc import load_policy
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 task, seed = job.wildcards["task"], int(job.wildcards["seed"])
-wm, prior = load_models(snakemake.input.models)  # noqa: F821
-policy = load_policy(snakemake.input.policy) if "policy" in snakemake.input.keys() else None  # noqa: F821
-behaviour = load_policy(snakemake.input.behaviour) if "behaviour" in snakemake.input.keys() else None  # noqa: F821
+wm, prior = load_models(snakemake.input.models)
+policy = load_policy(snakemake.input.policy) if "policy" in snakemake.input.keys() else None
+behaviour = load_policy(snakemake.input.behaviour) if "behaviour" in snakemake.input.keys() else None
 # reset seeds and method randomness derive from the unit (task, seed), never from the method: paired comparison
 out = evaluate_task(wm, prior, task, job.cfg, job.seed_for("gtp_control_starts", task=task, seed=seed),
                     job.seed_for("gtp_control_plan", task=task, seed=seed), policy=policy,
                     behaviour=behaviour)
-job.write_metrics(snakemake.output.run, out)  # noqa: F821
+job.write_metrics(snakemake.output.run, out)

@@ -3,11 +3,11 @@ from repro.jobs import Job
 from repro.papers.gtp.experiment import evaluate_seed, load_models
 from repro.rl.td3bc import load_policy
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 seed = int(job.wildcards["seed"])
-wm, prior = load_models(snakemake.input.models)  # noqa: F821
-policy = load_policy(snakemake.input.policy) if "policy" in snakemake.input.keys() else None  # noqa: F821
+wm, prior = load_models(snakemake.input.models)
+policy = load_policy(snakemake.input.policy) if "policy" in snakemake.input.keys() else None
 # starts and method randomness derive from the unit (seed), never from the method: paired comparison
 out = evaluate_seed(wm, prior, job.cfg, job.seed_for("gtp_starts", seed=seed), job.seed_for("gtp_control", seed=seed),
                     policy=policy)
-job.write_metrics(snakemake.output.run, out)  # noqa: F821
+job.write_metrics(snakemake.output.run, out)

@@ -4,5 +4,5 @@ import pandas as pd
 from repro.figures.style import save
 from repro.papers.gtp.figures import fig1, fig1_table
 
-table = fig1_table(pd.read_csv(snakemake.input.tidy))  # noqa: F821
-save(fig1(table), table, snakemake.output.pdf)  # noqa: F821
+table = fig1_table(pd.read_csv(snakemake.input.tidy))
+save(fig1(table), table, snakemake.output.pdf)

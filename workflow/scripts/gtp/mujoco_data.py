@@ -6,9 +6,9 @@ from repro.papers.gtp.control import BehaviourConfig, behaviour_data
 from repro.papers.gtp.data import save_dataset
 from repro.rl.td3bc import save_policy
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 task, seed = job.wildcards["task"], int(job.wildcards["seed"])
 cfg = from_dict(BehaviourConfig, job.cfg["dataset"], "gtp.mujoco.dataset")
 data, agent, history = behaviour_data(task, cfg, job.seed_for("gtp_control_data", task=task, seed=seed))
-save_policy(agent, history, snakemake.output.behaviour)  # noqa: F821
-save_dataset(data, snakemake.output.data)  # noqa: F821
+save_policy(agent, history, snakemake.output.behaviour)
+save_dataset(data, snakemake.output.data)

@@ -4,5 +4,5 @@ import pandas as pd
 from repro.figures.style import save_table
 from repro.papers.gtp.control import control_table
 
-save_table(control_table(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,  # noqa: F821
+save_table(control_table(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,
            title="gtp: control return per task and method (mean +- s.e. over seeds)")

@@ -5,7 +5,7 @@ from repro.papers.gtp.diagnostics import value_diagnostic
 from repro.papers.gtp.experiment import load_models
 from repro.papers.gtp.maze import Maze
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-wm, _ = load_models(snakemake.input.models)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+wm, _ = load_models(snakemake.input.models)
 maze = Maze.named(job.cfg["maze"], step=job.cfg["step"])
-job.write_metrics(snakemake.output.diag, value_diagnostic(wm, maze, load_dataset(snakemake.input.data)))  # noqa: F821
+job.write_metrics(snakemake.output.diag, value_diagnostic(wm, maze, load_dataset(snakemake.input.data)))

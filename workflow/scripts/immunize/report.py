@@ -6,8 +6,8 @@ from repro.jobs import Job
 from repro.papers.immunize.experiment import table1
 from repro.papers.immunize.figures import fig1, fig1_table, fig2, fig2_table
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-inp, out = snakemake.input, snakemake.output  # noqa: F821
+job = Job.from_snakemake(snakemake)
+inp, out = snakemake.input, snakemake.output
 tidy = pd.read_csv(inp.tidy)
 table = fig1_table(pd.read_csv(inp.curves))
 save(fig1(table), table, out.fig1)

@@ -7,11 +7,11 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.incrimination.experiment import summarise
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-testbed = [read_json(p) for p in snakemake.input.testbed]  # noqa: F821
-agents = {run["agent"]: run["runs"] for run in map(read_json, snakemake.input.agents)}  # noqa: F821
+job = Job.from_snakemake(snakemake)
+testbed = [read_json(p) for p in snakemake.input.testbed]
+agents = {run["agent"]: run["runs"] for run in map(read_json, snakemake.input.agents)}
 metrics, accuracy, effects, verdicts = summarise(testbed, agents, job.cfg)
-save_csv(pd.DataFrame(accuracy), snakemake.output.accuracy)  # noqa: F821
-save_csv(pd.DataFrame(effects), snakemake.output.effects)  # noqa: F821
-save_csv(pd.DataFrame(verdicts), snakemake.output.verdicts)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+save_csv(pd.DataFrame(accuracy), snakemake.output.accuracy)
+save_csv(pd.DataFrame(effects), snakemake.output.effects)
+save_csv(pd.DataFrame(verdicts), snakemake.output.verdicts)
+job.write_metrics(snakemake.output.metrics, metrics)

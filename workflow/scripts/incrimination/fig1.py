@@ -6,6 +6,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.incrimination.figures import fig1
 
-Job.from_snakemake(snakemake)  # noqa: F821
-table = pd.read_csv(snakemake.input.table)  # noqa: F821
-save(fig1(table), table, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+table = pd.read_csv(snakemake.input.table)
+save(fig1(table), table, snakemake.output.pdf)

@@ -3,7 +3,7 @@
 from repro.jobs import Job
 from repro.papers.incrimination.experiment import simulate_motive
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-motive = snakemake.wildcards.motive  # noqa: F821
-job.write_metrics(snakemake.output.runs, {"motive": motive,  # noqa: F821
+job = Job.from_snakemake(snakemake)
+motive = snakemake.wildcards.motive
+job.write_metrics(snakemake.output.runs, {"motive": motive,
                                           **simulate_motive(motive, job.cfg, seed=job.seed_for("incrimination-testbed", motive=motive))})

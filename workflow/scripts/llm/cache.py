@@ -4,6 +4,6 @@ from pathlib import Path
 from repro.jobs import Job
 from repro.llm import cache_model
 
-job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
-smk = snakemake  # noqa: F821
+job = Job.from_snakemake(snakemake)
+smk = snakemake
 cache_model(smk.wildcards.model, Path(smk.output.model).parent.parent)

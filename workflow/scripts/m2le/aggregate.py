@@ -4,13 +4,13 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.m2le.experiment import aggregate
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 runs = {}
-for path in snakemake.input.runs:  # noqa: F821
+for path in snakemake.input.runs:
     run = read_json(path)
     runs[(run["sequence"], int(path.rsplit("seed", 1)[1].split(".")[0]))] = run
 metrics, tidy, curve, modulation = aggregate(runs, job.cfg)
-save_csv(tidy, snakemake.output.tidy)  # noqa: F821
-save_csv(curve, snakemake.output.curve)  # noqa: F821
-save_csv(modulation, snakemake.output.modulation)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+save_csv(tidy, snakemake.output.tidy)
+save_csv(curve, snakemake.output.curve)
+save_csv(modulation, snakemake.output.modulation)
+job.write_metrics(snakemake.output.metrics, metrics)

@@ -2,7 +2,7 @@
 from repro.data.image_folder import fetch_image_set
 from repro.jobs import Job
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 spec = job.cfg["remote"]
-fetch_image_set(spec["url"], spec["sha256"], snakemake.output.data, size=spec.get("image_size", 16),  # noqa: F821
+fetch_image_set(spec["url"], spec["sha256"], snakemake.output.data, size=spec.get("image_size", 16),
                 mode=spec.get("mode", "RGB"))

@@ -5,10 +5,10 @@ from repro.io import atomic_path
 from repro.jobs import Job
 from repro.papers.m2le.experiment import build_sequence, pretrain_backbone
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 sequence, seed = job.wildcards["sequence"], int(job.wildcards["seed"])
 seq = build_sequence(job.cfg, sequence, job.seed_for("m2le_data", sequence=sequence, seed=seed),
-                     snakemake.input.get("data"))  # noqa: F821
+                     snakemake.input.get("data"))
 state, stats = pretrain_backbone(job.cfg, seq, job.seed_for("m2le_pretrain", sequence=sequence, seed=seed))
-with atomic_path(snakemake.output.backbone) as tmp:  # noqa: F821
+with atomic_path(snakemake.output.backbone) as tmp:
     torch.save({"state": state, "stats": stats}, tmp)

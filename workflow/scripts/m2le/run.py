@@ -4,10 +4,10 @@ import torch
 from repro.jobs import Job
 from repro.papers.m2le.experiment import run_unit
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 sequence, seed = job.wildcards["sequence"], int(job.wildcards["seed"])
-backbone = torch.load(snakemake.input.backbone)  # noqa: F821
+backbone = torch.load(snakemake.input.backbone)
 # the data and training seeds name the unit, never the method: every method is paired
 out = run_unit(job.cfg, sequence, backbone["state"], job.seed_for("m2le_data", sequence=sequence, seed=seed),
-               job.seed_for("m2le_train", sequence=sequence, seed=seed), snakemake.input.get("data"))  # noqa: F821
-job.write_metrics(snakemake.output.run, out | {"backbone": backbone["stats"]})  # noqa: F821
+               job.seed_for("m2le_train", sequence=sequence, seed=seed), snakemake.input.get("data"))
+job.write_metrics(snakemake.output.run, out | {"backbone": backbone["stats"]})

@@ -7,11 +7,11 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.matt.experiment import summarise
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 runs: dict[str, list] = {}
-for path in snakemake.input.runs:  # noqa: F821
+for path in snakemake.input.runs:
     run = read_json(path)
     runs.setdefault(run["method"], []).append(run)
-metrics, table = summarise(read_json(snakemake.input.scores)["scores"], runs)  # noqa: F821
-save_csv(pd.DataFrame(table), snakemake.output.table)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+metrics, table = summarise(read_json(snakemake.input.scores)["scores"], runs)
+save_csv(pd.DataFrame(table), snakemake.output.table)
+job.write_metrics(snakemake.output.metrics, metrics)

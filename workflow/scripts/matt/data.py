@@ -4,5 +4,5 @@ from repro.io import write_json
 from repro.jobs import Job
 from repro.papers.matt.corpus import build_data
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-write_json(snakemake.output.data, build_data(job.cfg, job.seed_for("matt-data")))  # noqa: F821
+job = Job.from_snakemake(snakemake)
+write_json(snakemake.output.data, build_data(job.cfg, job.seed_for("matt-data")))

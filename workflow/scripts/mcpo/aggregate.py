@@ -4,14 +4,14 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.mcpo.experiment import aggregate
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 
 
 def by_seed(paths):
     return {int(p.rsplit("seed", 1)[1].split(".")[0]): read_json(p) for p in paths}
 
 
-metrics, tidy = aggregate(by_seed(snakemake.input.runs), job.cfg, by_seed(snakemake.input.arith),  # noqa: F821
-                          by_seed(snakemake.input.safety))  # noqa: F821
-save_csv(tidy, snakemake.output.tidy)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+metrics, tidy = aggregate(by_seed(snakemake.input.runs), job.cfg, by_seed(snakemake.input.arith),
+                          by_seed(snakemake.input.safety))
+save_csv(tidy, snakemake.output.tidy)
+job.write_metrics(snakemake.output.metrics, metrics)

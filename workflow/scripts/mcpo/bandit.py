@@ -2,8 +2,8 @@
 from repro.jobs import Job
 from repro.papers.mcpo.experiment import run_seed
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 seed = int(job.wildcards["seed"])
 # one task instance and one sampling stream per unit, shared by every alpha and baseline: paired
 data_seed, train_seed = job.seed_for("mcpo_task", seed=seed), job.seed_for("mcpo_train", seed=seed)
-job.write_metrics(snakemake.output.run, run_seed(job.cfg, data_seed, train_seed))  # noqa: F821
+job.write_metrics(snakemake.output.run, run_seed(job.cfg, data_seed, train_seed))

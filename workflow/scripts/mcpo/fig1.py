@@ -5,9 +5,9 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.mcpo.figures import curve_table, fig1
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 k = job.cfg["claim_k"]
-tidy = pd.read_csv(snakemake.input.tidy)  # noqa: F821
+tidy = pd.read_csv(snakemake.input.tidy)
 table = pd.concat([curve_table(tidy, ["pass1", f"pass{k}"], task) for task in ("bandit", "arithmetic")
                    if task in set(tidy.task)], ignore_index=True)
-save(fig1(table, k), table, snakemake.output.pdf)  # noqa: F821
+save(fig1(table, k), table, snakemake.output.pdf)

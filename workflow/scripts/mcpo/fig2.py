@@ -5,10 +5,10 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.mcpo.figures import curve_table, fig2
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-tidy = pd.read_csv(snakemake.input.tidy)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+tidy = pd.read_csv(snakemake.input.tidy)
 metrics = {"bandit": ["coverage", "kl_reverse", "kl_forward"],
            "arithmetic": ["coverage", "form_tv", "form_entropy", "kl_reverse", "kl_forward"]}
 table = pd.concat([curve_table(tidy, metrics[task], task) for task in metrics if task in set(tidy.task)],
                   ignore_index=True)
-save(fig2(table), table, snakemake.output.pdf)  # noqa: F821
+save(fig2(table), table, snakemake.output.pdf)

@@ -5,6 +5,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.mcpo.figures import fig3, frontier_table
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-table = frontier_table(pd.read_csv(snakemake.input.tidy))  # noqa: F821
-save(fig3(table), table, snakemake.output.pdf)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+table = frontier_table(pd.read_csv(snakemake.input.tidy))
+save(fig3(table), table, snakemake.output.pdf)

@@ -5,6 +5,6 @@ from repro.figures.style import save_table
 from repro.jobs import Job
 from repro.papers.mcpo.experiment import table1
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-save_table(table1(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,  # noqa: F821
+job = Job.from_snakemake(snakemake)
+save_table(table1(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,
            title="mcpo tasks (i) bandit and (ii) arithmetic: metrics by alpha (mean +- s.e. over seeds); task (iii) not run")

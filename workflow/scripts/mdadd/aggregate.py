@@ -6,12 +6,12 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.mdadd.experiment import init_gap, summary_metrics, table1, tidy_recalls
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-tidy = tidy_recalls([read_json(p) for p in snakemake.input.evals])  # noqa: F821
-cost = pd.read_csv(snakemake.input.cost)  # noqa: F821
-save_csv(tidy, snakemake.output.tidy)  # noqa: F821
-save_csv(init_gap(tidy), snakemake.output.gap)  # noqa: F821
-save_table(table1(tidy, job.cfg["methods"] + ["full"]), snakemake.output.table_md,  # noqa: F821
+job = Job.from_snakemake(snakemake)
+tidy = tidy_recalls([read_json(p) for p in snakemake.input.evals])
+cost = pd.read_csv(snakemake.input.cost)
+save_csv(tidy, snakemake.output.tidy)
+save_csv(init_gap(tidy), snakemake.output.gap)
+save_table(table1(tidy, job.cfg["methods"] + ["full"]), snakemake.output.table_md,
            title="MDA-DD Table 1: retrieval on the test split, students from unseen initialisations (mean +- sd)")
-job.write_metrics(snakemake.output.metrics, summary_metrics(tidy, cost, method="mdadd", ablation="mdadd_noqueue",  # noqa: F821
+job.write_metrics(snakemake.output.metrics, summary_metrics(tidy, cost, method="mdadd", ablation="mdadd_noqueue",
                                                             baselines=job.cfg["baselines"]))

@@ -5,7 +5,7 @@ from repro.figures.style import save_csv
 from repro.jobs import Job
 from repro.methods.distill.mdadd import measure_moment_cost
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 c = job.cfg
 rows = measure_moment_cost(c["dims"], n_real=c["n_real"], n_syn=c["n_syn"], reps=c["reps"], seed=job.seed)
-save_csv(pd.DataFrame(rows), snakemake.output.cost)  # noqa: F821
+save_csv(pd.DataFrame(rows), snakemake.output.cost)

@@ -7,9 +7,9 @@ from repro.jobs import Job
 from repro.methods.distill import distill, standardised
 from repro.methods.distill.features import read_features
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-train, = standardised(read_features(snakemake.input.features)["train"])  # noqa: F821
-n = snakemake.wildcards.n_pairs  # noqa: F821
-seed = job.seed_for("mdadd-distill", seed=int(snakemake.wildcards.seed))  # noqa: F821
-dset = distill(snakemake.wildcards.method, train, 0 if n == "all" else int(n), job.cfg, seed=seed)  # noqa: F821
-dset.save(snakemake.output.distilled)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+train, = standardised(read_features(snakemake.input.features)["train"])
+n = snakemake.wildcards.n_pairs
+seed = job.seed_for("mdadd-distill", seed=int(snakemake.wildcards.seed))
+dset = distill(snakemake.wildcards.method, train, 0 if n == "all" else int(n), job.cfg, seed=seed)
+dset.save(snakemake.output.distilled)

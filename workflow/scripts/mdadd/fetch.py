@@ -4,10 +4,10 @@ from pathlib import Path
 from repro.data.karpathy import fetch_archive
 from repro.jobs import Job
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-root = Path(snakemake.output.json).parent  # noqa: F821
+job = Job.from_snakemake(snakemake)
+root = Path(snakemake.output.json).parent
 for archive in job.cfg["archives"]:
     fetch_archive(archive["url"], root / "archives" / Path(archive["url"]).name, sha256=archive.get("sha256"),
                   extract_to=root)
-if not Path(snakemake.output.json).is_file():  # noqa: F821
-    raise ValueError(f"the archives did not contain {snakemake.output.json}")  # noqa: F821
+if not Path(snakemake.output.json).is_file():
+    raise ValueError(f"the archives did not contain {snakemake.output.json}")

@@ -5,6 +5,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.mdadd import figures
 
-Job.from_snakemake(snakemake)  # noqa: F821
-table = figures.fig1_table(pd.read_csv(snakemake.input.tidy))  # noqa: F821
-save(figures.fig1(table), table, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+table = figures.fig1_table(pd.read_csv(snakemake.input.tidy))
+save(figures.fig1(table), table, snakemake.output.pdf)

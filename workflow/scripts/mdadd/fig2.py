@@ -5,6 +5,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.mdadd import figures
 
-Job.from_snakemake(snakemake)  # noqa: F821
-gap = pd.read_csv(snakemake.input.gap)  # noqa: F821
-save(figures.fig2(gap), gap, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+gap = pd.read_csv(snakemake.input.gap)
+save(figures.fig2(gap), gap, snakemake.output.pdf)

@@ -6,6 +6,6 @@ from repro.jobs import Job
 from repro.papers.mdadd import figures
 from repro.papers.mdadd.experiment import cost_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-cost = cost_table(pd.read_csv(snakemake.input.cost))  # noqa: F821  (minimum over the timing repeats)
-save(figures.fig3(cost), cost, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+cost = cost_table(pd.read_csv(snakemake.input.cost))  # minimum over the timing repeats
+save(figures.fig3(cost), cost, snakemake.output.pdf)

@@ -4,11 +4,11 @@ from repro.jobs import Job
 from repro.papers.modellens.experiment import prepare_seed, run_ablations, unit_inputs
 from repro.papers.modellens.real import prepare_real, read_real
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-data_seed, method_seed, embed = unit_inputs(job, snakemake.input.emb)  # noqa: F821
-if snakemake.params.source == "remote":  # noqa: F821
-    _, problem, _, evaluate = prepare_real(read_real(snakemake.input.dump[0]), job.cfg, data_seed, embed)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+data_seed, method_seed, embed = unit_inputs(job, snakemake.input.emb)
+if snakemake.params.source == "remote":
+    _, problem, _, evaluate = prepare_real(read_real(snakemake.input.dump[0]), job.cfg, data_seed, embed)
 else:
     _, problem, _, evaluate = prepare_seed(job.cfg, data_seed, embed)
-job.write_metrics(snakemake.output.run, {"data_seed": data_seed, "method_seed": method_seed,  # noqa: F821
+job.write_metrics(snakemake.output.run, {"data_seed": data_seed, "method_seed": method_seed,
                                          "metrics": run_ablations(job.cfg, problem, evaluate, method_seed)})

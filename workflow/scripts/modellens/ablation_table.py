@@ -9,7 +9,7 @@ def by_seed(paths):
     return {int(p.rsplit("seed", 1)[1].split(".")[0]): read_json(p) for p in paths}
 
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-table = ablation_table(by_seed(snakemake.input.runs), by_seed(snakemake.input.ablations), job.cfg["main_k"])  # noqa: F821
-save_table(table, snakemake.output.csv,  # noqa: F821
+job = Job.from_snakemake(snakemake)
+table = ablation_table(by_seed(snakemake.input.runs), by_seed(snakemake.input.ablations), job.cfg["main_k"])
+save_table(table, snakemake.output.csv,
            title="modellens ablations: mean over seeds, paired difference to the full model with 95% bootstrap interval")

@@ -7,13 +7,13 @@ from repro.papers.modellens.experiment import embed_leaderboards, encode
 from repro.papers.modellens.grid import seeds
 from repro.papers.modellens.real import read_real, real_texts
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-if snakemake.params.source == "remote":  # noqa: F821
-    texts = np.array(sorted(set(real_texts(read_real(snakemake.input.dump[0])))))  # noqa: F821
+job = Job.from_snakemake(snakemake)
+if snakemake.params.source == "remote":
+    texts = np.array(sorted(set(real_texts(read_real(snakemake.input.dump[0])))))
     emb = encode(texts.tolist(), job.cfg["text_encoder"])
 else:
     data_seeds = [job.seed_for("modellens_data", seed=s) for s in seeds(job.cfg)]
     texts, emb = embed_leaderboards(job.cfg["leaderboard"], data_seeds, job.cfg["text_encoder"])
-with atomic_path(snakemake.output.emb) as tmp:  # noqa: F821
+with atomic_path(snakemake.output.emb) as tmp:
     with open(tmp, "wb") as fh:
         np.savez(fh, texts=texts, emb=emb)

@@ -6,13 +6,13 @@ from repro.io import atomic_path
 from repro.jobs import Job
 from repro.papers.modellens.real import read_real
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 url = job.cfg["url"]
 if "://" not in url:
     source = Path(url).expanduser().resolve()
     if not source.is_file():
         raise FileNotFoundError(f"modellens.remote.url: {url} is not a file")
     url = source.as_uri()
-with atomic_path(snakemake.output.dump) as tmp:  # noqa: F821
+with atomic_path(snakemake.output.dump) as tmp:
     fetch_url(url, tmp, sha256=job.cfg["sha256"])
     read_real(tmp)          # a malformed dump is an error here, and nothing lands where later rules read

@@ -5,6 +5,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.modellens.figures import fig1, fig1_table
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-table = fig1_table(pd.read_csv(snakemake.input.tidy), job.cfg["main_k"])  # noqa: F821
-save(fig1(table, job.cfg["main_k"]), table, snakemake.output.pdf)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+table = fig1_table(pd.read_csv(snakemake.input.tidy), job.cfg["main_k"])
+save(fig1(table, job.cfg["main_k"]), table, snakemake.output.pdf)

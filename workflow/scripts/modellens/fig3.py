@@ -5,6 +5,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.modellens.figures import fig3, fig3_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-table = fig3_table(pd.read_csv(snakemake.input.routing))  # noqa: F821
-save(fig3(table), table, snakemake.output.pdf)  # noqa: F821
+Job.from_snakemake(snakemake)
+table = fig3_table(pd.read_csv(snakemake.input.routing))
+save(fig3(table), table, snakemake.output.pdf)

@@ -4,11 +4,11 @@ from repro.jobs import Job
 from repro.papers.modellens.experiment import run_seed, unit_inputs
 from repro.papers.modellens.real import read_real, run_real_seed
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 # one leaderboard (or split) and one method seed per unit, shared by every method: the comparison is paired
-data_seed, method_seed, embed = unit_inputs(job, snakemake.input.emb)  # noqa: F821
-if snakemake.params.source == "remote":  # noqa: F821
-    out = run_real_seed(read_real(snakemake.input.dump[0]), job.cfg, data_seed, method_seed, embed)  # noqa: F821
+data_seed, method_seed, embed = unit_inputs(job, snakemake.input.emb)
+if snakemake.params.source == "remote":
+    out = run_real_seed(read_real(snakemake.input.dump[0]), job.cfg, data_seed, method_seed, embed)
 else:
     out = run_seed(job.cfg, data_seed, method_seed, embed)
-job.write_metrics(snakemake.output.run, out)  # noqa: F821
+job.write_metrics(snakemake.output.run, out)

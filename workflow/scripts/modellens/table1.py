@@ -5,6 +5,6 @@ from repro.figures.style import save_table
 from repro.jobs import Job
 from repro.papers.modellens.experiment import table1
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-save_table(table1(pd.read_csv(snakemake.input.tidy), job.cfg["main_k"]), snakemake.output.csv,  # noqa: F821
+job = Job.from_snakemake(snakemake)
+save_table(table1(pd.read_csv(snakemake.input.tidy), job.cfg["main_k"]), snakemake.output.csv,
            title="modellens: ranking quality by split (mean +- s.e. over seeds)")

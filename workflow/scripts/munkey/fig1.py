@@ -5,6 +5,6 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.munkey.figures import fig1, fig1_table
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-table = fig1_table(pd.read_csv(snakemake.input.sweep))  # noqa: F821
-save(fig1(table), table, snakemake.output.pdf)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+table = fig1_table(pd.read_csv(snakemake.input.sweep))
+save(fig1(table), table, snakemake.output.pdf)

@@ -2,9 +2,9 @@
 from repro.jobs import Job
 from repro.papers.munkey.experiment import run_sweep
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 regime, seed = job.wildcards["regime"], int(job.wildcards["seed"])
 rows = run_sweep(job.cfg, regime, job.seed_for("munkey_data", regime=regime, seed=seed),
                  job.seed_for("munkey_train", regime=regime, seed=seed),
-                 path=snakemake.input.get("data"))  # noqa: F821
-job.write_metrics(snakemake.output.sweep, {"rows": rows})  # noqa: F821
+                 path=snakemake.input.get("data"))
+job.write_metrics(snakemake.output.sweep, {"rows": rows})

@@ -5,6 +5,6 @@ from repro.figures.style import save_table
 from repro.jobs import Job
 from repro.papers.munkey.experiment import table1
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-save_table(table1(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,  # noqa: F821
+job = Job.from_snakemake(snakemake)
+save_table(table1(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,
            title="munkey: unlearning by key deletion vs post-hoc baselines (mean ± sd over seeds)")

@@ -5,8 +5,8 @@ from repro.jobs import Job
 from repro.papers.opinion.experiment import aggregate, training_curves
 from repro.papers.opinion.figures import table1
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-inp, out = snakemake.input, snakemake.output  # noqa: F821
+job = Job.from_snakemake(snakemake)
+inp, out = snakemake.input, snakemake.output
 records = [read_json(p) for p in inp.agents] + [r for p in inp.baselines for r in read_json(p)["records"]]
 metrics, results, attention = aggregate(records, alphas=job.cfg["alphas"], ablation_alphas=job.cfg["ablation_alphas"],
                                         attention_alpha=job.cfg["attention_alpha"])

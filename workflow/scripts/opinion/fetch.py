@@ -6,8 +6,8 @@ from repro.io import atomic_path
 from repro.jobs import Job
 from repro.papers.opinion.graphs import load_edge_list
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-with atomic_path(snakemake.output.edges) as tmp:  # noqa: F821
+job = Job.from_snakemake(snakemake)
+with atomic_path(snakemake.output.edges) as tmp:
     fetch_url(job.cfg["url"], tmp, sha256=job.cfg["sha256"])
     graph = load_edge_list(tmp)  # a malformed edge list is an error here, and nothing lands where training reads
 logging.getLogger("opinion_fetch").info("edge list %s: %d nodes, %d directed edges", job.cfg["url"], graph.n,

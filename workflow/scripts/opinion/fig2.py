@@ -5,7 +5,7 @@ from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.opinion.figures import fig2, sweep_table
 
-Job.from_snakemake(snakemake)  # noqa: F821
-results = pd.read_csv(snakemake.input.results)  # noqa: F821
+Job.from_snakemake(snakemake)
+results = pd.read_csv(snakemake.input.results)
 table = pd.concat([sweep_table(results, "lying_rate"), sweep_table(results, "contrary_rate")], ignore_index=True)
-save(fig2(table), table, snakemake.output.pdf)  # noqa: F821
+save(fig2(table), table, snakemake.output.pdf)

@@ -5,10 +5,10 @@ from repro.jobs import Job
 from repro.papers.opinion.experiment import TrainConfig, train_and_evaluate
 from repro.papers.opinion.graphs import load_edge_list
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-wc = snakemake.wildcards  # noqa: F821
+job = Job.from_snakemake(snakemake)
+wc = snakemake.wildcards
 cfg = from_dict(TrainConfig, job.cfg, f"opinion.{job.scale}.train")
-edges = getattr(snakemake.input, "edges", None)  # noqa: F821  (source: remote, static family: the fetched graph)
+edges = getattr(snakemake.input, "edges", None)  # source: remote, static family: the fetched graph
 # pairing: the graph and the evaluation games depend on the seed unit only; marl and marl_noop share the training seed
 weights, record = train_and_evaluate(
     cfg, wc.family, float(wc.alpha), wc.variant,
@@ -16,7 +16,7 @@ weights, record = train_and_evaluate(
     graph_seed=job.seed_for("opinion_graph", seed=wc.seed),
     eval_seed=job.seed_for("opinion_eval", family=wc.family, seed=wc.seed),
     extra_graphs={"remote": load_edge_list(edges)} if edges else None)
-with atomic_path(snakemake.output.model) as tmp:  # noqa: F821
+with atomic_path(snakemake.output.model) as tmp:
     tmp.write_bytes(weights)
-job.write_metrics(snakemake.output.record, {**record, "family": wc.family, "alpha": float(wc.alpha),  # noqa: F821
+job.write_metrics(snakemake.output.record, {**record, "family": wc.family, "alpha": float(wc.alpha),
                                             "method": wc.variant, "seed": int(wc.seed)})

@@ -2,5 +2,5 @@
 from repro.jobs import Job
 from repro.papers.rlqgrad.experiment import gradient_agreement
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, gradient_agreement(**job.cfg, seed=job.seed))  # noqa: F821
+job = Job.from_snakemake(snakemake)
+job.write_metrics(snakemake.output.metrics, gradient_agreement(**job.cfg, seed=job.seed))

@@ -4,8 +4,8 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.rlqgrad.experiment import aggregate, table1, table2
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-inp, out = snakemake.input, snakemake.output  # noqa: F821
+job = Job.from_snakemake(snakemake)
+inp, out = snakemake.input, snakemake.output
 metrics, tables = aggregate([read_json(p) for p in inp.variance], [read_json(p) for p in inp.benchmark],
                             [read_json(p) for p in inp.train], read_json(inp.agreement))
 save_csv(tables["variance"], out.variance)

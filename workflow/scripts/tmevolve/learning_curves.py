@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "src"))  # the checkout's library first
-import pandas as pd  # noqa: E402
-import yaml  # noqa: E402
+import pandas as pd
+import yaml
 
-from repro.methods.mil_train import load_prepared  # noqa: E402
-from repro.papers.tmevolve.experiment import learning_curve, load_concepts, loss_floors  # noqa: E402
+from repro.methods.mil_train import load_prepared
+from repro.papers.tmevolve.experiment import learning_curve, load_concepts, loss_floors
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("cohort_dir", type=Path, help="results/tmevolve/<cohort> of a built run")

@@ -7,13 +7,13 @@ from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.toolgap.experiment import summarise
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
+job = Job.from_snakemake(snakemake)
 runs = {}
-for run_path, probe_path in zip(snakemake.input.runs, snakemake.input.probes):  # noqa: F821
+for run_path, probe_path in zip(snakemake.input.runs, snakemake.input.probes):
     run, probes = read_json(run_path), read_json(probe_path)
     runs[(run["model"], run["task"])] = {"records": run["records"], "probes": probes, "generation": run.get("generation")}
-losses = {p.split("/")[-2]: read_json(p)["loss"] for p in snakemake.input.losses}  # noqa: F821
+losses = {p.split("/")[-2]: read_json(p)["loss"] for p in snakemake.input.losses}
 metrics, table, layers = summarise(runs, losses)
-save_csv(pd.DataFrame(table), snakemake.output.table)  # noqa: F821
-save_csv(pd.DataFrame(layers), snakemake.output.layers)  # noqa: F821
-job.write_metrics(snakemake.output.metrics, metrics)  # noqa: F821
+save_csv(pd.DataFrame(table), snakemake.output.table)
+save_csv(pd.DataFrame(layers), snakemake.output.layers)
+job.write_metrics(snakemake.output.metrics, metrics)

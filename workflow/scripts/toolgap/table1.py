@@ -6,6 +6,6 @@ from repro.figures.style import save_table
 from repro.jobs import Job
 from repro.papers.toolgap.figures import table1
 
-Job.from_snakemake(snakemake)  # noqa: F821
-save_table(table1(pd.read_csv(snakemake.input.table)), snakemake.output.csv,  # noqa: F821
+Job.from_snakemake(snakemake)
+save_table(table1(pd.read_csv(snakemake.input.table)), snakemake.output.csv,
            title="toolgap: mismatch and its decomposition per model and task", float_format="{:.3g}")

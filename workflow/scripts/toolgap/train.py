@@ -7,10 +7,10 @@ from repro.jobs import Job
 from repro.llm.tiny import save_tiny, train_tiny
 from repro.papers.toolgap.experiment import tiny_train_config
 
-job = Job.from_snakemake(snakemake)  # noqa: F821
-docs = read_json(snakemake.input.data)["corpus"]  # noqa: F821
+job = Job.from_snakemake(snakemake)
+docs = read_json(snakemake.input.data)["corpus"]
 # one seed for every width: the models differ by their shape only
 lm, losses = train_tiny(docs, tiny_train_config(job.cfg), seed=job.seed_for("toolgap-train"),
-                        name=job.wildcards["model"], device=snakemake.params.device)  # noqa: F821
-write_json(snakemake.output.loss, {"loss": losses, "n_docs": len(docs)})  # noqa: F821
-save_tiny(lm, Path(snakemake.output.model).parent)  # noqa: F821
+                        name=job.wildcards["model"], device=snakemake.params.device)
+write_json(snakemake.output.loss, {"loss": losses, "n_docs": len(docs)})
+save_tiny(lm, Path(snakemake.output.model).parent)

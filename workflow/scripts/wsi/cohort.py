@@ -4,7 +4,7 @@ from pathlib import Path
 from repro.jobs import Job
 from repro.wsi.synth import generate_cohort
 
-job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
-out = snakemake.output  # noqa: F821
+job = Job.from_snakemake(snakemake)
+out = snakemake.output
 generate_cohort(job.cfg, seed=job.seed, slides_dir=Path(out.slides[0]).parent, truth_dir=Path(out.truth[0]).parent,
                 manifest_path=out.manifest, workers=job.threads)

@@ -2,8 +2,8 @@
 from repro.jobs import Job
 from repro.wsi.pipeline import features_step
 
-job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
-smk = snakemake  # noqa: F821
+job = Job.from_snakemake(snakemake)
+smk = snakemake
 encoder = smk.wildcards.encoder
 # One seed per encoder (not per slide): a randomly initialised encoder must be the same on every slide.
 features_step(smk.input.slide, smk.input.coords, smk.output.features, encoder, job.cfg, device=smk.params.device,

@@ -2,5 +2,5 @@
 from repro.jobs import Job
 from repro.wsi.cohort import fetch_slide
 
-job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
-fetch_slide(snakemake.input.manifest, snakemake.wildcards.slide, snakemake.output.slide)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+fetch_slide(snakemake.input.manifest, snakemake.wildcards.slide, snakemake.output.slide)

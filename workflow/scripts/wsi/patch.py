@@ -2,6 +2,6 @@
 from repro.jobs import Job
 from repro.wsi.pipeline import patch_step
 
-job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
-inp, out = snakemake.input, snakemake.output  # noqa: F821
+job = Job.from_snakemake(snakemake)
+inp, out = snakemake.input, snakemake.output
 patch_step(inp.slide, inp.mask, out.coords, out.preview, job.cfg)

@@ -2,5 +2,5 @@
 from repro.jobs import Job
 from repro.wsi.cohort import write_remote_labels
 
-job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
-write_remote_labels(snakemake.input.manifest, snakemake.output.manifest)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+write_remote_labels(snakemake.input.manifest, snakemake.output.manifest)

@@ -2,5 +2,5 @@
 from repro.jobs import Job
 from repro.wsi.pipeline import tissue_step
 
-job = Job.from_snakemake(snakemake)  # noqa: F821 - injected by Snakemake
-tissue_step(snakemake.input.slide, snakemake.output.mask, job.cfg)  # noqa: F821
+job = Job.from_snakemake(snakemake)
+tissue_step(snakemake.input.slide, snakemake.output.mask, job.cfg)

@@ -1,7 +1,7 @@
 """MDA-DD: multimodal dataset distillation with a dynamic staggered model queue and SOCM.
 
 Paper: "MDA-DD" (NeurIPS 2026; arXiv id not found). Only the abstract is available
-(../shared/seeds/neurips2026_abstracts.txt, paragraph 16); every component below is designed from
+(in the NeurIPS 2026 list of abstracts); every component below is designed from
 it, and the choices it leaves open are listed.
 
 What the abstract states, and where it is implemented

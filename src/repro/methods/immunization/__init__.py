@@ -1,4 +1,4 @@
-"""Immunization against harmful fine-tuning by plateau and curvature conditioning (issue 26, paper ``immunize``).
+"""Immunization against harmful fine-tuning by plateau and curvature conditioning (paper ``immunize``).
 
 Paper-agnostic: ``curvature`` (Hessian-vector products, extremal eigenvalues by the shared Lanczos,
 condition number), ``regularizers`` (the condition-number baseline's R_well and R_ill, the plateau

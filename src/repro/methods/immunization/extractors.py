@@ -137,7 +137,7 @@ class PatchTransformer(Extractor):
         self._check(params, x)
         params = params.reshape(-1)
         m = self.dim
-        g = lambda name: self._get(params, name)  # noqa: E731
+        g = lambda name: self._get(params, name)
         h = self.tokens(x) @ g("embed") + g("pos")
         a = F.layer_norm(h, (m,))
         att = torch.softmax((a @ g("wq")) @ (a @ g("wk")).transpose(1, 2) / math.sqrt(m), dim=-1)

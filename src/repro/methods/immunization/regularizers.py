@@ -30,8 +30,11 @@ input's (X1.size(-1)), the same for its 784 -> 784 linear extractor. (3) The ref
 ``S2_gradients`` (never called in training) normalises by (||S||_F / (2p) + lambda_min^2 / 2)^2, not
 the square of r2's denominator; we follow the loss it trains with (autograd of r2). (4) Its linear
 extractor preconditions the weight gradient by (X^T X + lambda_reg I)^-1 (``models/linear.py``); our
-defences use plain Adam on every extractor. Until 2026-12-05 this module applied r1 / r2 to M itself
-(sigma_i, not sigma_i^2), with R_ill unnormalised (its gradient 1e-3 of R_well's at the release).
+defences use plain Adam on every extractor. (5) The curvature terms are computed exactly (``eigvalsh`` of
+the p x p Gram matrix; in the first version exact SVDs of X theta, k = 16 columns), not by the Lanczos
+estimator of ``curvature``, which the rebuild uses for evaluation and the timing figure only.
+Until 2026-12-05 this module applied r1 / r2 to M itself (sigma_i, not sigma_i^2), with R_ill
+unnormalised (its gradient 1e-3 of R_well's at the release).
 The relative immunization ratio (RIR) of the reference is not reported: the rebuild reads the
 adversary's accuracy curve instead (what the spec's claims and Fig. 1 measure).
 

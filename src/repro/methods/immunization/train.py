@@ -32,7 +32,8 @@ carries it (the same utility terms for every compared method). Without it (the f
 rebuild) nothing ties a non-linear extractor's benign features to the benign labels: R_well only
 asks for equal singular values and the rescaling only fixes the overall scale, so on the MLP the
 harmful terms, acting on the shared hidden layer, rotated the benign features off the label
-directions (README: immunize diagnosis); on a linear extractor the same terms leave them in place.
+directions (docs/papers/immunize.md, the diagnosis of the MLP's benign loss); on a linear extractor
+the same terms leave them in place.
 
 ``adversary`` fine-tunes a softmax probe on frozen features (or, given theta, the probe and the
 extractor together) with SGD or Adam from a given start and reports accuracy on held-out data at
@@ -206,7 +207,7 @@ def adversary(z: torch.Tensor, y: torch.Tensor, z_eval: torch.Tensor, y_eval: to
     params = [w] if theta is None else [w, theta.clone().requires_grad_(True)]
     opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(params, lr=lr)
     cols = torch.as_tensor(classes) if classes is not None else torch.arange(w.shape[1])
-    features = (lambda x: x) if theta is None else (lambda x: ext.features(params[1], x))  # noqa: E731
+    features = (lambda x: x) if theta is None else (lambda x: ext.features(params[1], x))
 
     def accuracy() -> float:
         with torch.no_grad():

@@ -31,7 +31,8 @@ Choices the paper leaves open (the abstract gives no settings):
   absorbing (a component with no points keeps weight ~0), so this is "never extinct"; with fresh
   data a component left without points in one generation is refilled by the next fresh draw, and
   such a passing hole is not collapse (``ever_extinct`` records it).
-- λ̂ is computed on the generation's own n points (the data the fit was made on) around that fit.
+- λ̂ is computed on the generation's own n points (the data the fit was made on) around that fit,
+  with full-batch Langevin chains at localisation γ = 1 (``llc_gamma``) and β = 1 / log n.
 - Fresh real data and the synthetic draws come from separate streams of the replicate's seed, so
   the same replicate sees the same real points at every λ_inj (paired units).
 - The injection threshold is the smallest λ_inj of the grid from which on every survival rate's

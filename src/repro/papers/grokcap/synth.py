@@ -26,7 +26,7 @@ Random-label data for T_mem (the preset's ``labels``)
   random too, so nothing about them is shared with the modular task.
 - ``permute`` (our earlier default): the modular training inputs with their labels permuted, which
   makes the label entropy *equal*, not only equal in expectation, but keeps the structured inputs;
-  the review of issue 30 found it memorised 2-3x more slowly than the reference's data.
+  a review against the reference code found it memorised 2-3x more slowly than the reference's data.
 - ``uniform``: the modular training inputs with i.i.d. labels over the ``p`` residues.
 """
 

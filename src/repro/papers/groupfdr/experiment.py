@@ -299,7 +299,7 @@ def fdr_power_cells(grp) -> dict[str, str]:
     return cells
 
 
-def table1(summary) -> "pd.DataFrame":  # noqa: F821
+def table1(summary) -> "pd.DataFrame":  # noqa: F821 - pandas is imported inside
     """One row per setting and method; FDR and power at each q as 'mean +- se'."""
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""Our feature-level Gaussian mirror against the GM package's ``gm()`` on identical draws (issue 18).
+"""Our feature-level Gaussian mirror against the GM package's ``gm()`` on identical draws.
 
 A diagnostic, not in the DAG, and the only code of the project that runs R: it needs ``Rscript`` with the
 authors' package ``GM`` (BioAlgs/GM) and glmnet. Each draw comes from our generators; X and y go to
@@ -38,7 +38,7 @@ __all__ = ["DESIGNS", "draw", "run_reference", "run_ours", "compare_draw", "summ
 R_SCRIPT = Path(__file__).resolve().parents[4] / "workflow" / "scripts" / "groupfdr" / "gm_reference.R"
 
 #: ``ar05_pn``: p > n, AR(0.5) columns (Corr = 0.5^|i - j|), k signals beta = +-amplitude / sqrt(n) at
-#: random columns (the issue's setting, scaled down from the package example's n = 300, p = 1000 to fit
+#: random columns (the comparison's p > n setting, scaled down from the package example's n = 300, p = 1000 to fit
 #: the CPU). ``low_r05`` / ``high_r05``: Table 3's grouped designs (config.yaml), mirrored per column.
 DESIGNS = {
     "ar05_pn": {"kind": "ar", "n": 100, "p": 200, "k": 15, "rho": 0.5, "amplitude": 8.0},
@@ -100,7 +100,7 @@ def run_reference(X: np.ndarray, y: np.ndarray, seed: int, workdir: Path | None 
 def read_reference(workdir: Path, n: int, p: int) -> dict:
     """The files ``gm_reference.R`` wrote (selected indices 0-based)."""
     workdir = Path(workdir)
-    f64 = lambda name: np.fromfile(workdir / name, dtype=float)  # noqa: E731
+    f64 = lambda name: np.fromfile(workdir / name, dtype=float)
     summary = dict(line.split() for line in (workdir / "summary.txt").read_text().splitlines())
     return {
         "M": f64("M.f64"), "Z": f64("Z.f64").reshape(p, n).T, "c": f64("c.f64"), "coef": f64("coef.f64"),

@@ -1,4 +1,4 @@
-"""Null sign symmetry of the mirror statistics across a grid of designs (issue 18).
+"""Null sign symmetry of the mirror statistics across a grid of designs (groupfdr's Table 3).
 
 The Gaussian mirror's FDR argument rests on one property: the statistic M_j of a null feature (or
 block) is symmetric about 0, so #{null M <= -t} estimates #{null M >= t}. This module measures it
@@ -109,7 +109,7 @@ def summarise(design: str, spec: dict, records: dict) -> list[dict]:
     return rows
 
 
-def table3(rows: list[dict], rule: str = "min_t") -> "pd.DataFrame":  # noqa: F821
+def table3(rows: list[dict], rule: str = "min_t") -> "pd.DataFrame":  # noqa: F821 - pandas is imported inside
     """One row per (design, method): null signs (+, -, 0 per replicate), the sign difference in standard
     errors, FDR and power +- se at each q under ``rule``, CPU s per replicate."""
     import pandas as pd

@@ -73,7 +73,7 @@ def collect(maze: Maze, cfg: DatasetConfig, seed: int) -> dict[str, np.ndarray]:
             if Maze.in_box(xy[e], maze.cell_box(waypoint[e])):
                 waypoint[e] = cells[rng.integers(len(cells))]
     episode = np.broadcast_to(np.arange(E), (L, E))
-    flat = lambda x: np.swapaxes(x, 0, 1).reshape(E * L, *x.shape[2:])  # noqa: E731  episode-major order
+    flat = lambda x: np.swapaxes(x, 0, 1).reshape(E * L, *x.shape[2:])  # episode-major order
     out = {"observations": flat(obs), "actions": flat(act), "next_observations": flat(nxt),
            "episode": flat(episode[..., None])[:, 0]}
     out["rewards"] = maze.in_goal(out["next_observations"]).astype(float)

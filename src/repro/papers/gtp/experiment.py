@@ -164,7 +164,7 @@ def plan_actions(method: str, wm: WorldModel, prior: ActionDiffusion, s0: torch.
     model, or of the prior used as a policy (``diffusion_policy``: one sample): the plan (E, H, A), the
     model evaluations and the denoiser calls it spent per problem."""
     E, H, A = warm.shape
-    score = lambda acts: model_return(wm, s0, acts)  # noqa: E731
+    score = lambda acts: model_return(wm, s0, acts)
     with torch.no_grad():
         if method == "diffusion_policy":
             return prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A), 0, prior.cfg.steps

@@ -23,6 +23,12 @@ its own offline-trained state of one (task, seed) and runs ``rounds`` rounds. In
 Normalisers (states, state changes, diffusion conditions, TD3+BC's states) stay those of the offline
 data: the networks were trained under them.
 
+Update sizes (a choice the spec leaves open): at small, 2 rounds of 1 episode (200 environment steps)
+and 200 updates of each learned model per round, one update per environment step (TD-MPC2's and TD3's
+ratio); on seed 0 of both tasks 200 gave the lowest one-step dynamics error on the round's fresh
+transitions among 50 / 200 / 800 updates (chosen by that diagnostic, never by a return). The paper
+preset's 10 rounds of 2 episodes with 400 updates are unmeasured.
+
 Diagnostics per round (what the update sizes are judged by, never the return): the one-step dynamics
 error (normalised state-change MSE, ensemble mean) and the diffusion prior's denoising loss on the
 round's fresh transitions before and after the update, and the same on a fixed sample of the

@@ -64,7 +64,7 @@ def rate_key(rate: float) -> str:
 
 def _probe_eigs(z: torch.Tensor, seed: int) -> dict[str, float]:
     """Extremal eigenvalues of the squared-loss probe Hessian on features z: Lanczos and exact."""
-    loss = lambda w: 0.5 * ((z @ w) ** 2).mean()  # noqa: E731  Hessian Z^T Z / n, whatever the target
+    loss = lambda w: 0.5 * ((z @ w) ** 2).mean()  # Hessian Z^T Z / n, whatever the target
     lo, hi = extremal_eigenvalues(loss, torch.zeros(z.shape[1], dtype=z.dtype), n_iter=z.shape[1], seed=seed)
     ev = np.linalg.eigvalsh((z.T @ z / z.shape[0]).numpy())
     return {"lanczos_min": lo, "lanczos_max": hi, "exact_min": float(ev[0]), "exact_max": float(ev[-1])}
@@ -118,7 +118,7 @@ def attack(cfg: dict[str, Any], tasks: Tasks, ext: Extractor, theta: torch.Tenso
                     "mode": mode, "optimizer": optimizer, "lr": lr, "acc": accs, "acc_auc": float(np.mean(accs))}
     w = fit_head(zb, yb, len(BENIGN_CLASSES), util["steps"], util["lr"])
     out["benign_acc"] = _acc(zb_t, yb_t, w)
-    parity = lambda y: (y % 2)  # noqa: E731
+    parity = lambda y: (y % 2)
     w = fit_head(zb, parity(yb), 2, util["steps"], util["lr"])
     out["downstream_acc"] = _acc(zb_t, parity(yb_t), w)
 
@@ -276,7 +276,7 @@ def aggregate(records: dict[int, dict], methods: list[str], models: list[str]
             for key in settings:
                 put(("slowdown_vs_condnum", key), wide["condnum"][f"auc_{key}"] - wide["ours"][f"auc_{key}"])
     scal = pd.DataFrame([r | {"seed": s} for s in seeds for r in records[s]["scaling"]])
-    slope = lambda col, s: float(np.polyfit(np.log(scal[scal.seed == s].n_params),  # noqa: E731
+    slope = lambda col, s: float(np.polyfit(np.log(scal[scal.seed == s].n_params),
                                             np.log(scal[scal.seed == s][col]), 1)[0])
     put_sample(metrics, ("time_slope", "exact"), [slope("exact_s", s) for s in seeds], seeds, "seed")
     put_sample(metrics, ("time_slope", "lanczos"), [slope("lanczos_s", s) for s in seeds], seeds, "seed")

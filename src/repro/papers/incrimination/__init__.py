@@ -16,5 +16,6 @@ Deviations from the paper: the paper investigates frontier models (Kimi K2 Think
 six environments of its own, with no ground truth; here the environments are small text scenarios,
 the agents under investigation with a known motive are scripted, and the real model is SmolLM2-135M,
 whose motive is unknown. The paper's "additional methods as appropriate" (predictions, probes) are
-not rebuilt; the protocol is CoT reading plus environment interventions.
+not rebuilt; the protocol is CoT reading plus environment interventions. SmolLM2's CoT is short: 32
+new tokens at small scale (the preset's ``generation.max_new_tokens``; 256 in the paper preset).
 """

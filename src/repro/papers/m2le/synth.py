@@ -69,8 +69,8 @@ def _split(x, y, rng, test_frac, name, classes=tuple(range(N_CLASSES))) -> Task:
     order = rng.permutation(len(y))
     n_test = int(round(test_frac * len(y)))
     te, tr = order[:n_test], order[n_test:]
-    f = lambda a: torch.as_tensor(a, dtype=torch.float32)  # noqa: E731
-    g = lambda a: torch.as_tensor(a, dtype=torch.long)  # noqa: E731
+    f = lambda a: torch.as_tensor(a, dtype=torch.float32)
+    g = lambda a: torch.as_tensor(a, dtype=torch.long)
     return Task(name, f(x[tr]), g(y[tr]), f(x[te]), g(y[te]), tuple(int(c) for c in classes))
 
 

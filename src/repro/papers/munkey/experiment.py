@@ -17,6 +17,12 @@ half as its non-members), the share of forget-set canaries still predicted with 
 The average gap (SalUn / SCRUB convention) is the mean absolute difference from an oracle over
 (forget acc, retain acc, test acc, MIA AUC). ``gap_plain`` uses the ordinary oracle for every
 method; ``gap_own`` uses each model's own architecture's oracle (memory model and kNN: oracle_memory).
+
+Deviations (besides the encoder and weight pathway of :mod:`repro.methods.munkey`): three regimes
+(:mod:`repro.papers.munkey.synth`) stand in for the paper's six datasets; every image set gets 5%
+planted canary labels; the gap is our definition above (mean |difference| over forget / retain /
+test accuracy and loss-MIA AUC); whole-class forgetting (forget set ``class``) is our addition; five
+post-hoc baselines, not the paper's nine.
 """
 
 from __future__ import annotations

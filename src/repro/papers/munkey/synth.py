@@ -38,8 +38,8 @@ gives the same feature), 0.56 with 64 |.| filters at grid 2 (canaries fit 0.17; 
 4: 0.61 but 0.48 of the canaries fit by the weights alone, which would leave them beyond deletion);
 fine-grained 0.91-0.92 with any of them, medical 0.74-0.82 (best at 64 x 2). A first comparison on the test split
 picked the same default. It is the stand-in for the paper's frozen
-pretrained ViT-B/16 (DESIGN.md's offline EfficientNet-Lite0 would need 224 px inputs for 16 px
-images; deviation named in the claims header).
+pretrained ViT-B/16 (the offline EfficientNet-Lite0 of repro.nn.encoders_offline would need 224 px
+inputs for 16 px images; deviation named in the claims header).
 """
 
 from __future__ import annotations

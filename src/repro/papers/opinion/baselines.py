@@ -116,7 +116,7 @@ class Majority(Scripted):
         if game.t == 0:
             return _sign(game.posterior - 0.5)
         g, prev = game.graph, game.stance
-        vote = lambda s: torch.where(s == WAIT, 0.0, torch.where(s == 1, 1.0, -1.0))  # noqa: E731
+        vote = lambda s: torch.where(s == WAIT, 0.0, torch.where(s == 1, 1.0, -1.0))
         tally = vote(prev) + torch.zeros(len(prev)).index_add(0, g.dst, game.weight * vote(prev[g.src]))
         new = _sign(tally)
         return torch.where(new == WAIT, prev, new)

@@ -99,7 +99,7 @@ def batch_graphs(graphs: list[Graph]) -> tuple[GraphBatch, torch.Tensor, torch.T
     dst = np.concatenate([g.dst + o for g, o in zip(graphs, node_ptr[:-1])])
     weight = np.concatenate([g.weight for g in graphs])
     degree = np.concatenate([g.in_degree() for g in graphs])
-    t = lambda a: torch.as_tensor(a, dtype=torch.long)  # noqa: E731
+    t = lambda a: torch.as_tensor(a, dtype=torch.long)
     return (GraphBatch(t(src), t(dst), t(node_ptr), t(edge_ptr)), torch.as_tensor(weight, dtype=torch.float32),
             torch.as_tensor(degree, dtype=torch.float32))
 

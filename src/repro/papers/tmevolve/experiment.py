@@ -7,7 +7,7 @@
 - :func:`train_fold`: one method on one task for one fold, with the preset's settings, through the
   shared MIL training loop (:func:`repro.methods.mil_train.fit_fold`).
 
-- Version 2 (issue 16): two cohorts (the main, spatial one, whose labels are set by the arrangement
+- Version 2: two cohorts (the main, spatial one, whose labels are set by the arrangement
   of the patches, and the control, version 1's WSI cohort); repeated cross-validation
   (:func:`make_repeated_folds`; units ``r{repeat}_fold{fold}_s{repeat}``, :func:`unit_id`), one
   training job per (method, repeat), or per (task, repeat) with ``train_bundle: task``

@@ -124,7 +124,7 @@ def generate_bags(n_slides: int, *, side: tuple[int, int] = (12, 18), feat_dim: 
         rows.append({"slide_id": sid, "subtype": subtype, "subtype_name": f"subtype_{subtype}",
                      "immune_phenotype": str(immune), **_summaries(tmap)})
     man = pd.DataFrame(rows)
-    z = lambda v: (v - v.mean()) / (v.std() + 1e-9)  # noqa: E731
+    z = lambda v: (v - v.mean()) / (v.std() + 1e-9)
     log_h = -0.8 * z(man.interface_length) - 0.6 * z(man.infiltration) + 0.4 * z(man.necrosis_fraction)
     t_event = rng.exponential(24.0 * np.exp(-log_h))
     # exponential censoring times, their scale set (bisection) so that a fraction `censoring` is censored

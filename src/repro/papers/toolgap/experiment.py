@@ -1,6 +1,6 @@
 """toolgap's method: model-adaptive necessity, tool-call behaviour, mismatch, probes, trajectories.
 
-Reference: chengez/Tool-Cognition-Action at 79f0dc3 (see ``../shared/papers/toolgap.md``).
+Reference: chengez/Tool-Cognition-Action at 79f0dc3 (the paper's public code).
 
 - Necessity (:func:`necessity`): ``r`` answers without the tool, sampled at ``temperature``; an item
   is *unnecessary* for the model when at least ``k`` of them are correct (reference: r = 10, k = 9,
