@@ -28,6 +28,6 @@ for rules_file in rule_files():
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

@@ -16,13 +16,13 @@ rule artifact_evaluation:
         logs("artifact_evaluation"),
     benchmark:
         bench("artifact_evaluation")
-    params:
-        built=lambda wc: {key: targets for key, targets in PAPER_TARGETS.items()},
-        claims_dir=repo_path("workflow/claims"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        built=lambda wc: {key: targets for key, targets in PAPER_TARGETS.items()},
+        claims_dir=repo_path("workflow/claims"),
     script:
         "../scripts/artifact_evaluation.py"

@@ -6,7 +6,6 @@
 # key reruns only the jobs that read it.
 from repro.papers.cmcboot import grid as cmcboot_grid
 
-
 register_targets(
     "cmcboot",
     [
@@ -26,14 +25,14 @@ rule cmcboot_truth:
         logs("cmcboot/truth"),
     benchmark:
         bench("cmcboot/truth")
-    params:
-        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.TRUTH_KEYS),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.TRUTH_KEYS),
     script:
         "../scripts/cmcboot/truth.py"
 
@@ -51,14 +50,14 @@ rule cmcboot_intervals:
         setting=r"n\d+_h\d+_[a-z]+",
         method=r"[a-z]+",
         chunk=r"\d+",
-    params:
-        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.INTERVAL_KEYS),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.INTERVAL_KEYS),
     script:
         "../scripts/cmcboot/intervals.py"
 
@@ -78,13 +77,13 @@ rule cmcboot_aggregate:
         logs("cmcboot/aggregate"),
     benchmark:
         bench("cmcboot/aggregate")
-    params:
-        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.AGGREGATE_KEYS),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: cmcboot_grid.preset_part(preset("cmcboot"), cmcboot_grid.AGGREGATE_KEYS),
     script:
         "../scripts/cmcboot/aggregate.py"
 
@@ -99,13 +98,13 @@ rule cmcboot_fig1:
         logs("cmcboot/fig1"),
     benchmark:
         bench("cmcboot/fig1")
-    params:
-        cfg=lambda wc: preset_slice("cmcboot", "episode_length"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: preset_slice("cmcboot", "episode_length"),
     script:
         "../scripts/cmcboot/fig1.py"
 
@@ -120,13 +119,13 @@ rule cmcboot_fig2:
         logs("cmcboot/fig2"),
     benchmark:
         bench("cmcboot/fig2")
-    params:
-        cfg=lambda wc: preset_slice("cmcboot", "fig2_sample_size"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: preset_slice("cmcboot", "fig2_sample_size"),
     script:
         "../scripts/cmcboot/fig2.py"
 
@@ -141,11 +140,11 @@ rule cmcboot_table1:
         logs("cmcboot/table1"),
     benchmark:
         bench("cmcboot/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/cmcboot/table1.py"
 
@@ -159,14 +158,14 @@ rule cmcboot_bench:
         logs("cmcboot/bench"),
     benchmark:
         bench("cmcboot/bench")
-    params:
-        n_boot=1000,
-        n_steps=10000,
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        n_boot=1000,
+        n_steps=10000,
     script:
         "../scripts/cmcboot/bench.py"

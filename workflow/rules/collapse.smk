@@ -25,24 +25,24 @@ register_targets(
 
 
 rule collapse_recursion:
-    wildcard_constraints:
-        inject=r"[0-9.e-]+",
-        rep=r"\d+",
     output:
         run="results/collapse/runs/inject{inject}/rep{rep}.json",
     log:
         logs("collapse/recursion/inject{inject}/rep{rep}"),
     benchmark:
         bench("collapse/recursion/inject{inject}/rep{rep}")
-    params:
-        cfg=lambda wc: collapse_grid.run_config(preset("collapse")),
-        diagnosed=lambda wc: collapse_grid.is_diagnosed(preset("collapse"), wc.inject, wc.rep),
+    wildcard_constraints:
+        inject=r"[0-9.e-]+",
+        rep=r"\d+",
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=lambda wc: preset("collapse", "runtime_min"),
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: collapse_grid.run_config(preset("collapse")),
+        diagnosed=lambda wc: collapse_grid.is_diagnosed(preset("collapse"), wc.inject, wc.rep),
     script:
         "../scripts/collapse/recursion.py"
 
@@ -54,23 +54,19 @@ rule collapse_neural_data:
         logs("collapse/neural_data"),
     benchmark:
         bench("collapse/neural_data")
-    params:
-        cfg=lambda wc: collapse_grid.neural_data_config(preset("collapse"), COLLAPSE_SOURCE),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: collapse_grid.neural_data_config(preset("collapse"), COLLAPSE_SOURCE),
     script:
         "../scripts/collapse/neural_data.py"
 
 
 rule collapse_neural:
-    wildcard_constraints:
-        model="vae|vade|ddpm",
-        inject=r"[0-9.e-]+",
-        seed=r"\d+",
     input:
         data="results/collapse/neural/data.npz",
     output:
@@ -79,14 +75,18 @@ rule collapse_neural:
         logs("collapse/neural/{model}/inject{inject}/seed{seed}"),
     benchmark:
         bench("collapse/neural/{model}/inject{inject}/seed{seed}")
-    params:
-        cfg=lambda wc: collapse_grid.neural_run_config(preset("collapse")),
+    wildcard_constraints:
+        model="vae|vade|ddpm",
+        inject=r"[0-9.e-]+",
+        seed=r"\d+",
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda wc: preset("collapse", "neural", "runtime_min"),
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: collapse_grid.neural_run_config(preset("collapse")),
     script:
         "../scripts/collapse/neural.py"
 
@@ -103,14 +103,14 @@ rule collapse_aggregate:
         logs("collapse/aggregate"),
     benchmark:
         bench("collapse/aggregate")
-    params:
-        cfg=lambda wc: collapse_grid.aggregate_config(preset("collapse")),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: collapse_grid.aggregate_config(preset("collapse")),
     script:
         "../scripts/collapse/aggregate.py"
 
@@ -125,11 +125,11 @@ rule collapse_fig1:
         logs("collapse/fig1"),
     benchmark:
         bench("collapse/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/collapse/fig1.py"
 
@@ -144,11 +144,11 @@ rule collapse_fig2:
         logs("collapse/fig2"),
     benchmark:
         bench("collapse/fig2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/collapse/fig2.py"
 
@@ -164,11 +164,11 @@ rule collapse_fig3:
         logs("collapse/fig3"),
     benchmark:
         bench("collapse/fig3")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/collapse/fig3.py"
 
@@ -183,12 +183,12 @@ rule collapse_table1:
         logs("collapse/table1"),
     benchmark:
         bench("collapse/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/collapse/table1.py"
 
@@ -203,10 +203,10 @@ rule collapse_fig4:
         logs("collapse/fig4"),
     benchmark:
         bench("collapse/fig4")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/collapse/fig4.py"

@@ -51,8 +51,7 @@ def preset_slice(key, *names, **paths):
     Keys keep the order given (names, then keywords), so the value (which Snakemake hashes into each
     job's params) is the dict written out by hand. Rules call it in `lambda wc:` to read it per job.
     """
-    return {**{name: preset(key, name) for name in names},
-            **{name: preset(key, *path) for name, path in paths.items()}}
+    return {**{name: preset(key, name) for name in names}, **{name: preset(key, *path) for name, path in paths.items()}}
 
 
 # The resources of a small job (aggregates, figures, tables): `resources: **SMALL_JOB,`.
@@ -115,8 +114,10 @@ def check_blocks():
     """Every top-level key of the config is a global key or a known stage's or paper's block."""
     unknown = [key for key in config if key not in GLOBAL_KEYS and key not in BLOCKS]
     if unknown:
-        raise ValueError(f"config: unknown top-level keys {unknown}; blocks are named after the stages "
-                         f"and papers of workflow/papers.yaml: {', '.join(BLOCKS)}")
+        raise ValueError(
+            f"config: unknown top-level keys {unknown}; blocks are named after the stages "
+            f"and papers of workflow/papers.yaml: {', '.join(BLOCKS)}"
+        )
 
 
 check_blocks()

@@ -38,15 +38,15 @@ rule driftbench_run:
     wildcard_constraints:
         model=r"[\w.-]+",
         condition="|".join(driftbench_grid.CONDITIONS),
-    params:
-        cfg=lambda wc: driftbench_grid.run_config(preset("driftbench"), wc.model),
-        device=config["device"],
+    conda:
+        "../../envs/llm.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=lambda wc: preset("driftbench", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: driftbench_grid.run_config(preset("driftbench"), wc.model),
+        device=config["device"],
     script:
         "../scripts/driftbench/run.py"
 
@@ -64,15 +64,15 @@ rule driftbench_judge:
     wildcard_constraints:
         model=r"[\w.-]+",
         condition="|".join(driftbench_grid.CONDITIONS),
-    params:
-        cfg=lambda wc: driftbench_grid.judge_config(preset("driftbench")),
-        device=config["device"],
+    conda:
+        "../../envs/llm.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=lambda wc: preset("driftbench", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: driftbench_grid.judge_config(preset("driftbench")),
+        device=config["device"],
     script:
         "../scripts/driftbench/judge.py"
 
@@ -84,20 +84,24 @@ rule driftbench_release:
         logs("driftbench/release"),
     benchmark:
         bench("driftbench/release")
-    params:
-        folder=lambda wc: config["driftbench"]["release_dir"],
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        folder=lambda wc: config["driftbench"]["release_dir"],
     script:
         "../scripts/driftbench/release.py"
 
 
 rule driftbench_aggregate:
     input:
-        unpack(lambda wc: driftbench_grid.aggregate_input(preset("driftbench"), source_of("driftbench", DRIFTBENCH_SOURCES))),
+        unpack(
+            lambda wc: driftbench_grid.aggregate_input(
+                preset("driftbench"), source_of("driftbench", DRIFTBENCH_SOURCES)
+            )
+        ),
     output:
         metrics="results/driftbench/metrics.json",
         runs="results/driftbench/runs.csv",
@@ -107,15 +111,15 @@ rule driftbench_aggregate:
         logs("driftbench/aggregate"),
     benchmark:
         bench("driftbench/aggregate")
+    conda:
+        "../../envs/base.yaml"
+    threads: 1
+    resources:
+        **SMALL_JOB,
     params:
         source=lambda wc: source_of("driftbench", DRIFTBENCH_SOURCES),
         briefs=lambda wc: preset("driftbench", "briefs"),
         under_test=lambda wc: driftbench_grid.under_test(preset("driftbench")),
-    threads: 1
-    resources:
-        **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/driftbench/aggregate.py"
 
@@ -131,11 +135,11 @@ rule driftbench_fig1:
         logs("driftbench/fig1"),
     benchmark:
         bench("driftbench/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/driftbench/fig1.py"
 
@@ -150,11 +154,11 @@ rule driftbench_fig2:
         logs("driftbench/fig2"),
     benchmark:
         bench("driftbench/fig2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/driftbench/fig2.py"
 
@@ -169,11 +173,11 @@ rule driftbench_table1:
         logs("driftbench/table1"),
     benchmark:
         bench("driftbench/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/driftbench/table1.py"

@@ -37,16 +37,16 @@ rule evalmeta_data:
         logs("evalmeta/data"),
     benchmark:
         bench("evalmeta/data")
-    params:
-        cfg=lambda wc: evalmeta_grid.data_config(preset("evalmeta")),
-        source=lambda wc: source_of("evalmeta", EVALMETA_SOURCES),
-        items_jsonl=lambda wc: preset("evalmeta", "items_jsonl"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: evalmeta_grid.data_config(preset("evalmeta")),
+        source=lambda wc: source_of("evalmeta", EVALMETA_SOURCES),
+        items_jsonl=lambda wc: preset("evalmeta", "items_jsonl"),
     script:
         "../scripts/evalmeta/data.py"
 
@@ -62,15 +62,15 @@ rule evalmeta_base:
         logs("evalmeta/base"),
     benchmark:
         bench("evalmeta/base")
-    params:
-        cfg=lambda wc: evalmeta_grid.base_config(preset("evalmeta")),
+    conda:
+        "../../envs/torch.yaml"
     # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
     threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda wc: preset("evalmeta", "runtime_min"),
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: evalmeta_grid.base_config(preset("evalmeta")),
     script:
         "../scripts/evalmeta/base.py"
 
@@ -89,15 +89,15 @@ rule evalmeta_finetune:
     wildcard_constraints:
         corpus="|".join(evalmeta_grid.CORPORA),
         seed=r"\d+",
-    params:
-        cfg=lambda wc: evalmeta_grid.finetune_config(preset("evalmeta")),
-        device=config["device"],
+    conda:
+        "../../envs/llm.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wc: preset("evalmeta", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: evalmeta_grid.finetune_config(preset("evalmeta")),
+        device=config["device"],
     script:
         "../scripts/evalmeta/finetune.py"
 
@@ -115,16 +115,16 @@ rule evalmeta_evaluate:
     wildcard_constraints:
         model="|".join(evalmeta_grid.MODELS),
         seed=r"\d+",
-    params:
-        cfg=lambda wc: evalmeta_grid.evaluate_config(preset("evalmeta")),
-        llm=lambda wc: preset("llm") if preset("evalmeta", "judge", "kind") == "model" else None,
-        device=config["device"],
+    conda:
+        "../../envs/llm.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wc: preset("evalmeta", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: evalmeta_grid.evaluate_config(preset("evalmeta")),
+        llm=lambda wc: preset("llm") if preset("evalmeta", "judge", "kind") == "model" else None,
+        device=config["device"],
     script:
         "../scripts/evalmeta/evaluate.py"
 
@@ -141,11 +141,11 @@ rule evalmeta_aggregate:
         logs("evalmeta/aggregate"),
     benchmark:
         bench("evalmeta/aggregate")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/evalmeta/aggregate.py"
 
@@ -160,12 +160,12 @@ rule evalmeta_table1:
         logs("evalmeta/table1"),
     benchmark:
         bench("evalmeta/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/evalmeta/table1.py"
 
@@ -180,11 +180,11 @@ rule evalmeta_fig1:
         logs("evalmeta/fig1"),
     benchmark:
         bench("evalmeta/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/evalmeta/fig1.py"
 
@@ -199,11 +199,11 @@ rule evalmeta_fig2:
         logs("evalmeta/fig2"),
     benchmark:
         bench("evalmeta/fig2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/evalmeta/fig2.py"
 
@@ -218,14 +218,14 @@ rule evalmeta_probe_data:
         logs("evalmeta/probe_data"),
     benchmark:
         bench("evalmeta/probe_data")
-    params:
-        cfg=lambda wc: evalmeta_grid.probe_data_config(preset("evalmeta")),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: evalmeta_grid.probe_data_config(preset("evalmeta")),
     script:
         "../scripts/evalmeta/probe_data.py"
 
@@ -243,15 +243,15 @@ rule evalmeta_probe:
     wildcard_constraints:
         model="|".join(evalmeta_grid.MODELS),
         seed=r"\d+",
-    params:
-        cfg=lambda wc: evalmeta_grid.probe_config(preset("evalmeta")),
-        device=config["device"],
+    conda:
+        "../../envs/llm.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wc: preset("evalmeta", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: evalmeta_grid.probe_config(preset("evalmeta")),
+        device=config["device"],
     script:
         "../scripts/evalmeta/probe.py"
 
@@ -268,10 +268,10 @@ rule evalmeta_table2:
         logs("evalmeta/table2"),
     benchmark:
         bench("evalmeta/table2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/evalmeta/table2.py"

@@ -4,7 +4,6 @@
 # DAG: data (per seed) -> train (task x width x seed) -> aggregate -> fig1, fig2, fig3, table1.
 from repro.papers.grokcap import grid as grokcap_grid
 
-
 register_targets(
     "grokcap",
     [
@@ -19,31 +18,27 @@ register_targets(
 
 
 rule grokcap_data:
-    wildcard_constraints:
-        seed=r"\d+",
     output:
         data="results/grokcap/data/seed{seed}.npz",
     log:
         logs("grokcap/data/seed{seed}"),
     benchmark:
         bench("grokcap/data/seed{seed}")
-    params:
-        cfg=lambda wc: grokcap_grid.data_config(preset("grokcap")),
+    wildcard_constraints:
+        seed=r"\d+",
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: grokcap_grid.data_config(preset("grokcap")),
     script:
         "../scripts/grokcap/data.py"
 
 
 rule grokcap_train:
-    wildcard_constraints:
-        task="modular|random|capacity",
-        width=r"\d+",
-        seed=r"\d+",
     input:
         data="results/grokcap/data/seed{seed}.npz",
     output:
@@ -52,15 +47,19 @@ rule grokcap_train:
         logs("grokcap/train/{task}/w{width}_s{seed}"),
     benchmark:
         bench("grokcap/train/{task}/w{width}_s{seed}")
-    params:
-        cfg=lambda wc: grokcap_grid.train_config(preset("grokcap")),
-        device=config["device"],
+    wildcard_constraints:
+        task="modular|random|capacity",
+        width=r"\d+",
+        seed=r"\d+",
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda wc: preset("grokcap", "runtime_min"),
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: grokcap_grid.train_config(preset("grokcap")),
+        device=config["device"],
     script:
         "../scripts/grokcap/train.py"
 
@@ -76,13 +75,13 @@ rule grokcap_aggregate:
         logs("grokcap/aggregate"),
     benchmark:
         bench("grokcap/aggregate")
-    params:
-        cfg=lambda wc: grokcap_grid.aggregate_config(preset("grokcap")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: grokcap_grid.aggregate_config(preset("grokcap")),
     script:
         "../scripts/grokcap/aggregate.py"
 
@@ -98,11 +97,11 @@ rule grokcap_fig1:
         logs("grokcap/fig1"),
     benchmark:
         bench("grokcap/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/grokcap/fig1.py"
 
@@ -118,11 +117,11 @@ rule grokcap_fig2:
         logs("grokcap/fig2"),
     benchmark:
         bench("grokcap/fig2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/grokcap/fig2.py"
 
@@ -138,11 +137,11 @@ rule grokcap_fig3:
         logs("grokcap/fig3"),
     benchmark:
         bench("grokcap/fig3")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/grokcap/fig3.py"
 
@@ -157,11 +156,11 @@ rule grokcap_table1:
         logs("grokcap/table1"),
     benchmark:
         bench("grokcap/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/grokcap/table1.py"

@@ -7,7 +7,6 @@
 # grid module is imported under the paper's name.
 from repro.papers.groupfdr import grid as groupfdr_grid
 
-
 register_targets(
     "groupfdr",
     [
@@ -29,11 +28,11 @@ rule groupfdr_macrodata:
         logs("groupfdr/macrodata"),
     benchmark:
         bench("groupfdr/macrodata")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/groupfdr/macrodata.py"
 
@@ -52,14 +51,14 @@ rule groupfdr_run:
         setting=r"[a-z0-9_]+",
         method=r"[a-z0-9_]+",
         chunk=r"[0-9]+",
-    params:
-        cfg=lambda wc: groupfdr_grid.run_config(preset("groupfdr"), wc.setting, wc.method),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: groupfdr_grid.run_config(preset("groupfdr"), wc.setting, wc.method),
     script:
         "../scripts/groupfdr/run.py"
 
@@ -71,14 +70,14 @@ rule groupfdr_block1:
         logs("groupfdr/block1"),
     benchmark:
         bench("groupfdr/block1")
-    params:
-        cfg=lambda wc: preset("groupfdr", "block1"),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: preset("groupfdr", "block1"),
     script:
         "../scripts/groupfdr/block1.py"
 
@@ -94,14 +93,14 @@ rule groupfdr_aggregate:
         logs("groupfdr/aggregate"),
     benchmark:
         bench("groupfdr/aggregate")
-    params:
-        cfg=lambda wc: groupfdr_grid.aggregate_config(preset("groupfdr")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: groupfdr_grid.aggregate_config(preset("groupfdr")),
     script:
         "../scripts/groupfdr/aggregate.py"
 
@@ -116,14 +115,14 @@ rule groupfdr_realdata:
         logs("groupfdr/realdata"),
     benchmark:
         bench("groupfdr/realdata")
-    params:
-        cfg=lambda wc: preset("groupfdr", "realdata"),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: preset("groupfdr", "realdata"),
     script:
         "../scripts/groupfdr/realdata.py"
 
@@ -135,14 +134,14 @@ rule groupfdr_runtime:
         logs("groupfdr/runtime"),
     benchmark:
         bench("groupfdr/runtime")
-    params:
-        cfg=lambda wc: groupfdr_grid.runtime_config(preset("groupfdr")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: groupfdr_grid.runtime_config(preset("groupfdr")),
     script:
         "../scripts/groupfdr/runtime.py"
 
@@ -157,13 +156,13 @@ rule groupfdr_fig1:
         logs("groupfdr/fig1"),
     benchmark:
         bench("groupfdr/fig1")
-    params:
-        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     script:
         "../scripts/groupfdr/fig1.py"
 
@@ -179,13 +178,13 @@ rule groupfdr_fig2:
         logs("groupfdr/fig2"),
     benchmark:
         bench("groupfdr/fig2")
-    params:
-        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: groupfdr_grid.figure_config(preset("groupfdr")),
     script:
         "../scripts/groupfdr/fig2.py"
 
@@ -200,11 +199,11 @@ rule groupfdr_table1:
         logs("groupfdr/table1"),
     benchmark:
         bench("groupfdr/table1")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/groupfdr/table1.py"
 
@@ -218,14 +217,14 @@ rule groupfdr_symmetry:
         bench("groupfdr/symmetry/{design}")
     wildcard_constraints:
         design=r"[a-z0-9_]+",
-    params:
-        cfg=lambda wc: groupfdr_grid.symmetry_config(preset("groupfdr"), wc.design),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: groupfdr_grid.symmetry_config(preset("groupfdr"), wc.design),
     script:
         "../scripts/groupfdr/symmetry.py"
 
@@ -241,10 +240,10 @@ rule groupfdr_table3:
         logs("groupfdr/table3"),
     benchmark:
         bench("groupfdr/table3")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/groupfdr/table3.py"

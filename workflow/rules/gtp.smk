@@ -15,7 +15,6 @@
 # The seed is the unit of every claim; every method of a seed sees the same data, models and starts.
 from repro.papers.gtp import grid as gtp_grid
 
-
 register_targets(
     "gtp",
     [
@@ -45,14 +44,14 @@ rule gtp_data:
         bench("gtp/data/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.data_config(preset("gtp")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.data_config(preset("gtp")),
     script:
         "../scripts/gtp/data.py"
 
@@ -69,14 +68,14 @@ rule gtp_train:
         bench("gtp/train/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.train_config(preset("gtp")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.train_config(preset("gtp")),
     script:
         "../scripts/gtp/train.py"
 
@@ -94,14 +93,14 @@ rule gtp_value_diag:
         bench("gtp/value_diag/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.diag_config(preset("gtp")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.diag_config(preset("gtp")),
     script:
         "../scripts/gtp/value_diag.py"
 
@@ -116,11 +115,11 @@ rule gtp_table3:
         logs("gtp/table3"),
     benchmark:
         bench("gtp/table3")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/gtp/table3.py"
 
@@ -138,14 +137,14 @@ rule gtp_td3bc:
         bench("gtp/td3bc/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.td3bc_config(preset("gtp")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.td3bc_config(preset("gtp")),
     script:
         "../scripts/gtp/td3bc.py"
 
@@ -160,11 +159,11 @@ rule gtp_table4:
         logs("gtp/table4"),
     benchmark:
         bench("gtp/table4")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/gtp/table4.py"
 
@@ -180,14 +179,14 @@ rule gtp_evaluate:
         bench("gtp/eval/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.eval_config(preset("gtp")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.eval_config(preset("gtp")),
     script:
         "../scripts/gtp/evaluate.py"
 
@@ -206,13 +205,13 @@ rule gtp_aggregate:
         logs("gtp/aggregate"),
     benchmark:
         bench("gtp/aggregate")
-    params:
-        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     script:
         "../scripts/gtp/aggregate.py"
 
@@ -227,11 +226,11 @@ rule gtp_fig1:
         logs("gtp/fig1"),
     benchmark:
         bench("gtp/fig1")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/gtp/fig1.py"
 
@@ -246,13 +245,13 @@ rule gtp_fig2:
         logs("gtp/fig2"),
     benchmark:
         bench("gtp/fig2")
-    params:
-        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     script:
         "../scripts/gtp/fig2.py"
 
@@ -267,13 +266,13 @@ rule gtp_fig3:
         logs("gtp/fig3"),
     benchmark:
         bench("gtp/fig3")
-    params:
-        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     script:
         "../scripts/gtp/fig3.py"
 
@@ -288,13 +287,13 @@ rule gtp_table1:
         logs("gtp/table1"),
     benchmark:
         bench("gtp/table1")
-    params:
-        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.aggregate_config(preset("gtp")),
     script:
         "../scripts/gtp/table1.py"
 
@@ -311,16 +310,17 @@ rule gtp_control_data:
     wildcard_constraints:
         task="|".join(gtp_grid.SCRIPTED_TASKS),
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp"), wc.task),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp"), wc.task),
     script:
         "../scripts/gtp/control_data.py"
+
 
 # MuJoCo tasks: the dataset is the replay buffer of an online TD3 agent, whose final actor is the task's `expert`
 rule gtp_mujoco_data:
@@ -335,14 +335,14 @@ rule gtp_mujoco_data:
     wildcard_constraints:
         task="|".join(gtp_grid.MUJOCO_TASKS),
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp"), wc.task),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.control_data_config(preset("gtp"), wc.task),
     script:
         "../scripts/gtp/mujoco_data.py"
 
@@ -360,14 +360,14 @@ rule gtp_control_train:
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.control_train_config(preset("gtp"), wc.task),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.control_train_config(preset("gtp"), wc.task),
     script:
         "../scripts/gtp/train.py"
 
@@ -386,14 +386,14 @@ rule gtp_control_td3bc:
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.control_td3bc_config(preset("gtp"), wc.task),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.control_td3bc_config(preset("gtp"), wc.task),
     script:
         "../scripts/gtp/td3bc.py"
 
@@ -410,14 +410,14 @@ rule gtp_control_evaluate:
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.control_eval_config(preset("gtp"), wc.task),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.control_eval_config(preset("gtp"), wc.task),
     script:
         "../scripts/gtp/control_evaluate.py"
 
@@ -432,11 +432,11 @@ rule gtp_table2:
         logs("gtp/table2"),
     benchmark:
         bench("gtp/table2")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/gtp/table2.py"
 
@@ -454,13 +454,13 @@ rule gtp_control_online:
         task=r"[a-z]+",
         method=r"[a-z_0-9]+",
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: gtp_grid.online_config(preset("gtp"), wc.task),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: gtp_grid.online_config(preset("gtp"), wc.task),
     script:
         "../scripts/gtp/online.py"

@@ -9,9 +9,15 @@
 
 register_targets(
     "immunize",
-    ["reports/immunize_fig1.pdf", "reports/immunize_fig2.pdf", "reports/immunize_table1.csv",
-     "reports/immunize_table1.md", "results/immunize/metrics.json", "results/immunize/diagnostics.csv",
-     "results/immunize/diagnostics_summary.md"],
+    [
+        "reports/immunize_fig1.pdf",
+        "reports/immunize_fig2.pdf",
+        "reports/immunize_table1.csv",
+        "reports/immunize_table1.md",
+        "results/immunize/metrics.json",
+        "results/immunize/diagnostics.csv",
+        "results/immunize/diagnostics_summary.md",
+    ],
 )
 
 
@@ -28,15 +34,26 @@ rule immunize_unit:
         bench("immunize/unit/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: preset_slice("immunize", "models", "methods", "data", "release", "immunize", "adversary",
-                                    "utility", "service", "relearn", "scaling"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice(
+            "immunize",
+            "models",
+            "methods",
+            "data",
+            "release",
+            "immunize",
+            "adversary",
+            "utility",
+            "service",
+            "relearn",
+            "scaling",
+        ),
     script:
         "../scripts/immunize/unit.py"
 
@@ -53,13 +70,13 @@ rule immunize_aggregate:
         logs("immunize/aggregate"),
     benchmark:
         bench("immunize/aggregate")
-    params:
-        cfg=lambda wc: preset_slice("immunize", "methods", "models"),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: preset_slice("immunize", "methods", "models"),
     script:
         "../scripts/immunize/aggregate.py"
 
@@ -80,11 +97,11 @@ rule immunize_report:
         logs("immunize/report"),
     benchmark:
         bench("immunize/report")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/immunize/report.py"
 
@@ -100,14 +117,14 @@ rule immunize_diagnostics:
         logs("immunize/diagnostics"),
     benchmark:
         bench("immunize/diagnostics")
-    params:
-        cfg=lambda wc: preset_slice("immunize", "models", "methods", "data", "release", "immunize", "utility"),
-        seeds=IMMUNIZE_SEEDS,  # one per input, in its order
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("immunize", "models", "methods", "data", "release", "immunize", "utility"),
+        seeds=IMMUNIZE_SEEDS,  # one per input, in its order
     script:
         "../scripts/immunize/diagnostics.py"

@@ -5,7 +5,6 @@
 # DAG: testbed {motive} + investigate {agent} -> aggregate (metrics.json, tables) -> fig1, fig2, table1.
 from repro.papers.incrimination import grid as incrimination_grid
 
-
 register_targets(
     "incrimination",
     [
@@ -31,14 +30,14 @@ rule incrimination_testbed:
         bench("incrimination/testbed/{motive}")
     wildcard_constraints:
         motive="|".join(incrimination_grid.MOTIVES),
-    params:
-        cfg=lambda wc: incrimination_grid.testbed_config(preset("incrimination")),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=lambda wc: preset("incrimination", "runtime_min"),
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: incrimination_grid.testbed_config(preset("incrimination")),
     script:
         "../scripts/incrimination/testbed.py"
 
@@ -54,16 +53,16 @@ rule incrimination_investigate:
         bench("incrimination/investigate/{agent}")
     wildcard_constraints:
         agent=r"[\w.-]+",
-    params:
-        cfg=lambda wc: incrimination_grid.agent_config(preset("incrimination"), wc.agent),
-        device=config["device"],
+    conda:
+        "../../envs/llm.yaml"
     # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
     threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wc: preset("incrimination", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: incrimination_grid.agent_config(preset("incrimination"), wc.agent),
+        device=config["device"],
     script:
         "../scripts/incrimination/investigate.py"
 
@@ -71,8 +70,9 @@ rule incrimination_investigate:
 rule incrimination_aggregate:
     input:
         testbed=expand(rules.incrimination_testbed.output.runs, motive=incrimination_grid.MOTIVES),
-        agents=lambda wc: expand(rules.incrimination_investigate.output.runs,
-                                 agent=[a["name"] for a in preset("incrimination", "agents")]),
+        agents=lambda wc: expand(
+            rules.incrimination_investigate.output.runs, agent=[a["name"] for a in preset("incrimination", "agents")]
+        ),
     output:
         metrics="results/incrimination/metrics.json",
         accuracy="results/incrimination/accuracy.csv",
@@ -82,13 +82,13 @@ rule incrimination_aggregate:
         logs("incrimination/aggregate"),
     benchmark:
         bench("incrimination/aggregate")
-    params:
-        cfg=lambda wc: preset_slice("incrimination", "faithfulness", "samples", "claims"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: preset_slice("incrimination", "faithfulness", "samples", "claims"),
     script:
         "../scripts/incrimination/aggregate.py"
 
@@ -103,11 +103,11 @@ rule incrimination_fig1:
         logs("incrimination/fig1"),
     benchmark:
         bench("incrimination/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/incrimination/fig1.py"
 
@@ -122,11 +122,11 @@ rule incrimination_fig2:
         logs("incrimination/fig2"),
     benchmark:
         bench("incrimination/fig2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/incrimination/fig2.py"
 
@@ -141,11 +141,11 @@ rule incrimination_table1:
         logs("incrimination/table1"),
     benchmark:
         bench("incrimination/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/incrimination/table1.py"

@@ -7,7 +7,6 @@ import re
 
 from repro.llm.models import SHIPPED_GGUF
 
-
 validate_block("llm")
 
 
@@ -22,12 +21,12 @@ rule llm_cache:
         bench("llm/cache/{model}")
     wildcard_constraints:
         model="|".join(map(re.escape, sorted(SHIPPED_GGUF))),
+    conda:
+        "../../envs/llm.yaml"
     # Dequantisation is mostly single-threaded; and two OpenMP threads spin-wait each other on a busy node.
     threads: 1
     resources:
         mem_mb=3000,
         runtime=15,
-    conda:
-        "../../envs/llm.yaml"
     script:
         "../scripts/llm/cache.py"

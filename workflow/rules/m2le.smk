@@ -9,8 +9,13 @@
 
 register_targets(
     "m2le",
-    ["reports/m2le_fig1.pdf", "reports/m2le_fig2.pdf", "reports/m2le_table1.csv", "reports/m2le_table1.md",
-     "results/m2le/metrics.json"],
+    [
+        "reports/m2le_fig1.pdf",
+        "reports/m2le_fig2.pdf",
+        "reports/m2le_table1.csv",
+        "reports/m2le_table1.md",
+        "results/m2le/metrics.json",
+    ],
 )
 
 
@@ -29,14 +34,14 @@ rule m2le_fetch:
         logs("m2le/fetch"),
     benchmark:
         bench("m2le/fetch")
-    params:
-        cfg=lambda wc: preset_slice("m2le", remote=("sequences", "remote")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("m2le", remote=("sequences", "remote")),
     script:
         "../scripts/m2le/fetch.py"
 
@@ -53,14 +58,14 @@ rule m2le_pretrain:
     wildcard_constraints:
         seed=r"[0-9]+",
         sequence=r"[a-z_]+",
-    params:
-        cfg=lambda wc: preset_slice("m2le", "sequences", "backbone"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("m2le", "sequences", "backbone"),
     script:
         "../scripts/m2le/pretrain.py"
 
@@ -78,22 +83,23 @@ rule m2le_run:
     wildcard_constraints:
         seed=r"[0-9]+",
         sequence=r"[a-z_]+",
-    params:
-        cfg=lambda wc: preset_slice("m2le", "sequences", "backbone", "train", "methods"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("m2le", "sequences", "backbone", "train", "methods"),
     script:
         "../scripts/m2le/run.py"
 
 
 rule m2le_aggregate:
     input:
-        runs=lambda wc: expand("results/m2le/runs/{sequence}/seed{seed}.json",
-                               sequence=list(preset("m2le", "sequences")), seed=M2LE_SEEDS),
+        runs=lambda wc: expand(
+            "results/m2le/runs/{sequence}/seed{seed}.json", sequence=list(preset("m2le", "sequences")), seed=M2LE_SEEDS
+        ),
     output:
         metrics="results/m2le/metrics.json",
         tidy="results/m2le/summary.csv",
@@ -103,13 +109,13 @@ rule m2le_aggregate:
         logs("m2le/aggregate"),
     benchmark:
         bench("m2le/aggregate")
-    params:
-        cfg=lambda wc: preset_slice("m2le", "methods"),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: preset_slice("m2le", "methods"),
     script:
         "../scripts/m2le/aggregate.py"
 
@@ -124,11 +130,11 @@ rule m2le_table1:
         logs("m2le/table1"),
     benchmark:
         bench("m2le/table1")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/m2le/table1.py"
 
@@ -143,11 +149,11 @@ rule m2le_fig1:
         logs("m2le/fig1"),
     benchmark:
         bench("m2le/fig1")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/m2le/fig1.py"
 
@@ -162,10 +168,10 @@ rule m2le_fig2:
         logs("m2le/fig2"),
     benchmark:
         bench("m2le/fig2")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/m2le/fig2.py"

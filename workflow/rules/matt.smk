@@ -35,14 +35,14 @@ rule matt_data:
         logs("matt/data"),
     benchmark:
         bench("matt/data")
-    params:
-        cfg=lambda wc: preset("matt", "data"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: preset("matt", "data"),
     script:
         "../scripts/matt/data.py"
 
@@ -59,17 +59,17 @@ rule matt_source:
         logs("matt/source"),
     benchmark:
         bench("matt/source")
+    conda:
+        "../../envs/llm.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: preset("matt", "runtime_min"),
     params:
         cfg=lambda wc: {
             **preset("matt", "model"),
             **preset_slice("matt", context=("transfer", "context"), max_new_tokens=("transfer", "max_new_tokens")),
         },
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=lambda wc: preset("matt", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
     script:
         "../scripts/matt/source.py"
 
@@ -88,15 +88,15 @@ rule matt_transfer:
     wildcard_constraints:
         method=r"mean|fvt|focus|matt",
         seed=r"\d+",
-    params:
-        cfg=lambda wc: {**preset("matt", "transfer"), "kind": MATT_KIND},
+    conda:
+        "../../envs/llm.yaml"
     # one thread: CPU-seconds are the budget, and two OpenMP threads spin-wait each other on a busy node
     threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wc: preset("matt", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: {**preset("matt", "transfer"), "kind": MATT_KIND},
     script:
         "../scripts/matt/transfer.py"
 
@@ -104,8 +104,9 @@ rule matt_transfer:
 rule matt_aggregate:
     input:
         scores=rules.matt_source.output.scores,
-        runs=lambda wc: expand("results/matt/runs/{method}/{seed}.json", method=preset("matt", "methods"),
-                               seed=MATT_SEEDS),
+        runs=lambda wc: expand(
+            "results/matt/runs/{method}/{seed}.json", method=preset("matt", "methods"), seed=MATT_SEEDS
+        ),
     output:
         metrics="results/matt/metrics.json",
         table="results/matt/recovery.csv",
@@ -113,11 +114,11 @@ rule matt_aggregate:
         logs("matt/aggregate"),
     benchmark:
         bench("matt/aggregate")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/matt/aggregate.py"
 
@@ -132,11 +133,11 @@ rule matt_fig1:
         logs("matt/fig1"),
     benchmark:
         bench("matt/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/matt/fig1.py"
 
@@ -151,11 +152,11 @@ rule matt_table1:
         logs("matt/table1"),
     benchmark:
         bench("matt/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/matt/table1.py"

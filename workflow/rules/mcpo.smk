@@ -10,7 +10,6 @@
 #      a LoRA adapter per alpha and reference -> the same aggregate ("safety" block) -> fig3 (safety frontier).
 from repro.papers.mcpo import grid as mcpo_grid
 
-
 register_targets(
     "mcpo",
     [
@@ -33,14 +32,14 @@ rule mcpo_bandit:
         bench("mcpo/bandit/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: mcpo_grid.run_config(preset("mcpo")),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: mcpo_grid.run_config(preset("mcpo")),
     script:
         "../scripts/mcpo/bandit.py"
 
@@ -62,14 +61,14 @@ for _task, _short in MCPO_LM_TASKS.items():
             logs(f"mcpo/{_task}/tiny"),
         benchmark:
             bench(f"mcpo/{_task}/tiny")
-        params:
-            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
+        conda:
+            "../../envs/torch.yaml"
         threads: 1
         resources:
             mem_mb=1000,
             runtime=10,
-        conda:
-            "../../envs/torch.yaml"
+        params:
+            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
         script:
             f"../scripts/mcpo/{_short}_tiny.py"
 
@@ -86,15 +85,15 @@ for _task, _short in MCPO_LM_TASKS.items():
             bench(f"mcpo/{_task}/seed{{seed}}")
         wildcard_constraints:
             seed=r"[0-9]+",
-        params:
-            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
+        conda:
+            "../../envs/llm.yaml"
         # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
         threads: 1
         resources:
             mem_mb=4000,
             runtime=30,
-        conda:
-            "../../envs/llm.yaml"
+        params:
+            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
         script:
             f"../scripts/mcpo/{_task}.py"
 
@@ -111,13 +110,13 @@ rule mcpo_aggregate:
         logs("mcpo/aggregate"),
     benchmark:
         bench("mcpo/aggregate")
-    params:
-        cfg=lambda wc: mcpo_grid.aggregate_config(preset("mcpo")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: mcpo_grid.aggregate_config(preset("mcpo")),
     script:
         "../scripts/mcpo/aggregate.py"
 
@@ -132,13 +131,13 @@ rule mcpo_fig1:
         logs("mcpo/fig1"),
     benchmark:
         bench("mcpo/fig1")
-    params:
-        cfg=lambda wc: mcpo_grid.aggregate_config(preset("mcpo")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: mcpo_grid.aggregate_config(preset("mcpo")),
     script:
         "../scripts/mcpo/fig1.py"
 
@@ -153,11 +152,11 @@ rule mcpo_fig2:
         logs("mcpo/fig2"),
     benchmark:
         bench("mcpo/fig2")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/mcpo/fig2.py"
 
@@ -172,11 +171,11 @@ rule mcpo_fig3:
         logs("mcpo/fig3"),
     benchmark:
         bench("mcpo/fig3")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/mcpo/fig3.py"
 
@@ -191,10 +190,10 @@ rule mcpo_table1:
         logs("mcpo/table1"),
     benchmark:
         bench("mcpo/table1")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/mcpo/table1.py"

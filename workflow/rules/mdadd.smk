@@ -20,9 +20,7 @@ register_targets(
 )
 
 MDADD_SOURCE = config["mdadd"].get("source", "synthetic")
-MDADD_DATASET = (
-    "synthetic" if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "dataset")
-)
+MDADD_DATASET = "synthetic" if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "dataset")
 
 
 rule mdadd_corpus:
@@ -32,14 +30,14 @@ rule mdadd_corpus:
         logs("mdadd/corpus"),
     benchmark:
         bench("mdadd/corpus")
-    params:
-        cfg=lambda wc: preset("mdadd", "corpus"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: preset("mdadd", "corpus"),
     script:
         "../scripts/mdadd/corpus.py"
 
@@ -55,14 +53,14 @@ if MDADD_SOURCE == "remote":
             bench("mdadd/fetch_{dataset}")
         wildcard_constraints:
             dataset=r"[a-z0-9_]+",
-        params:
-            cfg=lambda wc: preset_slice("mdadd", archives=("data", "archives")),
+        conda:
+            "../../envs/base.yaml"
         threads: 1
         resources:
             mem_mb=2000,
             runtime=240,
-        conda:
-            "../../envs/base.yaml"
+        params:
+            cfg=lambda wc: preset_slice("mdadd", archives=("data", "archives")),
         script:
             "../scripts/mdadd/fetch.py"
 
@@ -84,22 +82,18 @@ rule mdadd_features:
         bench("mdadd/features_{dataset}")
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-    params:
-        cfg=lambda wc: preset("mdadd", "encode"),
-        source=MDADD_SOURCE,
-        image_root=lambda wc: (
-            None if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "images")
-        ),
-        max_images=lambda wc: (
-            None if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "max_images")
-        ),
-        device=config["device"],
+    conda:
+        "../../envs/torch.yaml"
     threads: 2
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset("mdadd", "encode"),
+        source=MDADD_SOURCE,
+        image_root=lambda wc: (None if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "images")),
+        max_images=lambda wc: (None if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "max_images")),
+        device=config["device"],
     script:
         "../scripts/mdadd/features.py"
 
@@ -118,16 +112,14 @@ rule mdadd_distill:
         method=r"[a-z_]+",
         n_pairs=r"\d+|all",
         seed=r"\d+",
-    params:
-        cfg=lambda wc: mdadd_grid.distill_params(
-            wc.method, preset("mdadd", "student"), preset("mdadd", "distill")
-        ),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: mdadd_grid.distill_params(wc.method, preset("mdadd", "student"), preset("mdadd", "distill")),
     script:
         "../scripts/mdadd/distill.py"
 
@@ -147,14 +139,14 @@ rule mdadd_evaluate:
         method=r"[a-z_]+",
         n_pairs=r"\d+|all",
         seed=r"\d+",
-    params:
-        cfg=lambda wc: preset_slice("mdadd", "student", "eval"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("mdadd", "student", "eval"),
     script:
         "../scripts/mdadd/evaluate.py"
 
@@ -166,14 +158,14 @@ rule mdadd_cost:
         logs("mdadd/cost"),
     benchmark:
         bench("mdadd/cost")
-    params:
-        cfg=lambda wc: preset("mdadd", "cost"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=20,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset("mdadd", "cost"),
     script:
         "../scripts/mdadd/cost.py"
 
@@ -199,14 +191,14 @@ rule mdadd_aggregate:
         logs("mdadd/aggregate"),
     benchmark:
         bench("mdadd/aggregate")
-    params:
-        cfg=lambda wc: preset_slice("mdadd", "methods", "baselines"),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: preset_slice("mdadd", "methods", "baselines"),
     script:
         "../scripts/mdadd/aggregate.py"
 
@@ -221,11 +213,11 @@ rule mdadd_fig1:
         logs("mdadd/fig1"),
     benchmark:
         bench("mdadd/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/mdadd/fig1.py"
 
@@ -240,11 +232,11 @@ rule mdadd_fig2:
         logs("mdadd/fig2"),
     benchmark:
         bench("mdadd/fig2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/mdadd/fig2.py"
 
@@ -259,10 +251,10 @@ rule mdadd_fig3:
         logs("mdadd/fig3"),
     benchmark:
         bench("mdadd/fig3")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/mdadd/fig3.py"

@@ -24,14 +24,14 @@ if MODELLENS_SOURCE == "remote":
             logs("modellens/fetch"),
         benchmark:
             bench("modellens/fetch")
-        params:
-            cfg=MODELLENS_REMOTE,
+        conda:
+            "../../envs/stats.yaml"
         threads: 1
         resources:
             mem_mb=2000,
             runtime=30,
-        conda:
-            "../../envs/stats.yaml"
+        params:
+            cfg=MODELLENS_REMOTE,
         script:
             "../scripts/modellens/fetch.py"
 
@@ -45,15 +45,15 @@ rule modellens_embed:
         logs("modellens/embed"),
     benchmark:
         bench("modellens/embed")
-    params:
-        cfg=lambda wc: modellens_grid.embed_config(preset("modellens")),
-        source=MODELLENS_SOURCE,
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=20,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: modellens_grid.embed_config(preset("modellens")),
+        source=MODELLENS_SOURCE,
     script:
         "../scripts/modellens/embed.py"
 
@@ -70,15 +70,15 @@ rule modellens_run:
         bench("modellens/runs/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: modellens_grid.run_config(preset("modellens")),
-        source=MODELLENS_SOURCE,
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: modellens_grid.run_config(preset("modellens")),
+        source=MODELLENS_SOURCE,
     script:
         "../scripts/modellens/run.py"
 
@@ -95,15 +95,15 @@ rule modellens_ablation:
         bench("modellens/ablations/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
-    params:
-        cfg=lambda wc: modellens_grid.ablation_config(preset("modellens")),
-        source=MODELLENS_SOURCE,
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: modellens_grid.ablation_config(preset("modellens")),
+        source=MODELLENS_SOURCE,
     script:
         "../scripts/modellens/ablation.py"
 
@@ -119,13 +119,13 @@ rule modellens_ablation_table:
         logs("modellens/ablation_table"),
     benchmark:
         bench("modellens/ablation_table")
-    params:
-        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     script:
         "../scripts/modellens/ablation_table.py"
 
@@ -142,13 +142,13 @@ rule modellens_aggregate:
         logs("modellens/aggregate"),
     benchmark:
         bench("modellens/aggregate")
-    params:
-        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     script:
         "../scripts/modellens/aggregate.py"
 
@@ -163,13 +163,13 @@ rule modellens_fig1:
         logs("modellens/fig1"),
     benchmark:
         bench("modellens/fig1")
-    params:
-        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     script:
         "../scripts/modellens/fig1.py"
 
@@ -185,11 +185,11 @@ rule modellens_fig2:
         logs("modellens/fig2"),
     benchmark:
         bench("modellens/fig2")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/modellens/fig2.py"
 
@@ -204,11 +204,11 @@ rule modellens_fig3:
         logs("modellens/fig3"),
     benchmark:
         bench("modellens/fig3")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/modellens/fig3.py"
 
@@ -223,12 +223,12 @@ rule modellens_table1:
         logs("modellens/table1"),
     benchmark:
         bench("modellens/table1")
-    params:
-        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: modellens_grid.aggregate_config(preset("modellens")),
     script:
         "../scripts/modellens/table1.py"

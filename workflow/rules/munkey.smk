@@ -27,14 +27,14 @@ rule munkey_fetch:
         logs("munkey/fetch"),
     benchmark:
         bench("munkey/fetch")
-    params:
-        cfg=lambda wc: preset_slice("munkey", "remote"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("munkey", "remote"),
     script:
         "../scripts/munkey/fetch.py"
 
@@ -52,14 +52,14 @@ rule munkey_run:
         seed=r"[0-9]+",
         regime=r"[a-z0-9]+",
         forget_set=r"[a-z0-9]+",
-    params:
-        cfg=lambda wc: preset_slice("munkey", "data", "model", "unlearn", "forget_sets", "baselines"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("munkey", "data", "model", "unlearn", "forget_sets", "baselines"),
     script:
         "../scripts/munkey/run.py"
 
@@ -76,24 +76,29 @@ rule munkey_sweep:
     wildcard_constraints:
         seed=r"[0-9]+",
         regime=r"[a-z0-9]+",
-    params:
-        cfg=lambda wc: preset_slice("munkey", "data", "model", "sweep_fractions"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("munkey", "data", "model", "sweep_fractions"),
     script:
         "../scripts/munkey/sweep.py"
 
 
 rule munkey_aggregate:
     input:
-        runs=lambda wc: expand("results/munkey/runs/{regime}/{forget_set}/seed{seed}.json", regime=preset("munkey", "regimes"),
-                               forget_set=list(preset("munkey", "forget_sets")), seed=MUNKEY_SEEDS),
-        sweeps=lambda wc: expand("results/munkey/sweep/{regime}/seed{seed}.json", regime=preset("munkey", "regimes"),
-                                 seed=MUNKEY_SEEDS),
+        runs=lambda wc: expand(
+            "results/munkey/runs/{regime}/{forget_set}/seed{seed}.json",
+            regime=preset("munkey", "regimes"),
+            forget_set=list(preset("munkey", "forget_sets")),
+            seed=MUNKEY_SEEDS,
+        ),
+        sweeps=lambda wc: expand(
+            "results/munkey/sweep/{regime}/seed{seed}.json", regime=preset("munkey", "regimes"), seed=MUNKEY_SEEDS
+        ),
     output:
         metrics="results/munkey/metrics.json",
         tidy="results/munkey/summary.csv",
@@ -102,13 +107,13 @@ rule munkey_aggregate:
         logs("munkey/aggregate"),
     benchmark:
         bench("munkey/aggregate")
-    params:
-        cfg=lambda wc: preset_slice("munkey", "baselines"),
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
+    params:
+        cfg=lambda wc: preset_slice("munkey", "baselines"),
     script:
         "../scripts/munkey/aggregate.py"
 
@@ -123,11 +128,11 @@ rule munkey_fig1:
         logs("munkey/fig1"),
     benchmark:
         bench("munkey/fig1")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/munkey/fig1.py"
 
@@ -142,10 +147,10 @@ rule munkey_table1:
         logs("munkey/table1"),
     benchmark:
         bench("munkey/table1")
+    conda:
+        "../../envs/stats.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/stats.yaml"
     script:
         "../scripts/munkey/table1.py"

@@ -6,7 +6,6 @@
 from repro.papers.opinion import grid as opinion_grid
 from repro.papers.opinion.grid import agent_runs, baseline_runs
 
-
 register_targets(
     "opinion",
     [
@@ -38,14 +37,14 @@ if OPINION_REMOTE is not None:
             logs("opinion/fetch"),
         benchmark:
             bench("opinion/fetch")
-        params:
-            cfg=OPINION_REMOTE,
+        conda:
+            "../../envs/torch.yaml"
         threads: 1
         resources:
             mem_mb=2000,
             runtime=30,
-        conda:
-            "../../envs/torch.yaml"
+        params:
+            cfg=OPINION_REMOTE,
         script:
             "../scripts/opinion/fetch.py"
 
@@ -65,14 +64,14 @@ rule opinion_train:
         alpha=r"[0-9.]+",
         variant=r"marl|marl_noop",
         seed=r"\d+",
-    params:
-        cfg=lambda wc: preset("opinion", "train"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset("opinion", "train"),
     script:
         "../scripts/opinion/train.py"
 
@@ -87,14 +86,14 @@ rule opinion_baselines:
     wildcard_constraints:
         family=r"static|dynamic",
         alpha=r"[0-9.]+",
-    params:
-        cfg=lambda wc: preset_slice("opinion", "train", "baselines", "seeds"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=20,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("opinion", "train", "baselines", "seeds"),
     script:
         "../scripts/opinion/baselines.py"
 
@@ -116,17 +115,17 @@ rule opinion_evaluate:
         logs("opinion/evaluate"),
     benchmark:
         bench("opinion/evaluate")
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        **SMALL_JOB,
     params:
         cfg=lambda wc: {
             "alphas": preset("opinion", "alphas"),
             "ablation_alphas": preset("opinion", "ablation", "alphas"),
             "attention_alpha": preset("opinion", "attention_alpha"),
         },
-    threads: 1
-    resources:
-        **SMALL_JOB,
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/opinion/evaluate.py"
 
@@ -140,11 +139,11 @@ rule opinion_fig1:
         logs("opinion/fig1"),
     benchmark:
         bench("opinion/fig1")
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/opinion/fig1.py"
 
@@ -158,11 +157,11 @@ rule opinion_fig2:
         logs("opinion/fig2"),
     benchmark:
         bench("opinion/fig2")
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/opinion/fig2.py"
 
@@ -176,12 +175,12 @@ rule opinion_fig3:
         logs("opinion/fig3"),
     benchmark:
         bench("opinion/fig3")
-    params:
-        cfg=lambda wc: preset_slice("opinion", "attention_alpha"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("opinion", "attention_alpha"),
     script:
         "../scripts/opinion/fig3.py"

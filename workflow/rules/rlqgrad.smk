@@ -27,13 +27,13 @@ rule rlqgrad_data:
         bench("rlqgrad/data/{dataset}")
     wildcard_constraints:
         dataset=r"[a-z_]+",
-    params:
-        cfg=lambda wc: preset_slice("rlqgrad", pca_dim=("model", "pca_dim")),
+    conda:
+        "../../envs/quantum.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/quantum.yaml"
+    params:
+        cfg=lambda wc: preset_slice("rlqgrad", pca_dim=("model", "pca_dim")),
     script:
         "../scripts/rlqgrad/data.py"
 
@@ -45,14 +45,14 @@ rule rlqgrad_agreement:
         logs("rlqgrad/agreement"),
     benchmark:
         bench("rlqgrad/agreement")
-    params:
-        cfg=lambda wc: preset("rlqgrad", "agreement"),
+    conda:
+        "../../envs/quantum.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/quantum.yaml"
+    params:
+        cfg=lambda wc: preset("rlqgrad", "agreement"),
     script:
         "../scripts/rlqgrad/agreement.py"
 
@@ -68,16 +68,16 @@ rule rlqgrad_variance:
         n=r"\d+",
         method=RLQGRAD_METHODS,
         seed=r"\d+",
-    params:
-        cfg=lambda wc: preset_slice(
-            "rlqgrad", "model", n_layers=("variance", "n_layers"), n_inits=("variance", "n_inits")
-        ),
+    conda:
+        "../../envs/quantum.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/quantum.yaml"
+    params:
+        cfg=lambda wc: preset_slice(
+            "rlqgrad", "model", n_layers=("variance", "n_layers"), n_inits=("variance", "n_inits")
+        ),
     script:
         "../scripts/rlqgrad/variance.py"
 
@@ -92,6 +92,12 @@ rule rlqgrad_benchmark:
     wildcard_constraints:
         n=r"\d+",
         method=RLQGRAD_METHODS,
+    conda:
+        "../../envs/quantum.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         cfg=lambda wc: preset_slice(
             "rlqgrad",
@@ -101,12 +107,6 @@ rule rlqgrad_benchmark:
             reps=("benchmark", "reps"),
             time_cap_s=("benchmark", "time_cap_s"),
         ),
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../../envs/quantum.yaml"
     script:
         "../scripts/rlqgrad/benchmark.py"
 
@@ -125,14 +125,14 @@ rule rlqgrad_train:
         n=r"\d+",
         method=RLQGRAD_METHODS,
         seed=r"\d+",
-    params:
-        cfg=lambda wc: preset_slice("rlqgrad", "model", n_layers=("train", "n_layers"), steps=("train", "steps")),
+    conda:
+        "../../envs/quantum.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../../envs/quantum.yaml"
+    params:
+        cfg=lambda wc: preset_slice("rlqgrad", "model", n_layers=("train", "n_layers"), steps=("train", "steps")),
     script:
         "../scripts/rlqgrad/train.py"
 
@@ -170,11 +170,11 @@ rule rlqgrad_evaluate:
         logs("rlqgrad/evaluate"),
     benchmark:
         bench("rlqgrad/evaluate")
+    conda:
+        "../../envs/quantum.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/quantum.yaml"
     script:
         "../scripts/rlqgrad/evaluate.py"
 
@@ -188,11 +188,11 @@ rule rlqgrad_fig1:
         logs("rlqgrad/fig1"),
     benchmark:
         bench("rlqgrad/fig1")
+    conda:
+        "../../envs/quantum.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/quantum.yaml"
     script:
         "../scripts/rlqgrad/fig1.py"
 
@@ -206,10 +206,10 @@ rule rlqgrad_fig2:
         logs("rlqgrad/fig2"),
     benchmark:
         bench("rlqgrad/fig2")
+    conda:
+        "../../envs/quantum.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/quantum.yaml"
     script:
         "../scripts/rlqgrad/fig2.py"

@@ -7,7 +7,6 @@
 # wildcards are constrained per rule.
 from repro.papers.tmevolve import grid as tmevolve_grid
 
-
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
 TMEVOLVE_RUNS = tmevolve_grid.experiment_runs(TMEVOLVE)
@@ -22,8 +21,12 @@ TMEVOLVE_FIG3_BARS = [
     *[f"{tmevolve_grid.SHUFFLED}{m}" for m in TMEVOLVE.get("shuffle_controls", [])],
     *tmevolve_grid.ORACLES,
 ]
-TMEVOLVE_FIG3_RUNS = [f"{TMEVOLVE['cohort']}/survival/{m}" for m in TMEVOLVE_FIG3_BARS if m not in tmevolve_grid.ORACLES]
-TMEVOLVE_FIG3_TRAIN = tmevolve_grid.train_files(TMEVOLVE, runs=TMEVOLVE_FIG3_RUNS)  # not the ablations, not the control cohort
+TMEVOLVE_FIG3_RUNS = [
+    f"{TMEVOLVE['cohort']}/survival/{m}" for m in TMEVOLVE_FIG3_BARS if m not in tmevolve_grid.ORACLES
+]
+TMEVOLVE_FIG3_TRAIN = tmevolve_grid.train_files(
+    TMEVOLVE, runs=TMEVOLVE_FIG3_RUNS
+)  # not the ablations, not the control cohort
 TMEVOLVE_TABLES = {t: f"reports/tmevolve_{t}" for t in ("table1", "table3", "table4")}
 TMEVOLVE_COHORT = "[A-Za-z0-9_.-]+"  # a WSI cohort name
 TMEVOLVE_TASK = "survival|subtype|gene"
@@ -46,12 +49,12 @@ rule tmevolve_concepts:
         logs("tmevolve/concepts"),
     benchmark:
         bench("tmevolve/concepts")
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/tmevolve/concepts.py"
 
@@ -66,13 +69,13 @@ rule tmevolve_spatial_cohort:
         bench("tmevolve/spatial_cohort/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
-    params:
-        cfg=lambda wc: preset_slice("tmevolve", "spatial"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("tmevolve", "spatial"),
     script:
         "../scripts/tmevolve/spatial_cohort.py"
 
@@ -88,14 +91,14 @@ rule tmevolve_prepare:
         bench("tmevolve/prepare/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
-    params:
-        cfg=lambda wc: preset_slice("tmevolve", "pca_dim", "knn_k"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=10,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("tmevolve", "pca_dim", "knn_k"),
     script:
         "../scripts/tmevolve/prepare.py"
 
@@ -111,14 +114,14 @@ rule tmevolve_folds:
         bench("tmevolve/folds/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
-    params:
-        cfg=lambda wc: preset_slice("tmevolve", "n_folds", "n_repeats"),
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=2,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("tmevolve", "n_folds", "n_repeats"),
     script:
         "../scripts/tmevolve/folds.py"
 
@@ -140,6 +143,13 @@ rule tmevolve_train:
         task=TMEVOLVE_TASK,
         job=TMEVOLVE_TRAINED,
         repeat=r"\d+",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=lambda wc: preset("tmevolve", "train_runtime_min")
+        * len(TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"]),
     params:
         # the optimiser, every model's settings, and Q and K of this job's task only
         cfg=lambda wc: {
@@ -147,12 +157,6 @@ rule tmevolve_train:
             "qk": {task: qk for task, qk in preset("tmevolve", "qk").items() if task == wc.task},
         },
         methods=lambda wc: TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"],
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=lambda wc: preset("tmevolve", "train_runtime_min") * len(TMEVOLVE_JOBS[f"{wc.cohort}/{wc.task}/{wc.job}"]),
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/tmevolve/train.py"
 
@@ -169,15 +173,15 @@ rule tmevolve_oracles:
         bench("tmevolve/oracles/{cohort}")
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
-    params:
-        cfg=lambda wc: preset_slice("tmevolve", "n_folds", "n_repeats", "tasks"),
-        oracles=tmevolve_grid.ORACLES,
+    conda:
+        "../../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: preset_slice("tmevolve", "n_folds", "n_repeats", "tasks"),
+        oracles=tmevolve_grid.ORACLES,
     script:
         "../scripts/tmevolve/oracles.py"
 
@@ -192,18 +196,18 @@ rule tmevolve_aggregate:
         logs("tmevolve/aggregate"),
     benchmark:
         bench("tmevolve/aggregate")
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
     params:
         cfg=lambda wc: preset_slice("tmevolve", "methods", "ablations", "grid", "cohort", "control_cohort"),
         runs=TMEVOLVE_RUNS,
         partial=partial_build(),
         train_cohorts=[TMEVOLVE_TRAIN_FILES[path] for path in built(TMEVOLVE_TRAIN_FILES)],
         oracle_cohorts=[TMEVOLVE_ORACLE_FILES[path] for path in built(TMEVOLVE_ORACLE_FILES)],
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=2,
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/tmevolve/aggregate.py"
 
@@ -217,6 +221,12 @@ rule tmevolve_tables:
         logs("tmevolve/tables"),
     benchmark:
         bench("tmevolve/tables")
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
     params:
         cfg=lambda wc: preset_slice(
             "tmevolve", "tasks", "methods", "ablations", "grid", "cohort", "control_cohort", "shuffle_controls"
@@ -227,12 +237,6 @@ rule tmevolve_tables:
             "table3": "TMEvolve Table 3: ablations (mean +- sd over folds)",
             "table4": "TMEvolve Table 4: evolution steps Q x regions K (mean +- sd over folds)",
         },
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=2,
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/tmevolve/tables.py"
 
@@ -252,17 +256,17 @@ rule tmevolve_fig3:
         logs("tmevolve/fig3"),
     benchmark:
         bench("tmevolve/fig3")
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
     params:
         cfg=lambda wc: preset_slice("tmevolve", "figure"),
         methods=TMEVOLVE_FIG3_BARS,
         runs=TMEVOLVE_FIG3_RUNS,
         cohort=TMEVOLVE["cohort"],
         slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=5,
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/tmevolve/fig3.py"

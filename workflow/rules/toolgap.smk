@@ -32,15 +32,15 @@ rule toolgap_data:
         logs("toolgap/data"),
     benchmark:
         bench("toolgap/data")
-    params:
-        cfg=lambda wc: toolgap_grid.data_config(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
-        source=lambda wc: source_of("toolgap", TOOLGAP_SOURCES),
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
+    params:
+        cfg=lambda wc: toolgap_grid.data_config(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
+        source=lambda wc: source_of("toolgap", TOOLGAP_SOURCES),
     script:
         "../scripts/toolgap/data.py"
 
@@ -58,16 +58,16 @@ rule toolgap_train:
         bench("toolgap/train/{model}")
     wildcard_constraints:
         model=r"tiny-[\w.-]+",
-    params:
-        cfg=lambda wc: toolgap_grid.train_config(preset("toolgap"), wc.model),
-        device=config["device"],
+    conda:
+        "../../envs/torch.yaml"
     # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
     threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda wc: preset("toolgap", "runtime_min"),
-    conda:
-        "../../envs/torch.yaml"
+    params:
+        cfg=lambda wc: toolgap_grid.train_config(preset("toolgap"), wc.model),
+        device=config["device"],
     script:
         "../scripts/toolgap/train.py"
 
@@ -79,27 +79,31 @@ rule toolgap_evaluate:
         data=rules.toolgap_data.output.data,
         model=lambda wc: toolgap_grid.model_input(preset("toolgap"), wc.model),
     output:
-        runs=toolgap_grid.model_outputs("results/toolgap/runs/{{model}}/{task}.json", source_of("toolgap", TOOLGAP_SOURCES)),
-        hidden=toolgap_grid.model_outputs("results/toolgap/hidden/{{model}}/{task}.npz",
-                                          source_of("toolgap", TOOLGAP_SOURCES)),
-        probes=toolgap_grid.model_outputs("results/toolgap/probes/{{model}}/{task}.json",
-                                          source_of("toolgap", TOOLGAP_SOURCES)),
+        runs=toolgap_grid.model_outputs(
+            "results/toolgap/runs/{{model}}/{task}.json", source_of("toolgap", TOOLGAP_SOURCES)
+        ),
+        hidden=toolgap_grid.model_outputs(
+            "results/toolgap/hidden/{{model}}/{task}.npz", source_of("toolgap", TOOLGAP_SOURCES)
+        ),
+        probes=toolgap_grid.model_outputs(
+            "results/toolgap/probes/{{model}}/{task}.json", source_of("toolgap", TOOLGAP_SOURCES)
+        ),
     log:
         logs("toolgap/evaluate/{model}"),
     benchmark:
         bench("toolgap/evaluate/{model}")
     wildcard_constraints:
         model=r"[\w.-]+",
-    params:
-        cfg=lambda wc: toolgap_grid.evaluate_config(preset("toolgap"), wc.model),
-        tasks=toolgap_grid.tasks(None, source_of("toolgap", TOOLGAP_SOURCES)),
-        device=config["device"],
+    conda:
+        "../../envs/llm.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wc: preset("toolgap", "runtime_min"),
-    conda:
-        "../../envs/llm.yaml"
+    params:
+        cfg=lambda wc: toolgap_grid.evaluate_config(preset("toolgap"), wc.model),
+        tasks=toolgap_grid.tasks(None, source_of("toolgap", TOOLGAP_SOURCES)),
+        device=config["device"],
     script:
         "../scripts/toolgap/evaluate.py"
 
@@ -117,11 +121,11 @@ rule toolgap_aggregate:
         logs("toolgap/aggregate"),
     benchmark:
         bench("toolgap/aggregate")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/toolgap/aggregate.py"
 
@@ -136,11 +140,11 @@ rule toolgap_fig1:
         logs("toolgap/fig1"),
     benchmark:
         bench("toolgap/fig1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/toolgap/fig1.py"
 
@@ -155,11 +159,11 @@ rule toolgap_fig2:
         logs("toolgap/fig2"),
     benchmark:
         bench("toolgap/fig2")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         **SMALL_JOB,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/toolgap/fig2.py"
 
@@ -174,11 +178,11 @@ rule toolgap_table1:
         logs("toolgap/table1"),
     benchmark:
         bench("toolgap/table1")
+    conda:
+        "../../envs/base.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/base.yaml"
     script:
         "../scripts/toolgap/table1.py"

@@ -6,7 +6,6 @@
 # nothing here constrains another file's rules.
 from repro.wsi.cohort import cohort_slides, slide_path
 
-
 validate_block("wsi")
 source_of("wsi", ("synthetic", "remote"))
 WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
@@ -22,23 +21,23 @@ rule wsi_cohort:
         logs("wsi/cohort/synthetic"),
     benchmark:
         bench("wsi/cohort/synthetic")
-    params:
-        cfg=lambda wc: preset("wsi", "synthetic"),
+    conda:
+        "../../envs/wsi.yaml"
     threads: 2
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        "../../envs/wsi.yaml"
+    params:
+        cfg=lambda wc: preset("wsi", "synthetic"),
     script:
         "../scripts/wsi/cohort.py"
 
 
 rule wsi_fetch:
-    output:
-        slide="resources/wsi/{cohort}/slides/{slide}.{ext}",
     input:
         manifest=lambda wc: repo_path(preset("wsi", "remote", "manifest")),
+    output:
+        slide="resources/wsi/{cohort}/slides/{slide}.{ext}",
     log:
         logs("wsi/fetch/{cohort}/{slide}.{ext}"),
     benchmark:
@@ -48,12 +47,12 @@ rule wsi_fetch:
         slide=WSI_NAME,
         ext="svs|tif|tiff|ndpi|mrxs|scn|bif|vms|vmu|svslide",
     retries: 2
+    conda:
+        "../../envs/wsi.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=120,
-    conda:
-        "../../envs/wsi.yaml"
     script:
         "../scripts/wsi/fetch.py"
 
@@ -69,12 +68,12 @@ rule wsi_remote_manifest:
         bench("wsi/remote_manifest/{cohort}")
     wildcard_constraints:
         cohort="(?!synthetic/)[A-Za-z0-9_.-]+",
+    conda:
+        "../../envs/wsi.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../../envs/wsi.yaml"
     script:
         "../scripts/wsi/remote_manifest.py"
 
@@ -91,14 +90,14 @@ rule wsi_tissue:
     wildcard_constraints:
         cohort=WSI_NAME,
         slide=WSI_NAME,
-    params:
-        cfg=lambda wc: preset_slice("wsi", "reader", "tissue"),
+    conda:
+        "../../envs/wsi.yaml"
     threads: 1
     resources:
         mem_mb=1500,
         runtime=10,
-    conda:
-        "../../envs/wsi.yaml"
+    params:
+        cfg=lambda wc: preset_slice("wsi", "reader", "tissue"),
     script:
         "../scripts/wsi/tissue.py"
 
@@ -117,14 +116,14 @@ rule wsi_patch:
     wildcard_constraints:
         cohort=WSI_NAME,
         slide=WSI_NAME,
-    params:
-        cfg=lambda wc: preset_slice("wsi", "reader", "patch"),
+    conda:
+        "../../envs/wsi.yaml"
     threads: 1
     resources:
         mem_mb=1500,
         runtime=10,
-    conda:
-        "../../envs/wsi.yaml"
+    params:
+        cfg=lambda wc: preset_slice("wsi", "reader", "patch"),
     script:
         "../scripts/wsi/patch.py"
 
@@ -143,6 +142,15 @@ rule wsi_features:
         cohort=WSI_NAME,
         encoder=WSI_NAME,
         slide=WSI_NAME,
+    conda:
+        "../../envs/wsi.yaml"
+    # threads = the encoder's torch threads (features_step; a reader thread overlaps the slide reads).
+    # One per job: slides fan out across cores instead. Two OpenMP threads on a busy node
+    # spin-wait each other (measured here: 2 img/s with 2 threads vs 23 with 1 under load).
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
     params:
         # the reader, the feature settings and this job's encoder (all encoders when it is not
         # configured, so that the error lists them)
@@ -152,15 +160,6 @@ rule wsi_features:
             or preset("wsi", "encoders"),
         },
         device=config["device"],
-    # threads = the encoder's torch threads (features_step; a reader thread overlaps the slide reads).
-    # One per job: slides fan out across cores instead. Two OpenMP threads on a busy node
-    # spin-wait each other (measured here: 2 img/s with 2 threads vs 23 with 1 under load).
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=30,
-    conda:
-        "../../envs/wsi.yaml"
     script:
         "../scripts/wsi/features.py"
 
@@ -189,11 +188,11 @@ rule wsi_bags:
     wildcard_constraints:
         cohort=WSI_NAME,
         encoder=WSI_NAME,
+    conda:
+        "../../envs/wsi.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=10,
-    conda:
-        "../../envs/wsi.yaml"
     script:
         "../scripts/wsi/bags.py"
