@@ -60,9 +60,10 @@ def test_a_job_takes_the_scale_of_its_rules_block(rule, config, expected, tmp_pa
 
 @pytest.mark.slow
 def test_a_paper_built_at_its_own_scale_stamps_that_scale_into_its_metrics(tmp_path, workflow_run):
-    """Global scale small, cmcboot's block at smoke: the aggregate runs the smoke preset and says so."""
-    workflow_run(tmp_path, "results/cmcboot/metrics.json", scale="small", config={"cmcboot": "{'scale': 'smoke'}"})
-    metrics = json.loads((tmp_path / "results/cmcboot/metrics.json").read_text())
+    """Global scale small, immunize's block at smoke: its aggregate (a rule that passes no scale of its own)
+    runs the smoke preset and stamps smoke, not the global small, into metrics.json."""
+    workflow_run(tmp_path, "results/immunize/metrics.json", scale="small", config={"immunize": "{'scale': 'smoke'}"})
+    metrics = json.loads((tmp_path / "results/immunize/metrics.json").read_text())
     assert metrics["provenance"]["scale"] == "smoke"
-    built = {p.name for p in (tmp_path / "results/cmcboot").rglob("*") if p.name.startswith("n")}
-    assert any(name.startswith("n200_") for name in built), built  # 200 is a sample size of the smoke preset only
+    units = sorted(p.name for p in (tmp_path / "results/immunize/units").glob("seed*.json"))
+    assert len(units) == workflow_config(REPO)["immunize"]["smoke"]["seeds"], units  # the smoke preset's seeds
