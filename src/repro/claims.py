@@ -5,7 +5,9 @@ lists claims. Each names a metric by its dotted path in ``results/<key>/metrics.
 
     check: {op: ">", rhs: survival.abmil, unit: fold_seed, level: 0.95}
 
-``op`` is ``>``, ``>=``, ``<``, ``<=`` or ``within`` (with ``tol``: ``|quantity - rhs| <= tol``);
+``op`` is ``>``, ``>=``, ``<``, ``<=``, ``within`` (with ``tol``: ``|quantity - rhs| <= tol``) or
+``noninferior`` ("matches": with ``margin`` and its ``margin_source``, PASS when the interval's lower end
+is above ``rhs - margin``, FAIL when its upper end is below it; ``better: lower`` mirrors it);
 ``rhs`` is a number or another metric's path; ``unit`` says what one independent observation is
 (``fold_seed``, ``seed``, ``replicate``, ``item``, ...; ``none`` only for an exact, deterministic
 quantity such as the agreement of two gradient implementations); ``statistic`` is ``mean``
@@ -46,6 +48,15 @@ straddles the boundary; NOT RUN when there is no metrics file or the metric is a
 never adjusted to make a claim pass: a FAIL is a finding, and so is an INCONCLUSIVE. Metrics from a
 partial build (``--config partial=true``; ``partial.missing_runs`` in the file) mark every verdict
 with the runs left out.
+
+What a verdict is evidence of is the claim's ``kind`` (a file-level default, overridden per claim,
+optionally one per scale): ``reproduction`` (the paper's experiment with its own components, scaled
+down), ``substitute`` (with its named ``substitutes``, ``{paper, here}`` each: a FAIL is "not reproduced
+with these substitutes") or ``code_check`` (holds by construction of our testbed or is an identity of
+the model: it verifies our code and is counted apart). A claim with a ``ceiling`` (a bounded metric)
+whose compared side sits within ``headroom`` of the bound is UNDECIDABLE rather than FAIL or
+INCONCLUSIVE. An INCONCLUSIVE verdict says what would decide it (:func:`units_to_decide`): the units at
+which the observed effect's interval would clear the threshold, from the observed spread.
 """
 
 from __future__ import annotations
@@ -55,7 +66,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema
 import numpy as np
@@ -64,17 +75,35 @@ import yaml
 from repro.seeding import job_seed
 from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
 
-__all__ = ["Claim", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "load_claims", "load_diagnostics",
-           "load_claim_file", "measure", "lookup_metric", "put_sample", "as_evidence", "sample", "rate",
-           "interval", "undecided", "require_paired", "verdict",
-           "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "NOT_RUN", "STATUSES"]
+__all__ = ["Claim", "ClaimFile", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "Substitute",
+           "load_claims", "load_diagnostics", "load_claim_file", "read_claim_file", "measure", "lookup_metric",
+           "put_sample", "as_evidence", "sample", "rate", "interval", "undecided", "require_paired", "verdict",
+           "units_to_decide", "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT_RUN", "STATUSES",
+           "KINDS", "REPRODUCTION", "SUBSTITUTE", "CODE_CHECK"]
 
-PASS, FAIL, INCONCLUSIVE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "NOT RUN"
-STATUSES = (PASS, FAIL, INCONCLUSIVE, NOT_RUN)
+PASS, FAIL, INCONCLUSIVE, UNDECIDABLE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT RUN"
+STATUSES = (PASS, FAIL, INCONCLUSIVE, UNDECIDABLE, NOT_RUN)
 SCALES = ("smoke", "small", "paper")
+REPRODUCTION, SUBSTITUTE, CODE_CHECK = "reproduction", "substitute", "code_check"
+KINDS = (REPRODUCTION, SUBSTITUTE, CODE_CHECK)
+#: An INCONCLUSIVE whose interval would need more than this many times the units to clear the threshold
+#: shows no effect at this precision (the estimate sits on the threshold).
+NO_EFFECT_FACTOR = 100
 
 #: Decimal tolerances are not exact in binary (0.97 - 0.95 > 0.02): allow for rounding only.
 _FLOAT_SLACK = 1e-12
+
+
+@dataclass(frozen=True)
+class Substitute:
+    """What the paper used, what this rebuild uses in its place, and at which scales."""
+
+    paper: str
+    here: str
+    scales: tuple[str, ...] = SCALES
+
+    def __str__(self) -> str:
+        return f"{self.here} (in place of {self.paper})"
 
 
 @dataclass(frozen=True)
@@ -95,12 +124,52 @@ class Claim:
     each: bool = False
     paper_value: Any = None
     note: str | None = None
+    kind: str | Mapping[str, str] = REPRODUCTION
+    """one of :data:`KINDS`, or one per scale"""
+    kind_reason: str = ""
+    kind_own: bool = False
+    """the kind is the claim's own (else the file's default)"""
+    substitutes: tuple[Substitute, ...] = ()
+    margin: float | None = None
+    margin_source: str | None = None
+    better: str = "higher"
+    floor: str | None = None
+    ceiling: Mapping[str, Any] | None = None
+
+    def kind_at(self, scale: str | None) -> str:
+        """The claim's kind for a build at ``scale`` (its own scale when the build's is unknown)."""
+        if isinstance(self.kind, str):
+            return self.kind
+        return self.kind[scale if scale in SCALES else self.scale]
+
+    def substitutes_at(self, scale: str | None) -> tuple[Substitute, ...]:
+        scale = scale if scale in SCALES else self.scale
+        return tuple(s for s in self.substitutes if scale in s.scales)
 
     def describe_check(self) -> str:
         lhs = self.metric if self.statistic == "mean" else f"{self.statistic}({self.metric})"
-        rel = f"|{lhs} - {self.rhs}| <= {self.tol}" if self.op == "within" else f"{lhs} {self.op} {self.rhs}"
+        if self.op == "within":
+            rel = f"|{lhs} - {self.rhs}| <= {self.tol}"
+        elif self.op == "noninferior":
+            sign, rel_op = ("-", ">") if self.better == "higher" else ("+", "<")
+            rel = f"{lhs} {rel_op} {self.rhs} {sign} {self.margin:g} (non-inferiority; margin: {self.margin_source})"
+        else:
+            rel = f"{lhs} {self.op} {self.rhs}"
         unit = "exact" if self.unit == "none" else f"over {self.unit}, {self.level:.0%}"
         return f"{rel}{' for each' if self.each else ''} ({unit})"
+
+
+@dataclass(frozen=True)
+class ClaimFile:
+    """A claim file: what the rebuild is, the default kind and why, its claims and diagnostics."""
+
+    paper: str
+    title: str
+    rebuild: str
+    claims: tuple[Claim, ...]
+    diagnostics: tuple["Diagnostic", ...]
+    kind: str | Mapping[str, str] | None = None
+    kind_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,10 +222,24 @@ class ClaimResult:
     measured_scale: str | None = None
     note: str = field(default="")
     """what qualifies the verdict: measured below the claim's scale, or from a partial build"""
+    units_needed: int | None = None
+    """INCONCLUSIVE: the units at which the observed effect's interval would clear the threshold"""
+    units_have: int | None = None
+    to_decide: str = ""
+    """INCONCLUSIVE: what would decide it (units needed, or why no number of units would)"""
 
     @property
     def measured(self) -> float | None:
         return None if self.interval is None else self.interval.estimate
+
+    @property
+    def kind(self) -> str:
+        """The claim's kind for the build that produced this result."""
+        return self.claim.kind_at(self.measured_scale)
+
+    @property
+    def substitutes(self) -> tuple[Substitute, ...]:
+        return self.claim.substitutes_at(self.measured_scale) if self.kind == SUBSTITUTE else ()
 
 
 def sample(values, ids, unit: str, x=None, cluster=None, cv: float | None = None) -> dict[str, Any]:
@@ -252,8 +335,22 @@ def load_diagnostics(path: str | Path, schema_path: str | Path) -> list[Diagnost
 
 def load_claim_file(path: str | Path, schema_path: str | Path) -> tuple[list[Claim], list[Diagnostic]]:
     """A claim file's claims and diagnostics, read and validated once."""
+    doc = read_claim_file(path, schema_path)
+    return list(doc.claims), list(doc.diagnostics)
+
+
+def _substitutes(items: list[dict] | None) -> tuple[Substitute, ...]:
+    return tuple(Substitute(paper=s["paper"], here=s["here"], scales=tuple(s.get("scales", SCALES)))
+                 for s in items or ())
+
+
+def read_claim_file(path: str | Path, schema_path: str | Path) -> ClaimFile:
+    """A claim file with what the rebuild is and its default kind, validated (a ``ValueError`` names
+    the claim): every claim has a kind (its own or the file's) with its reason, and a substitute claim
+    names what it stands in for at each scale where it is one."""
     path = Path(path)
     doc = _load_claim_file(path, schema_path)
+    file_subs = _substitutes(doc.get("substitutes"))
     claims, seen = [], set()
     for item in doc["claims"]:
         if item["id"] in seen:
@@ -262,12 +359,26 @@ def load_claim_file(path: str | Path, schema_path: str | Path) -> tuple[list[Cla
         check = item["check"]
         if check["op"] == "within" and ("tol" not in check or not isinstance(check["rhs"], (int, float))):
             raise ValueError(f"{path}: claim {item['id']!r}: 'within' needs a numeric rhs and a tol")
-        claims.append(Claim(paper=doc["paper"], id=item["id"], claim=item["claim"], source=item["source"],
-                            metric=item["metric"], op=check["op"], rhs=check["rhs"], tol=check.get("tol"),
-                            unit=check["unit"], statistic=check.get("statistic", "mean"),
-                            level=check.get("level", 0.95), paired=check.get("paired", True),
-                            each=check.get("each", False), scale=item["scale"],
-                            paper_value=item.get("paper_value"), note=item.get("note")))
+        if "ceiling" in item and check["op"] not in (">", ">=", "<", "<="):
+            raise ValueError(f"{path}: claim {item['id']!r}: a ceiling needs a one-sided check (>, >=, <, <=)")
+        own = "kind" in item
+        kind = item["kind"] if own else doc["kind"]
+        subs = _substitutes(item["substitutes"]) if "substitutes" in item else file_subs
+        claim = Claim(paper=doc["paper"], id=item["id"], claim=item["claim"], source=item["source"],
+                      metric=item["metric"], op=check["op"], rhs=check["rhs"], tol=check.get("tol"),
+                      unit=check["unit"], statistic=check.get("statistic", "mean"),
+                      level=check.get("level", 0.95), paired=check.get("paired", True),
+                      each=check.get("each", False), scale=item["scale"],
+                      paper_value=item.get("paper_value"), note=item.get("note"),
+                      kind=kind, kind_reason=item["kind_reason"] if own else doc["kind_reason"], kind_own=own,
+                      substitutes=subs, margin=check.get("margin"), margin_source=check.get("margin_source"),
+                      better=check.get("better", "higher"), floor=item.get("floor"), ceiling=item.get("ceiling"))
+        for scale in SCALES:
+            if claim.kind_at(scale) == SUBSTITUTE and not claim.substitutes_at(scale):
+                raise ValueError(f"{path}: claim {item['id']!r} is a substitute at scale {scale} but names no "
+                                 "substitution there: say what it stands in for (substitutes: [{paper: ..., here: ...}], "
+                                 "the claim's or the file's)")
+        claims.append(claim)
     diagnostics = []
     for d in doc.get("diagnostics", []):
         if d["id"] in seen:  # one namespace: key.id in the report and on the command line
@@ -277,7 +388,9 @@ def load_claim_file(path: str | Path, schema_path: str | Path) -> tuple[list[Cla
                                       unit=d["unit"], reading=d["reading"], file=d.get("file", "metrics.json"),
                                       rhs=d.get("rhs", 0.0), statistic=d.get("statistic", "mean"),
                                       level=d.get("level", 0.95), paired=d.get("paired", True)))
-    return claims, diagnostics
+    return ClaimFile(paper=doc["paper"], title=doc["title"], rebuild=" ".join(doc["rebuild"].split()),
+                     claims=tuple(claims), diagnostics=tuple(diagnostics), kind=doc.get("kind"),
+                     kind_reason=doc.get("kind_reason", ""))
 
 
 def _load_claim_file(path: Path, schema_path: str | Path) -> dict[str, Any]:
@@ -383,8 +496,14 @@ def as_evidence(node: Any, where: str) -> float | Sample | Interval:
     raise MetricMissing(f"{where} (not a number, sample, rate or interval: {str(node)[:80]})")
 
 
-def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None) -> str:
-    """PASS / FAIL / INCONCLUSIVE: where ``interval`` lies with respect to the claimed side of ``rhs``."""
+def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None, *, margin: float | None = None,
+            better: str = "higher") -> str:
+    """PASS / FAIL / INCONCLUSIVE: where ``interval`` lies with respect to the claimed side of ``rhs``.
+
+    ``noninferior`` ("matches" within ``margin``): with ``better`` higher, PASS when the lower end is
+    above ``rhs - margin`` and FAIL when the upper end is below it; with ``better`` lower, PASS when the
+    upper end is below ``rhs + margin`` and FAIL when the lower end is above it.
+    """
     lo, hi = interval.low, interval.high
     if any(math.isnan(v) for v in (lo, hi, rhs)):
         return INCONCLUSIVE
@@ -393,6 +512,14 @@ def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None) -
         if a <= lo and hi <= b:
             return PASS
         return FAIL if hi < a or lo > b else INCONCLUSIVE
+    if op == "noninferior":
+        if margin is None or not margin > 0:
+            raise ValueError("a non-inferiority check needs a positive margin")
+        if better == "higher":
+            edge = rhs - margin
+            return PASS if lo > edge else FAIL if hi < edge else INCONCLUSIVE
+        edge = rhs + margin
+        return PASS if hi < edge else FAIL if lo > edge else INCONCLUSIVE
     strict = op in (">", "<")
     if op in (">", ">="):
         holds, fails = (lo > rhs if strict else lo >= rhs), (hi <= rhs if strict else hi < rhs)
@@ -401,8 +528,137 @@ def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None) -
     return PASS if holds else FAIL if fails else INCONCLUSIVE
 
 
+def _edges(claim: Claim, threshold: float) -> tuple[list[float], bool]:
+    """The edge(s) an interval must clear for ``claim`` at ``threshold``, and whether a value above the
+    (single) edge is on the claimed side; ``within`` gives its band's two edges."""
+    if claim.op == "within":
+        return [threshold - claim.tol, threshold + claim.tol], True
+    if claim.op == "noninferior":
+        return ([threshold - claim.margin], True) if claim.better == "higher" else ([threshold + claim.margin], False)
+    return [threshold], claim.op in (">", ">=")
+
+
+def _quantile(n: int, level: float, bootstrap: bool) -> float:
+    """The multiple of the standard error that a ``level`` interval over ``n`` units spans on each side:
+    the expanded percentile bootstrap's ``sqrt(n / (n - 1)) t_{n-1}`` (:mod:`repro.stats.intervals`),
+    else the normal quantile (Wilson, or an interval computed upstream)."""
+    from scipy import stats
+
+    if bootstrap and n >= 2:
+        return math.sqrt(n / (n - 1)) * float(stats.t.ppf(1 - (1 - level) / 2, n - 1))
+    return float(stats.norm.ppf(1 - (1 - level) / 2))
+
+
+def _solve_units(sigma: float, delta: float, level: float, bootstrap: bool, cv: float | None) -> int | None:
+    """The fewest units whose interval half-width ``q(n) sigma sqrt(1/n + cv)`` is below ``delta``;
+    ``None`` when no number would do (the overlap of cross-validation folds bounds the half-width)."""
+    r = cv or 0.0
+    n_min = min_units(level)
+
+    def half(n: int) -> float:
+        return _quantile(n, level, bootstrap) * sigma * math.sqrt(1 / n + r)
+
+    if sigma == 0:
+        return n_min
+    if r and _quantile(10 ** 9, level, bootstrap) * sigma * math.sqrt(r) >= delta:
+        return None
+    lo, hi = n_min, n_min
+    while half(hi) > delta:
+        lo, hi = hi, hi * 2
+        if hi > 10 ** 9:
+            return None
+    while lo < hi:  # the half-width falls with n: the first n that clears
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if half(mid) > delta else (lo, mid)
+    return hi
+
+
+def units_to_decide(claim: Claim, interval: Interval | None, threshold: float, *, cv: float | None = None,
+                    values: np.ndarray | None = None, clustered: bool = False) -> tuple[int | None, str]:
+    """For an INCONCLUSIVE check: the number of units at which the observed effect's interval would
+    clear the threshold, and the sentence that says so.
+
+    The spread per unit comes from the interval (its half-width towards the threshold, divided by the
+    interval's quantile at its n) or, where too few units gave no interval, from the per-unit
+    ``values`` of the compared quantity. The effect is assumed to stay as observed, so at the predicted
+    number a true effect of that size clears about half the time (the estimate scatters about it).
+    "No effect visible" when the estimate sits on the threshold (more than
+    :data:`NO_EFFECT_FACTOR` times the units would be needed). Folds of a cross-validation
+    (``cv`` = n_test / n_train) cannot shrink the interval below the overlap's floor: no number of
+    folds decides then, only a larger data set.
+    """
+    if interval is not None:
+        est, n, level = interval.estimate, interval.n, interval.level
+        bootstrap = "bootstrap" in interval.method
+    elif values is not None and len(values) >= 2:
+        est, n, level, bootstrap = float(np.mean(values)), len(values), claim.level, True
+        sigma_values = float(np.std(values, ddof=1))
+    else:
+        return None, ""
+    edges, above_claimed = _edges(claim, threshold)
+    clustered = clustered or (interval is not None and "clusters" in interval.method)
+    what = f"clusters of {claim.unit}" if clustered else claim.unit
+    needs = []
+    if claim.op == "within" and edges[0] < est < edges[1]:
+        targets, side = [(est - edges[0], -1), (edges[1] - est, +1)], "PASS"  # both ends inside the band
+    else:
+        edge = min(edges, key=lambda e: abs(est - e))
+        targets = [(abs(est - edge), +1 if edge > est else -1)]  # the end towards the edge must clear it
+        side = "PASS" if claim.op != "within" and (est > edge) == above_claimed else "FAIL"
+    for delta, direction in targets:
+        if delta <= _FLOAT_SLACK * max(1.0, abs(est)):
+            return None, f"no effect visible: the estimate {est:.4g} sits on the threshold"
+        if interval is not None:
+            h = (interval.high - est) if direction > 0 else (est - interval.low)
+            if not h > 0:
+                return None, ""
+            sigma = h / (_quantile(n, level, bootstrap) * math.sqrt(1 / n + (cv or 0.0)))
+        else:
+            sigma = sigma_values
+        need = _solve_units(sigma, delta, level, bootstrap, cv)
+        if need is None:
+            if cv:
+                return None, (f"no number of folds decides: the folds' overlap (n_test / n_train = {cv:.3g}) keeps "
+                              f"the interval wider than the effect ({est:.3g}); a larger data set would")
+            return None, "no effect visible at any number of units"
+        needs.append(need)
+    need = max(needs)
+    if need > NO_EFFECT_FACTOR * n:
+        return None, (f"no effect visible: the estimate {est:.4g} sits on the threshold (its interval would clear it "
+                      f"only at more than {NO_EFFECT_FACTOR}x these n = {n}, unit: {what})")
+    return need, (f"would decide ({side} side) at about n = {need} (unit: {what}; now n = {n}), if the effect stays "
+                  "as observed")
+
+
+def _ceiling(claim: Claim, metrics: Mapping[str, Any], rhs_path: float | str, status: str,
+             reason: str) -> tuple[str, str]:
+    """UNDECIDABLE in place of FAIL or INCONCLUSIVE when the compared side sits at the metric's bound."""
+    if claim.ceiling is None or status not in (FAIL, INCONCLUSIVE):
+        return status, reason
+    try:
+        node = float(rhs_path) if not isinstance(rhs_path, str) else as_evidence(lookup_metric(metrics, rhs_path), rhs_path)
+    except (MetricMissing, Undecidable):
+        return status, reason
+    level = node if isinstance(node, float) else node.estimate if isinstance(node, Interval) else float(np.mean(node.values))
+    bound, headroom = float(claim.ceiling["bound"]), float(claim.ceiling["headroom"])
+    room = bound - level if claim.op in (">", ">=") else level - bound
+    if room >= headroom:
+        return status, reason
+    why = (f"ceiling: {claim.ceiling['reason']} (the compared side is at {level:.4g}, within {headroom:g} of the "
+           f"bound {bound:g}; would have been {status})")
+    return UNDECIDABLE, why + (f"; {reason}" if reason else "")
+
+
 class Undecidable(ValueError):
     """The metric exists but cannot give an interval for this check (the reason says why)."""
+
+
+class _TooFew(Undecidable):
+    """Too few units for an interval; carries the per-unit compared quantity (for the units needed)."""
+
+    def __init__(self, message: str, values: np.ndarray | None, threshold: float = 0.0, clustered: bool = False):
+        super().__init__(message)
+        self.values, self.threshold, self.clustered = values, threshold, clustered
 
 
 def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample | Interval, level: float,
@@ -455,8 +711,14 @@ def _bootstrap(claim: Claim, lhs: Sample, rhs: float | Sample, level: float, see
     n_units = min(lhs.values.size, rhs.values.size) if isinstance(rhs, Sample) else lhs.values.size
     if n_units < min_units(level):
         what = "clusters of units" if lhs.cluster is not None else "units"
-        raise Undecidable(f"{n_units} {what} cannot give a {level:.4g} interval without assuming a distribution "
-                          f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide")
+        values, threshold = None, 0.0
+        if claim.statistic == "mean" and isinstance(rhs, float):
+            values, threshold = lhs.values, rhs
+        elif claim.statistic == "mean" and isinstance(rhs, Sample) and claim.paired and rhs.values.size == lhs.values.size:
+            values = lhs.values - rhs.values
+        raise _TooFew(f"{n_units} {what} cannot give a {level:.4g} interval without assuming a distribution "
+                      f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide",
+                      values, threshold, lhs.cluster is not None)
     if claim.statistic == "slope":
         if lhs.x is None:
             raise Undecidable(f"{claim.metric} has no x values for a slope")
@@ -514,16 +776,53 @@ def _evidence_interval(check: Claim | Diagnostic, metrics: Mapping[str, Any], me
     return _interval(check, lhs, rhs, level, seed)
 
 
+class _Part(NamedTuple):
+    """The verdict of one check (one setting of an ``each`` claim), and what would decide it; its first
+    three fields are the (status, interval, reason) of a check."""
+
+    status: str
+    interval: Interval | None = None
+    reason: str = ""
+    units_needed: int | None = None
+    to_decide: str = ""
+    units_have: int | None = None
+
+
+def _cv_of(metrics: Mapping[str, Any], *paths: float | str) -> float | None:
+    """n_test / n_train of the cross-validation folds the compared samples are, if they are."""
+    for path in paths:
+        if isinstance(path, str):
+            try:
+                ev = as_evidence(lookup_metric(metrics, path), path)
+            except (MetricMissing, Undecidable, ValueError):
+                continue
+            if isinstance(ev, Sample) and ev.cv is not None:
+                return ev.cv
+    return None
+
+
 def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
-               seed: int) -> tuple[str, Interval | None, str]:
+               seed: int) -> _Part:
     try:
         interval, threshold = _evidence_interval(claim, metrics, metric, rhs_path, level, seed)
+    except _TooFew as few:
+        status, reason = _ceiling(claim, metrics, rhs_path, INCONCLUSIVE, str(few))
+        need, text = (None, "") if status != INCONCLUSIVE else units_to_decide(
+            replace(claim, level=level), None, few.threshold, cv=_cv_of(metrics, metric, rhs_path), values=few.values,
+            clustered=few.clustered)
+        return _Part(status, None, reason, need, text, None if few.values is None else len(few.values))
     except Undecidable as why:
-        return INCONCLUSIVE, None, str(why)
-    return verdict(interval, claim.op, threshold, claim.tol), interval, ""
+        status, reason = _ceiling(claim, metrics, rhs_path, INCONCLUSIVE, str(why))
+        return _Part(status, None, reason)
+    status = verdict(interval, claim.op, threshold, claim.tol, margin=claim.margin, better=claim.better)
+    status, reason = _ceiling(claim, metrics, rhs_path, status, "")
+    if status != INCONCLUSIVE:
+        return _Part(status, interval, reason)
+    need, text = units_to_decide(claim, interval, threshold, cv=_cv_of(metrics, metric, rhs_path))
+    return _Part(status, interval, reason, need, text)
 
 
-def _check(claim: Claim, metrics: Mapping[str, Any]) -> tuple[str, Interval | None, str]:
+def _check(claim: Claim, metrics: Mapping[str, Any]) -> _Part:
     seed = job_seed(0, "claim", claim.paper, claim.id)
     if not claim.each:
         return _check_one(claim, metrics, claim.metric, claim.rhs, claim.level, seed)
@@ -536,19 +835,32 @@ def _check(claim: Claim, metrics: Mapping[str, Any]) -> tuple[str, Interval | No
     for name in group:
         rhs = claim.rhs if not isinstance(claim.rhs, str) else f"{claim.rhs}.{name}"
         parts[name] = _check_one(claim, metrics, f"{claim.metric}.{name}", rhs, level, seed)
-    statuses = [s for s, _, _ in parts.values()]
-    status = FAIL if FAIL in statuses else PASS if all(s == PASS for s in statuses) else INCONCLUSIVE
-    worst = next(name for name, (s, _, _) in parts.items() if s == status) if status != PASS else \
-        min(parts, key=lambda k: _margin(parts[k][1], claim))
-    detail = "; ".join(f"{name}: {s}" + (f" {iv}" if iv else f" ({why})" if why else "")
-                       for name, (s, iv, why) in parts.items())
-    return status, parts[worst][1], f"each of {len(group)} (Bonferroni, {level:.3g} each; shown: {worst}): {detail}"
+    statuses = [p.status for p in parts.values()]
+    status = FAIL if FAIL in statuses else PASS if all(s == PASS for s in statuses) else \
+        UNDECIDABLE if UNDECIDABLE in statuses else INCONCLUSIVE
+    worst = next(name for name, p in parts.items() if p.status == status) if status != PASS else \
+        min(parts, key=lambda k: _margin(parts[k].interval, claim))
+    detail = "; ".join(f"{name}: {p.status}" + (f" {p.interval}" if p.interval else f" ({p.reason})" if p.reason else "")
+                       for name, p in parts.items())
+    need, text = None, ""
+    if status == INCONCLUSIVE:  # every setting still open must clear: the slowest one decides
+        open_ = {name: p for name, p in parts.items() if p.status == INCONCLUSIVE}
+        stuck = [name for name, p in open_.items() if p.units_needed is None]
+        if stuck:
+            text = "; ".join(f"{name}: {open_[name].to_decide or 'no estimate of the units needed'}" for name in stuck)
+        else:
+            slowest = max(open_, key=lambda k: open_[k].units_needed)
+            need, text = open_[slowest].units_needed, f"{open_[slowest].to_decide} (the slowest setting: {slowest})"
+    have = parts[worst].units_have if parts[worst].interval is None else parts[worst].interval.n
+    return _Part(status, parts[worst].interval, f"each of {len(group)} (Bonferroni, {level:.3g} each; shown: {worst}): {detail}",
+                 need, text, have)
 
 
 def _margin(interval: Interval | None, claim: Claim) -> float:
     if interval is None:
         return -math.inf
-    return interval.low if claim.op in (">", ">=") else -interval.high
+    higher = claim.op in (">", ">=") or (claim.op == "noninferior" and claim.better == "higher")
+    return interval.low if higher else -interval.high
 
 
 def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[ClaimResult]:
@@ -563,7 +875,7 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
     results = []
     for c in claims:
         try:
-            status, interval, reason = _check(c, metrics)
+            part = _check(c, metrics)
         except MetricMissing as missing:
             results.append(ClaimResult(c, NOT_RUN, reason=f"metric {missing.args[0]} absent from {metrics_path}"
                                        + (f" ({partial})" if partial else ""), measured_scale=measured_scale))
@@ -571,8 +883,10 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
         notes = [partial] if partial else []
         if measured_scale in SCALES and SCALES.index(measured_scale) < SCALES.index(c.scale):
             notes.append(f"measured at scale {measured_scale}; the claim is expected to hold from scale {c.scale}")
-        results.append(ClaimResult(c, status, interval=interval, reason=reason, measured_scale=measured_scale,
-                                   note="; ".join(notes)))
+        have = part.interval.n if part.interval is not None else part.units_have
+        results.append(ClaimResult(c, part.status, interval=part.interval, reason=part.reason,
+                                   measured_scale=measured_scale, note="; ".join(notes),
+                                   units_needed=part.units_needed, units_have=have, to_decide=part.to_decide))
     return results
 
 
@@ -640,7 +954,9 @@ def main(argv: list[str] | None = None) -> int:
         metrics = Path(args.results) / key / "metrics.json"
         for r in evaluate(claims, metrics if metrics.exists() else None):
             shown = str(r.interval) if r.interval is not None else "-"
-            print(f"{key}.{r.claim.id}: {r.status}  {shown}  {r.reason}".rstrip() + (f" [{r.note}]" if r.note else ""))
+            line = f"{key}.{r.claim.id}: {r.status}  ({r.kind})  {shown}  {r.reason}".rstrip()
+            line += f"; to decide: {r.to_decide}" if r.to_decide else ""
+            print(line + (f" [{r.note}]" if r.note else ""))
         for m in measure(diagnostics, Path(args.results) / key):
             shown = str(m.interval) if m.interval is not None else "-"
             print(f"{key}.{m.diagnostic.id}: diagnostic  {shown}  {m.reason}".rstrip())

@@ -38,11 +38,16 @@ def report(tmp_path):
 
     from repro.figures.style import save
 
-    claims = {"paper": "demo", "title": "Demo", "claims": [
+    claims = {"paper": "demo", "title": "Demo", "rebuild": "A demo.", "kind": "reproduction",
+              "kind_reason": "the demo's own experiment", "claims": [
         {"id": "wins", "claim": "ours > 0", "source": "abstract", "metric": "gain",
          "check": {"op": ">", "rhs": 0, "unit": "seed"}, "scale": "smoke"},
         {"id": "loses", "claim": "ours < 0", "source": "Table 1", "metric": "gain",
-         "check": {"op": "<", "rhs": 0, "unit": "seed"}, "scale": "smoke"}]}
+         "check": {"op": "<", "rhs": 0, "unit": "seed"}, "scale": "smoke", "kind": "substitute",
+         "kind_reason": "a small model stands in", "substitutes": [{"paper": "a 49B model", "here": "a 135M model"}]},
+        {"id": "planted", "claim": "the testbed plants it", "source": "ours", "metric": "gain",
+         "check": {"op": ">", "rhs": 0, "unit": "seed"}, "scale": "smoke", "kind": "code_check",
+         "kind_reason": "true by the generator"}]}
     (tmp_path / "claims").mkdir()
     (tmp_path / "claims/demo.yaml").write_text(yaml.safe_dump(claims))
     write_json(tmp_path / "results/demo/metrics.json",
@@ -54,7 +59,7 @@ def report(tmp_path):
     entries = collect(papers, built={"demo": ["reports/demo_fig1.pdf", "results/demo/metrics.json"]},
                       claims_dir=tmp_path / "claims", schema_path=REPO / "workflow/schemas/claims.schema.yaml",
                       results_dir=tmp_path / "results", benchmarks_dir=tmp_path / "benchmarks")
-    assert [r.status for r in entries[-1].results] == [PASS, FAIL]
+    assert [r.status for r in entries[-1].results] == [PASS, FAIL, PASS]
     page = tmp_path / "reports/artifact_evaluation.html"
     page.write_text(render_html(entries, scale="smoke", reports_dir=tmp_path / "reports"))
     return page
@@ -64,6 +69,19 @@ def test_the_page_links_each_figure_to_its_pdf_and_csv(report):
     text = report.read_text()
     assert "href='demo_fig1.pdf'" in text and "href='demo_fig1.csv'" in text
     assert "data:image/png;base64," in text and "<svg" in text
+
+
+def test_the_overview_counts_each_kind_in_its_own_panel_and_rows_carry_their_kind(report):
+    """One panel per kind: the reproduction's PASS, the substitute's FAIL and the code check's PASS are
+    three bars, never one; a substitute's FAIL says it is not a refutation; the section opens with the rebuild."""
+    text = report.read_text()
+    svg = text.split("<figure id='overview'>")[1].split("</figure>")[0]
+    for heading in ("reproduction", "substitute", "code checks", "NOT RUN"):
+        assert f"font-weight='bold'>{heading}</text>" in svg
+    assert "<title>demo, reproduction: 1 PASS</title>" in svg and "<title>demo, substitute: 1 FAIL</title>" in svg
+    assert "<title>demo, code checks: 1 PASS</title>" in svg
+    assert "<b>FAIL</b> (not reproduced with these substitutes)" in text and "<li>a 135M model <i>in place of</i> a 49B model</li>" in text
+    assert "<b>PASS</b> (code check)" in text and "What this rebuild is: A demo." in text
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium (apt-get install chromium; .ci/run installs it)")

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from repro.aereport import collect, load_papers, render_html, render_markdown
-from repro.claims import FAIL, INCONCLUSIVE, NOT_RUN, PASS, evaluate, interval, load_claims, rate, sample
+from repro.claims import FAIL, INCONCLUSIVE, NOT_RUN, PASS, UNDECIDABLE, evaluate, interval, load_claims, rate, sample
 from repro.io import write_json
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,6 +19,9 @@ SCHEMA = REPO / "workflow/schemas/claims.schema.yaml"
 CLAIMS = {
     "paper": "demo",
     "title": "Demo paper",
+    "rebuild": "A demo: hand-written metrics.",
+    "kind": "reproduction",
+    "kind_reason": "the demo's own experiment",
     "claims": [
         {"id": "above", "claim": "a > 0.9", "source": "abstract", "metric": "a",
          "check": {"op": ">", "rhs": 0.9, "unit": "none"}, "scale": "smoke"},
@@ -143,10 +146,19 @@ def test_paper_key_must_match_file_name(tmp_path):
 
 
 def test_every_committed_claim_file_is_valid():
+    """Every claim has a kind at every scale with its reason, a substitute names what it stands in for
+    (the loader refuses it otherwise), and a non-inferiority margin comes from the paper or the metric's
+    scale, never the data."""
     papers = {p["key"] for p in load_papers(REPO / "workflow/papers.yaml")}
     for path in sorted((REPO / "workflow/claims").glob("*.yaml")):
         assert path.stem in papers, f"{path.name} names no paper of workflow/papers.yaml"
-        assert load_claims(path, SCHEMA), path
+        claims = load_claims(path, SCHEMA)
+        assert claims, path
+        for c in claims:
+            assert all(c.kind_at(s) in ("reproduction", "substitute", "code_check") for s in ("smoke", "small", "paper"))
+            assert c.kind_reason, (path.name, c.id)
+            if c.op == "noninferior":
+                assert c.margin_source.startswith(("paper:", "the metric's scale")), (path.name, c.id)
 
 
 def test_report_lists_all_19_papers_and_marks_unbuilt_ones(tmp_path):
@@ -165,7 +177,8 @@ def test_report_lists_all_19_papers_and_marks_unbuilt_ones(tmp_path):
     assert md.count("NOT RUN: this paper is not built yet.") == 19
     assert "snakemake reports/demo_fig1.pdf --config scale=smoke" in md
     assert "12 s over 1 jobs" in md
-    assert "5 PASS, 2 FAIL, 1 INCONCLUSIVE, 1 NOT RUN" in md
+    assert ("reproduction verdicts: 5 PASS, 2 FAIL, 1 INCONCLUSIVE; substitute verdicts: none; code checks "
+            "(our code, counted apart): none; NOT RUN: 1") in md
     assert "<td><b>FAIL</b></td>" in render_html(entries, scale="smoke")
 
 
@@ -376,7 +389,7 @@ def test_diagnostics_are_reported_beside_the_claims_without_a_verdict(tmp_path):
     entries = collect([{"number": 20, "key": "demo", "title": "Demo"}], built={"demo": []}, claims_dir=claims_dir,
                       schema_path=SCHEMA, results_dir=tmp_path / "results", benchmarks_dir=tmp_path / "benchmarks")
     md = render_markdown(entries, scale="smoke")
-    assert "5 PASS, 2 FAIL, 1 INCONCLUSIVE, 1 NOT RUN" in md  # the diagnostics count as no verdict
+    assert "reproduction verdicts: 5 PASS, 2 FAIL, 1 INCONCLUSIVE;" in md and "NOT RUN: 1." in md  # diagnostics: no verdict
     section = md.split("Diagnostics (not claims of the paper")[1]
     assert "| `gap`: how far ahead is ours, per unit? |" in section and "m.ours - m.base (over fold_seed, 95%)" in section
     assert "<td><code>shifted</code>: ours above 0.6?</td>" in render_html(entries, scale="smoke")
@@ -397,3 +410,229 @@ def test_a_bad_diagnostic_is_rejected_naming_it(tmp_path, mutate, message):
         load_diagnostics(_write(tmp_path, {**CLAIMS, "diagnostics": [DIAGNOSTICS[0], DIAGNOSTICS[0]]}), SCHEMA)
     with pytest.raises(ValueError, match="duplicate diagnostic id 'above'"):
         load_diagnostics(_write(tmp_path, {**CLAIMS, "diagnostics": [{**DIAGNOSTICS[0], "id": "above"}]}), SCHEMA)
+
+
+# ---- kinds, substitutions, non-inferiority, floors, ceilings, units needed -------------------------------------
+
+def _one(check: dict, **extra) -> dict:
+    """A claim file of one claim 'c' reading metric 'm' with ``check``."""
+    return {**CLAIMS, "claims": [{"id": "c", "claim": "c", "source": "abstract", "metric": "m", "check": check,
+                                  "scale": "smoke", **extra}]}
+
+
+SUBSTITUTED = {**CLAIMS, "kind": "substitute", "kind_reason": "a small model for a large one",
+               "substitutes": [{"paper": "a 49B model", "here": "a 135M model"}]}
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: (d.pop("kind"), d.pop("kind_reason")), r"claim '\w+' .*'kind' is a required property"),  # no kind anywhere
+    (lambda d: d.pop("kind_reason"), "'kind_reason' is a dependency of 'kind'"),                       # a kind without its reason
+    (lambda d: d["claims"][0].update(kind="code_check"), r"claim 'above'.*'kind_reason' is a dependency of 'kind'"),
+    (lambda d: d.update(kind="guess"), "guess"),                                                    # not a kind
+    (lambda d: d.update(kind={"smoke": "code_check", "small": "substitute"}), "kind"),             # a scale left out
+    (lambda d: d.pop("substitutes"), r"claim 'above' is a substitute at scale smoke but names no substitution"),
+    (lambda d: d["substitutes"][0].pop("here"), "'here' is a required property"),                  # half a pair
+    (lambda d: d["substitutes"][0].update(scales=["small", "paper"]), "substitute at scale smoke"),  # not at smoke
+    (lambda d: d.pop("rebuild"), "'rebuild' is a required property"),
+])
+def test_a_claim_without_a_kind_or_a_substitute_without_its_pair_is_refused(tmp_path, mutate, message):
+    import copy
+
+    doc = copy.deepcopy(SUBSTITUTED)
+    mutate(doc)
+    with pytest.raises(ValueError, match=message):
+        load_claims(_write(tmp_path, doc), SCHEMA)
+
+
+def test_kinds_resolve_per_claim_and_per_scale(tmp_path):
+    doc = {**SUBSTITUTED, "claims": [
+        dict(CLAIMS["claims"][0]),
+        {**CLAIMS["claims"][1], "kind": "code_check", "kind_reason": "an identity"},
+        {**CLAIMS["claims"][2], "kind": {"smoke": "code_check", "small": "substitute", "paper": "reproduction"},
+         "kind_reason": "scripted agents at smoke", "substitutes": [{"paper": "7 models", "here": "SmolLM2", "scales": ["small"]}]}]}
+    above, below, beats = load_claims(_write(tmp_path, doc), SCHEMA)
+    assert above.kind_at("small") == "substitute" and [str(s) for s in above.substitutes_at("small")] == ["a 135M model (in place of a 49B model)"]
+    assert below.kind_at("paper") == "code_check" and below.kind_own and not above.kind_own
+    assert [beats.kind_at(s) for s in ("smoke", "small", "paper")] == ["code_check", "substitute", "reproduction"]
+    assert [str(s) for s in beats.substitutes_at("small")] == ["SmolLM2 (in place of 7 models)"] and not beats.substitutes_at("paper")
+
+
+@pytest.mark.parametrize("check, message", [
+    ({"op": "noninferior", "rhs": "m.base", "unit": "seed", "margin_source": "the scale"}, "'margin' is a required property"),
+    ({"op": "noninferior", "rhs": "m.base", "unit": "seed", "margin": 0.05}, "'margin_source' is a required property"),
+    ({"op": "noninferior", "rhs": "m.base", "unit": "seed", "margin": 0, "margin_source": "the scale"}, "margin"),
+    ({"op": ">", "rhs": "m.base", "unit": "seed", "margin": 0.05, "margin_source": "the scale"}, "noninferior"),
+])
+def test_a_noninferiority_check_without_its_margin_and_source_is_refused(tmp_path, check, message):
+    with pytest.raises(ValueError, match=message):
+        load_claims(_write(tmp_path, _one(check)), SCHEMA)
+
+
+def _paired(tmp_path, diff, n=20, seed=0, noise=0.02):
+    """metrics.json with 'm.ours' - 'm.base' = ``diff`` + noise per seed, paired."""
+    rng = np.random.default_rng(seed)
+    ids = [f"s{i}" for i in range(n)]
+    base = rng.normal(0.5, 0.1, n)
+    write_json(tmp_path / "metrics.json", {"m": {"ours": sample(base + diff + rng.normal(0, noise, n), ids, "seed"),
+                                                  "base": sample(base, ids, "seed")}})
+    return tmp_path / "metrics.json"
+
+
+def test_noninferiority_planted_tie_passes_and_a_deficit_beyond_the_margin_fails(tmp_path):
+    """A true tie: superiority stays INCONCLUSIVE, non-inferiority within a margin of 0.05 PASSes. A true
+    deficit of 0.1, twice the margin, FAILs; a deficit inside the margin whose interval crosses the
+    margin's edge stays INCONCLUSIVE; ``better: lower`` mirrors it."""
+    superior = {"op": ">", "rhs": "m.base", "unit": "seed"}
+    matches = {"op": "noninferior", "rhs": "m.base", "unit": "seed", "margin": 0.05,
+               "margin_source": "the metric's scale: 5% of [0, 1]"}
+    sup, = load_claims(_write(tmp_path, _one(superior, metric="m.ours") | {"claims": [
+        {**_one(superior)["claims"][0], "metric": "m.ours"}]}), SCHEMA)
+    ni, = load_claims(_write(tmp_path, {**CLAIMS, "claims": [{**_one(matches)["claims"][0], "metric": "m.ours"}]}), SCHEMA)
+    assert "m.ours > m.base - 0.05 (non-inferiority; margin: the metric's scale" in ni.describe_check()
+    tie = _paired(tmp_path, 0.0)
+    (r_sup,), (r_ni,) = evaluate([sup], tie), evaluate([ni], tie)
+    assert r_sup.status == INCONCLUSIVE and r_sup.interval.low < 0 < r_sup.interval.high
+    assert r_ni.status == PASS and r_ni.interval.low > -0.05
+    deficit = _paired(tmp_path, -0.1)
+    assert evaluate([ni], deficit)[0].status == FAIL
+    edge = _paired(tmp_path, -0.05, noise=0.05)
+    assert evaluate([ni], edge)[0].status == INCONCLUSIVE
+    lower = replace(ni, better="lower")  # lower is better: ours may be at most 0.05 above
+    assert evaluate([lower], _paired(tmp_path, 0.0))[0].status == PASS
+    assert evaluate([lower], _paired(tmp_path, 0.1))[0].status == FAIL
+
+
+def test_a_metric_at_its_ceiling_is_undecidable_not_fail(tmp_path):
+    """Coverage 1.0 in both arms on every seed: the strict '>' FAILs, the ceiling reports it UNDECIDABLE
+    with its reason; a baseline with room under the bound keeps its verdict; in an 'each' claim one
+    setting at the ceiling makes the claim UNDECIDABLE unless another setting FAILs."""
+    ceiling = {"bound": 1.0, "headroom": 0.01, "reason": "coverage is a share bounded by 1"}
+    doc = {**CLAIMS, "claims": [{**_one({"op": ">", "rhs": "m.base", "unit": "seed"})["claims"][0], "metric": "m.ours",
+                                 "ceiling": ceiling}]}
+    claim, = load_claims(_write(tmp_path, doc), SCHEMA)
+    ids = [f"s{i}" for i in range(8)]
+    write_json(tmp_path / "metrics.json", {"m": {"ours": sample(np.ones(8), ids, "seed"), "base": sample(np.ones(8), ids, "seed")}})
+    r, = evaluate([claim], tmp_path / "metrics.json")
+    assert r.status == UNDECIDABLE and "ceiling: coverage is a share bounded by 1" in r.reason and "would have been FAIL" in r.reason
+    write_json(tmp_path / "metrics.json", {"m": {"ours": sample(np.full(8, 0.9), ids, "seed"),
+                                                  "base": sample(np.full(8, 0.9), ids, "seed")}})
+    assert evaluate([claim], tmp_path / "metrics.json")[0].status == FAIL  # room to rise: a tie fails '>'
+    each = replace(claim, each=True)
+    rng = np.random.default_rng(0)
+    noisy = rng.normal(0.5, 0.1, 8)
+    write_json(tmp_path / "metrics.json", {"m": {
+        "ours": {"tied": sample(np.ones(8), ids, "seed"), "open": sample(noisy + np.tile([0.1, -0.1], 4), ids, "seed")},
+        "base": {"tied": sample(np.ones(8), ids, "seed"), "open": sample(noisy, ids, "seed")}}})
+    r, = evaluate([each], tmp_path / "metrics.json")
+    assert r.status == UNDECIDABLE and "tied: UNDECIDABLE" in r.reason
+    with pytest.raises(ValueError, match="ceiling needs a one-sided check"):
+        load_claims(_write(tmp_path, {**CLAIMS, "claims": [{**CLAIMS["claims"][3], "ceiling": ceiling}]}), SCHEMA)
+
+
+def test_units_needed_planted_effect_passes_about_half_the_time_at_the_predicted_n(tmp_path):
+    """A planted effect of 0.3 sd: a pilot of 12 units is INCONCLUSIVE; at the number of units it
+    predicts, fresh samples of the same effect PASS in about half of the repeats (the interval's lower
+    end is then the effect minus its half-width, which the estimate clears about half the time), and at
+    half that number far less often. A pilot of 4 units (too few for any interval) predicts from its
+    per-unit spread; an estimate on the threshold shows no effect."""
+    from repro.claims import units_to_decide
+    from repro.stats.intervals import bootstrap_interval
+
+    def planted(n, rng, exact=False):
+        x = rng.normal(size=n)
+        if exact:  # the pilot's mean and sd are the planted ones
+            x = (x - x.mean()) / x.std(ddof=1)
+        return 0.3 + x
+
+    claim, = load_claims(_write(tmp_path, _one({"op": ">", "rhs": 0, "unit": "seed"})), SCHEMA)
+    rng = np.random.default_rng(7)
+    write_json(tmp_path / "metrics.json", {"m": sample(planted(12, rng, exact=True), range(12), "seed")})
+    pilot, = evaluate([claim], tmp_path / "metrics.json")
+    assert pilot.status == INCONCLUSIVE and pilot.units_have == 12
+    need = pilot.units_needed
+    assert 35 <= need <= 60, need  # about (1.96 / 0.3)^2 = 43, up to the scatter of the pilot's bootstrap
+    assert f"at about n = {need} (unit: seed; now n = 12)" in pilot.to_decide
+
+    def pass_rate(n, repeats=200):
+        hits = 0
+        for k in range(repeats):
+            iv = bootstrap_interval(planted(n, rng), level=0.95, seed=k, n_boot=2000)
+            hits += iv.low > 0
+        return hits / repeats
+
+    at_need, at_half = pass_rate(need), pass_rate(need // 2)
+    assert 0.4 <= at_need <= 0.8, at_need
+    assert at_half < at_need - 0.1, (at_half, at_need)
+
+    write_json(tmp_path / "metrics.json", {"m": sample(planted(4, rng, exact=True), range(4), "seed")})
+    few, = evaluate([claim], tmp_path / "metrics.json")
+    assert few.status == INCONCLUSIVE and "at least 6 are needed" in few.reason and few.units_have == 4
+    assert 35 <= few.units_needed <= 60, few.units_needed
+
+    centred = planted(12, rng, exact=True) - 0.3  # the estimate sits on the threshold
+    write_json(tmp_path / "metrics.json", {"m": sample(centred, range(12), "seed")})
+    flat, = evaluate([claim], tmp_path / "metrics.json")
+    assert flat.status == INCONCLUSIVE and flat.units_needed is None and "no effect visible" in flat.to_decide
+    # folds of a cross-validation: the overlap bounds the interval, no number of folds decides a small effect
+    from repro.stats.intervals import Interval
+    iv = Interval(0.02, -0.1, 0.14, 0.95, 25, "bootstrap mean, CV-corrected (Nadeau-Bengio, x2.69)")
+    need, text = units_to_decide(claim, iv, 0.0, cv=0.25)
+    assert need is None and "no number of folds decides" in text
+
+
+def test_the_report_shows_kind_note_substitutions_floor_and_counts_each_kind_apart(tmp_path, capsys):
+    """A substitute's FAIL reads 'not reproduced with these substitutes'; a code check is counted apart and
+    never among the paper's verdicts; each row shows its kind, its substitutions, its note and its floor;
+    the section opens with what the rebuild is; an INCONCLUSIVE row says what would decide it."""
+    from repro.aereport import kind_counts
+
+    doc = {**SUBSTITUTED, "rebuild": "Scripted agents stand in for frontier models.",
+           "claims": [
+               {**CLAIMS["claims"][0], "kind": "code_check", "kind_reason": "holds by construction of the testbed"},
+               {**CLAIMS["claims"][1], "note": "our reading of 'low'"},
+               {**CLAIMS["claims"][2], "floor": "a random verdict on the same units"},
+               {**CLAIMS["claims"][4]},
+               {**CLAIMS["claims"][5]}]}
+    claims_dir = tmp_path / "claims"
+    claims_dir.mkdir()
+    _write(claims_dir, doc)
+    metrics = _metrics(np.random.default_rng(2))
+    ids = [f"s{i}" for i in range(10)]
+    x = np.random.default_rng(3).normal(0, 1, 10)
+    metrics["s"] = sample(0.5 + (x - x.mean()) / x.std(ddof=1), ids, "seed")  # an effect of 0.5 sd: open at 10 units
+    write_json(tmp_path / "results/demo/metrics.json", metrics)
+    bench = tmp_path / "benchmarks/demo/x.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tcpu_time\n10\t0:00:10\t3600\n")
+    entries = collect([{"number": 20, "key": "demo", "title": "Demo"}], built={"demo": []}, claims_dir=claims_dir,
+                      schema_path=SCHEMA, results_dir=tmp_path / "results", benchmarks_dir=tmp_path / "benchmarks")
+    counts = kind_counts(entries[0].results)
+    assert counts["code_check"]["PASS"] == 1 and counts["substitute"]["PASS"] == 1 and counts["substitute"]["FAIL"] == 1
+    assert sum(counts["reproduction"].values()) == 0 and counts["NOT RUN"] == 1
+    md = render_markdown(entries, scale="smoke")
+    assert ("Reproduction verdicts (the paper's experiment, scaled down): none. Substitute verdicts (named "
+            "substitutions; a FAIL is not reproduced with these substitutes): 1 PASS, 1 FAIL, 1 INCONCLUSIVE. Code "
+            "checks (our testbed and code, never counted as the papers' verdicts): 1 PASS. NOT RUN: 1.") in md
+    assert "| 20 | demo: Demo | yes | 5 | none | 1 PASS, 1 FAIL, 1 INCONCLUSIVE | 1 PASS | 1 |" in md
+    section = md.split("## 20. demo")[1]
+    assert section.index("What this rebuild is: Scripted agents stand in for frontier models.") < section.index("| claim |")
+    rows = {line.split("`")[1]: line for line in section.splitlines() if line.startswith("| `")}
+    assert rows["above"].endswith("**PASS** (code check) |") and "code check (holds by construction of the testbed)" in rows["above"]
+    assert rows["below"].endswith("**FAIL** (not reproduced with these substitutes) |")
+    assert "Note: our reading of 'low'" in rows["below"] and "substitute: a 135M model (in place of a 49B model)" in rows["below"]
+    assert "Floor: a random verdict on the same units." in rows["beats"]
+    assert "**INCONCLUSIVE** |" in rows["summary"] and "to decide: would decide (PASS side) at about n = " in rows["summary"]
+    assert "CPU-h for the preset's build at that many units (now 1 CPU-h" in rows["summary"]
+    page = render_html(entries, scale="smoke")
+    assert "<b>FAIL</b> (not reproduced with these substitutes)" in page and "<li>a 135M model <i>in place of</i> a 49B model</li>" in page
+    assert "code checks" in page and "What this rebuild is: Scripted agents stand in for frontier models." in page
+
+    from repro.claims import main
+    (tmp_path / "workflow/claims").mkdir(parents=True)
+    (tmp_path / "workflow/schemas").mkdir()
+    (tmp_path / "workflow/schemas/claims.schema.yaml").write_text(SCHEMA.read_text())
+    _write(tmp_path / "workflow/claims", doc)
+    assert main(["demo", "--repo", str(tmp_path), "--results", str(tmp_path / "results")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("demo.above: PASS  (code_check)") and out[1].startswith("demo.below: FAIL  (substitute)")
+    assert "to decide: would decide" in out[4]

@@ -166,6 +166,15 @@ def test_probe_analysis_on_planted_hidden_states():
     assert metrics["decodable"]["cognition"]["m__arithmetic"]["unit"] == "item"
     assert metrics["cognition_to_action_share"]["trials"] == dec["mismatched"]
     assert len(layers) == 3 and table[0]["mismatched"] == dec["mismatched"]
+    # the floors: per mismatched item, paired with the real probe's verdict by item; a probe trained on
+    # permuted labels reads nothing, so it gets the true label about as often as the labels' balance allows
+    per_item, floors = metrics["cognition_to_action_per_item"], metrics["cognition_to_action_floor"]
+    assert sum(per_item["values"]) == dec["cognition_to_action"] and len(per_item["ids"]) == dec["mismatched"]
+    for name in ("permuted", "majority"):
+        assert floors[name]["ids"] == per_item["ids"] and floors[name]["unit"] == "model_item"
+    assert 0.3 < np.mean(floors["permuted"]["values"]) < 0.7 < np.mean(per_item["values"])
+    majority = nec.mean() >= 0.5
+    assert floors["majority"]["values"] == [float(nec[i] == majority) for i in np.flatnonzero(nec != call)]
 
 
 def test_constant_necessity_labels_give_no_probe_and_leave_mismatch_undecided():

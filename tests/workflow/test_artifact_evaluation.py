@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from repro.aereport import load_papers
+from repro.aereport import _verdicts_text, kind_counts, load_papers
 from repro.claims import FAIL, INCONCLUSIVE, NOT_RUN, PASS, STATUSES, evaluate, load_claims
 from tests.conftest import REPO, run_snakemake
 
@@ -38,6 +38,7 @@ def test_smoke_workflow_builds_the_report_with_every_claim_of_every_paper(smoke_
     assert f"Papers built: {len(built)} of {len(papers)}." in md and "`smoke`" in md
 
     total = dict.fromkeys(STATUSES, 0)
+    every = []
     for p in papers:
         section = md.split(f"## {p['number']}. {p['key']}:")[1].split("\n## ")[0]
         if p["key"] not in built:
@@ -49,12 +50,19 @@ def test_smoke_workflow_builds_the_report_with_every_claim_of_every_paper(smoke_
         assert results, p["key"]
         for r in results:
             row = next(line for line in section.splitlines() if line.startswith(f"| `{r.claim.id}`"))
-            assert row.endswith(f"**{r.status}** |"), (p["key"], r.claim.id, row)
+            # the verdict closes the row, qualified by kind (a substitute's FAIL, a code check) where it applies
+            assert re.search(rf"\| \*\*{re.escape(r.status)}\*\*( \([^|]*\))? \|$", row), (p["key"], r.claim.id, row)
+            assert f"| {r.kind.replace('_', ' ')}" in row, (p["key"], r.claim.id, row)
             total[r.status] += 1
+            every.append(r)
         # measured from the benchmark files of this very build
         assert re.search(r"runtime \d+ s over [1-9]\d* jobs", section), p["key"]
         assert "--config scale=smoke" in section
-    assert "Claims: " + ", ".join(f"{total[s]} {s}" for s in STATUSES) + "." in md
+    # the headline counts each kind apart: no count adds code checks to the papers' verdicts
+    counts = kind_counts(every)
+    assert (f"Reproduction verdicts (the paper's experiment, scaled down): {_verdicts_text(counts['reproduction'])}. "
+            f"Substitute verdicts") in md
+    assert f"never counted as the papers' verdicts): {_verdicts_text(counts['code_check'])}. NOT RUN: " in md
     assert total[PASS] + total[FAIL] + total[INCONCLUSIVE] > total[NOT_RUN]  # most claims are checkable at smoke
     for p in papers:
         assert p["key"] in html

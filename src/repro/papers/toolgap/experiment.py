@@ -34,6 +34,16 @@ Deviations from the reference, each a choice made before any result
   trained; its accuracy and cosine are absent, and ``probe_undefined`` names the pair. Without a
   necessity probe (or with fewer items of a label than folds) the pair's mismatched items are
   *undecided*: they count in the mismatch rate but in neither side of the trajectory split.
+
+Floors of the trajectory split (ours; the reference reports none): a necessity probe that always
+says "necessary" scores every missed call as a cognition-to-action error, so the share means
+something only above what the label distribution alone gives. Per decided mismatched item,
+``cognition_to_action_floor`` holds (i) ``permuted``: the share of :data:`FLOOR_PERMUTATIONS` probes,
+cross-fitted exactly as the real one (same folds, site and training) with the hidden states shuffled
+against the necessity labels (a label permutation: the probe can learn the labels' balance, nothing
+of the item), that give the item's label; (ii) ``majority``: 1 when the item's label is the one most of
+the pair's items have (a probe that always says it). Both are paired with
+``cognition_to_action_per_item`` by item.
 """
 
 from __future__ import annotations
@@ -57,6 +67,8 @@ __all__ = ["build_data", "prompts_for", "necessity", "mismatch", "evaluate", "pr
 log = logging.getLogger(__name__)
 
 TASKS = ("arithmetic", "knowledge")
+#: Label permutations behind the trajectory split's label-permuted floor (one probe site each, cross-fitted in one batch).
+FLOOR_PERMUTATIONS = 20
 
 
 # ----------------------------------------------------------------------------------------------
@@ -322,12 +334,19 @@ def probe_analysis(hidden: np.ndarray, records: Sequence[dict], cfg: dict, *, se
         site = out["decomposition_layer"] * n_pos + n_pos - 1
         says = cross_fit(X[:, site:site + 1], y, folds=cfg["decomposition_folds"], cfg=pc, seed=seed)[0]
         out["probe_says_necessary"] = says.astype(bool).tolist()
+        # the floor: the same cross-fit with the hidden states shuffled against the labels, one
+        # permutation per site (a label permutation, trained in one batch), scored against the labels
+        rng = np.random.default_rng([seed % 2**63, 104729])  # a stream of its own, fixed by the job's seed
+        shuffled = np.stack([rng.permutation(n) for _ in range(FLOOR_PERMUTATIONS)], axis=1)  # (items, perms)
+        floor = cross_fit(X[shuffled, site], y, folds=cfg["decomposition_folds"], cfg=pc, seed=seed)
+        out["permuted_says_true"] = (floor == y[None]).mean(axis=0).tolist()
         out["decomposition"] = {**decompose(y.astype(bool), labels["action"].astype(bool), says.astype(bool)),
                                 "undecided": 0}
         out["cross_fit"] = True
     else:
         # too few items of one necessity label to train a probe: the mismatched items stay undecided
         out["probe_says_necessary"] = None
+        out["permuted_says_true"] = None
         out["decomposition"] = {"mismatched": int(mis.sum()), "cognition_to_action": 0, "cognition": 0,
                                 "missed_call_c2a": 0, "over_call_c2a": 0, "undecided": int(mis.sum())}
         out["cross_fit"] = False
@@ -352,7 +371,7 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
     decodable = {"cognition": {}, "action": {}}
     late_vals, late_ids, undefined = [], [], []
     c2a_total = mis_total = 0
-    c2a_vals, c2a_ids = [], []
+    c2a_vals, c2a_ids, floor_perm, floor_major = [], [], [], []
     generation = {}
     for (model, task), run in sorted(runs.items()):
         key = f"{model}__{task}"
@@ -372,8 +391,17 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
                        if r_samples else None}
         c2a_total += dec["cognition_to_action"]
         mis_total += dec["cognition_to_action"] + dec["cognition"]  # decided items only
-        c2a_vals += [1.0] * dec["cognition_to_action"] + [0.0] * dec["cognition"]
-        c2a_ids += [f"{key}:{i}" for i in range(dec["cognition_to_action"] + dec["cognition"])]
+        if pr.get("probe_says_necessary") is not None:  # per decided mismatched item, in item order
+            nec = np.array([r["necessary"] for r in recs], dtype=bool)
+            call = np.array([r["called"] for r in recs], dtype=bool)
+            says = np.asarray(pr["probe_says_necessary"], dtype=bool)
+            majority = nec.mean() >= 0.5
+            perm = pr.get("permuted_says_true")
+            for i in np.flatnonzero(nec != call):
+                c2a_vals.append(float(says[i] == nec[i]))
+                c2a_ids.append(f"{key}:{recs[i]['id']}")
+                floor_major.append(float(nec[i] == majority))
+                floor_perm.append(None if perm is None else float(perm[i]))
         for name in ("cognition", "action"):
             p = pr.get(name)
             if p is None:
@@ -409,6 +437,11 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
         "late_abs_cosine": sample(late_vals, late_ids, "model_task") if late_vals else None,
         "cognition_to_action_share": rate(c2a_total, mis_total, "model_item") if mis_total else None,
         "cognition_to_action_per_item": sample(c2a_vals, c2a_ids, "model_item") if c2a_vals else None,
+        "cognition_to_action_floor": {
+            "majority": sample(floor_major, c2a_ids, "model_item") if c2a_vals else None,
+            # probe files from before the floor have no permuted probes: the floor is then absent
+            "permuted": sample(floor_perm, c2a_ids, "model_item")
+            if c2a_vals and all(v is not None for v in floor_perm) else None},
         "probe_undefined": undefined,
         "generation": generation,
         "training": {m: training_summary(v) for m, v in sorted((losses or {}).items())},
