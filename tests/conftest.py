@@ -29,7 +29,8 @@ def snakemake_cmd(workdir: Path, *args: str, scale: str = "smoke", config: dict 
 
 def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
     """Run snakemake (``args`` are targets and flags); on failure show the end of its output."""
-    env = {**os.environ, "REPRO_NO_PROGRESS": "1"}
+    # every figure the tests build must pass the figure lint (repro.figures.lint), checked in save()
+    env = {**os.environ, "REPRO_NO_PROGRESS": "1", "REPRO_FIGURE_LINT": "1"}
     proc = subprocess.run(snakemake_cmd(workdir, *args, **kwargs), capture_output=True, text=True,
                           timeout=timeout, env=env)
     if check and proc.returncode != 0:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, legend, panel_letters, subplots
 
 __all__ = ["fig1", "fig2", "table1", "coverage_grid", "coverage_figure", "COLORS", "METHOD_ORDER", "METHOD_LABELS"]
 
 #: Fixed colours of the interval variants (the percentile bootstrap, the paper's method, in vermillion).
-COLORS = Palette({"model_percentile": "#D55E00", "model_basic": "#E69F00", "episodic": "#0072B2", "clt": "#009E73"})
+COLORS = Palette("cmcboot", {"model_basic": "#E69F00", "episodic": "#0072B2", "clt": "#009E73"},
+                 ours="model_percentile")
 
 METHOD_ORDER = ("model_percentile", "model_basic", "episodic", "clt")
 METHOD_LABELS = {"model_percentile": "model-based percentile", "model_basic": "model-based basic",
@@ -32,8 +33,8 @@ def coverage_grid(table: pd.DataFrame, x: str, xlabel: str, title: str) -> plt.F
     targets = [t for t in TARGET_LABELS if t in set(table["target"])]
     levels = sorted(table["level"].unique())
     xs = sorted(table[x].unique())
-    fig, axes = plt.subplots(len(targets), len(levels), figsize=(2.4 * len(levels) + 0.6, 1.9 * len(targets) + 0.6),
-                             sharex=True, squeeze=False)
+    fig, axes = subplots(len(targets), len(levels), width="text", height=1.3 * len(targets) + 1.0, sharex=True,
+                         sharey=True, squeeze=False)
     for i, target in enumerate(targets):
         for j, level in enumerate(levels):
             ax = axes[i, j]
@@ -52,13 +53,12 @@ def coverage_grid(table: pd.DataFrame, x: str, xlabel: str, title: str) -> plt.F
             if i == 0:
                 ax.set_title(f"nominal {level:.0%}")
             if j == 0:
-                ax.set_ylabel(f"coverage, {TARGET_LABELS[target]}")
+                ax.set_ylabel(f"coverage,\n{TARGET_LABELS[target]}")
             if i == len(targets) - 1:
                 ax.set_xlabel(xlabel)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0.0))
+    panel_letters(axes.flat)
+    legend(fig, where="below", ncol=3)
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.09, 1, 0.97))
     return fig
 
 

@@ -16,13 +16,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette, apply_style
+from repro.figures.style import Palette, legend, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "fig4_table", "fig4", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
 
-#: One colour per planted component (labels persist across generations).
-COLORS = Palette({"component 0": "#0072B2", "component 1": "#009E73", "component 2": "#E69F00",
-                  "component 3": "#D55E00", "component 4": "#CC79A7", "component 5": "#56B4E9"})
+#: One colour per planted component (labels persist across generations); collapse proposes no method, so
+#: no name takes the colour of "ours".
+COLORS = Palette("collapse", {"component 0": "#0072B2", "component 1": "#009E73", "component 2": "#E69F00",
+                              "component 3": "#882255", "component 4": "#CC79A7", "component 5": "#56B4E9",
+                              "component 6": "#44AA99", "component 7": "#999933"})
+#: Fig. 2's series.
+LLC, NULLITY, MARK, RLCT = "#0072B2", "#009E73", "#CC79A7", "#000000"
 
 
 def _component(k: int) -> str:
@@ -42,9 +46,8 @@ def fig1_table(generations: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig1(df: pd.DataFrame) -> plt.Figure:
-    apply_style()
     injects = sorted(df.inject.unique())
-    fig, axes = plt.subplots(1, len(injects), figsize=(3.4 * len(injects), 2.8), sharey=True, squeeze=False)
+    fig, axes = subplots(1, len(injects), width="text", height=2.3, sharey=True, squeeze=False)
     for ax, inject in zip(axes[0], injects):
         sub = df[df.inject == inject]
         for k, comp in sub.groupby("component"):
@@ -59,8 +62,8 @@ def fig1(df: pd.DataFrame) -> plt.Figure:
         ax.set_title("synthetic only" if inject == 0 else f"fresh-data fraction {inject:g}")
         ax.set_xlabel(f"generation ({n_rep} replicates; median bold)")
     axes[0, 0].set_ylabel("component weight (symlog below 1e-3)")
-    axes[0, -1].legend(loc="lower left")
-    fig.tight_layout()
+    panel_letters(axes[0])
+    legend(fig, where="right")
     return fig
 
 
@@ -76,31 +79,31 @@ def fig2_table(generations: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig2(df: pd.DataFrame) -> plt.Figure:
-    apply_style()
     injects = sorted(df.inject.unique())
-    fig, axes = plt.subplots(2, len(injects), figsize=(3.4 * len(injects), 4.6), sharex=True, squeeze=False)
+    fig, axes = subplots(2, len(injects), width="text", height=3.6, sharex=True, squeeze=False)
     for j, inject in enumerate(injects):
         sub = df[df.inject == inject]
         ax_llc, ax_null = axes[0, j], axes[1, j]
         for i, (rep, g) in enumerate(sub.groupby("replicate")):
-            ax_llc.plot(g.generation, g.llc, color="#0072B2", alpha=0.35, lw=0.7,
+            ax_llc.plot(g.generation, g.llc, color=LLC, alpha=0.35, lw=0.7,
                         label="SGLD LLC (per replicate)" if i == 0 else None)
-            ax_llc.plot(g.generation, g.rlct_stratum, color="#000000", ls="--", lw=0.7, alpha=0.5,
+            ax_llc.plot(g.generation, g.rlct_stratum, color=RLCT, ls="--", lw=0.7, alpha=0.5,
                         label="RLCT of the stratum" if i == 0 else None)
-            ax_null.plot(g.generation, g.nullity, color="#D55E00", alpha=0.35, lw=0.7)
+            ax_null.plot(g.generation, g.nullity, color=NULLITY, alpha=0.35, lw=0.7,
+                         label="Fisher nullity (per replicate)" if i == 0 else None)
             new = g[g.n_extinct.diff().fillna(0) > 0]
-            ax_llc.scatter(new.generation, new.llc, marker="x", color="#D55E00", s=14, zorder=3,
-                           label="extinction" if i == 0 and len(new) else None)
-            ax_null.scatter(new.generation, new.nullity, marker="x", color="#000000", s=14, zorder=3)
+            ax_llc.scatter(new.generation, new.llc, marker="x", color=MARK, s=14, zorder=3,
+                           label="extinction" if len(new) else None)
+            ax_null.scatter(new.generation, new.nullity, marker="x", color=MARK, s=14, zorder=3)
         mean = sub.groupby("generation")[["llc", "nullity"]].mean()
-        ax_llc.plot(mean.index, mean.llc, color="#0072B2", lw=1.8, label="mean")
-        ax_null.plot(mean.index, mean.nullity, color="#D55E00", lw=1.8)
+        ax_llc.plot(mean.index, mean.llc, color=LLC, lw=1.8, label="mean LLC")
+        ax_null.plot(mean.index, mean.nullity, color=NULLITY, lw=1.8, label="mean nullity")
         ax_llc.set_title("synthetic only" if inject == 0 else f"fresh-data fraction {inject:g}")
         ax_null.set_xlabel("generation")
     axes[0, 0].set_ylabel("local learning coefficient")
     axes[1, 0].set_ylabel("Fisher nullity")
-    axes[0, 0].legend(loc="lower left")
-    fig.tight_layout()
+    panel_letters(axes.flat)
+    legend(fig, where="below", ncol=3)
     return fig
 
 
@@ -126,24 +129,27 @@ def fig3_table(generations: pd.DataFrame, metrics: dict) -> pd.DataFrame:
 
 
 def fig3(df: pd.DataFrame, metrics: dict) -> plt.Figure:
-    apply_style()
-    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    fig, ax = subplots(width="column", height=2.6)
+    if df.empty:
+        not_built(ax, "no diagnosed synthetic-only replicate lost a component, so there is no dying "
+                      "component to follow")
+        ax.set_title("curvature vs weight of the dying component")
+        return fig
     sigma = float(metrics.get("sigma", 1.0))
-    for rep, r in df.groupby("replicate"):
-        ax.plot(r.weight, r.curvature, marker="o", ms=2.5, lw=0.6, alpha=0.6)
-    if len(df):
-        w = np.geomspace(max(df.weight.min(), 1e-6), df.weight.max(), 50)
-        ax.plot(w, w / sigma ** 2, color="#000000", ls="--", lw=1, label="π / σ² (separated components)")
+    for i, (rep, r) in enumerate(df.groupby("replicate")):
+        ax.plot(r.weight, r.curvature, marker="o", ms=2.5, lw=0.6, alpha=0.6, color=LLC,
+                label="replicates" if i == 0 else None)
+    w = np.geomspace(max(df.weight.min(), 1e-6), df.weight.max(), 50)
+    ax.plot(w, w / sigma ** 2, color="#000000", ls="--", lw=1, label="π / σ² (separated components)")
     slope = ((metrics.get("synthetic_only") or {}).get("curvature_loglog_slope") or {})
     if "values" in slope:
         v = np.asarray(slope["values"])
-        ax.set_title(f"log-log slope {v.mean():.2f} (mean of {len(v)} replicates)")
+        ax.set_title(f"log-log slope {v.mean():.2f}\n(mean of {len(v)} replicates)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("weight of the dying component")
-    ax.set_ylabel("Fisher curvature in its mean directions")
-    ax.legend(loc="upper left")
-    fig.tight_layout()
+    ax.set_ylabel("Fisher curvature\nin its mean directions")
+    legend(fig, where="below", ncol=1)
     return fig
 
 
@@ -213,7 +219,7 @@ NEURAL_TABLE_ROWS = {"llc_change": "LLC(G) - LLC(0)", "gn_erank_change": "Gauss-
 #: The panels of fig4 (rows) and their axis labels.
 FIG4_ROWS = {"class_tv": "class TV to planted", "llc": "LLC (SGLD)", "gn_erank": "Gauss-Newton eff. rank",
              "feature_erank": "feature eff. rank"}
-ARMS = Palette({"synthetic only": "#D55E00", "injection": "#0072B2"})
+ARMS = Palette("collapse", {"synthetic only": "#CC79A7", "injection": "#0072B2"})
 
 
 def fig4_table(neural: pd.DataFrame) -> pd.DataFrame:
@@ -229,14 +235,15 @@ def fig4_table(neural: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig4(df: pd.DataFrame) -> plt.Figure:
-    apply_style()
     models = [m for m in ("vae", "vade", "ddpm") if m in set(df.model)]
-    fig, axes = plt.subplots(len(FIG4_ROWS), len(models), figsize=(3.0 * len(models), 2.0 * len(FIG4_ROWS)),
-                             squeeze=False, sharex=True)
+    fig, axes = subplots(len(FIG4_ROWS), len(models), width="text", height=0.6 + 1.35 * len(FIG4_ROWS),
+                         squeeze=False, sharex=True)
     for i, (metric, label) in enumerate(FIG4_ROWS.items()):
         for j, model in enumerate(models):
             ax = axes[i, j]
             sub = df[(df.metric == metric) & (df.model == model)]
+            if sub.empty:
+                not_built(ax, f"no {label} for {model}")
             for arm, part in sub.groupby("arm"):
                 color = ARMS(arm)
                 for _, run in part.groupby("seed"):
@@ -251,6 +258,6 @@ def fig4(df: pd.DataFrame) -> plt.Figure:
                 ax.set_ylabel(label)
             if i == len(FIG4_ROWS) - 1:
                 ax.set_xlabel("generation")
-    axes[0, -1].legend(loc="best", fontsize=7)
-    fig.tight_layout()
+    panel_letters(axes.flat)
+    legend(fig, where="below", ncol=2)
     return fig

@@ -13,11 +13,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, interval_err, legend, subplots
 
 __all__ = ["COLORS", "table1", "fig1_table", "fig1", "fig2_table", "fig2"]
 
-COLORS = Palette({"all": "#0072B2", "unaware": "#D55E00", "eval": "#009E73", "deploy": "#CC79A7"})
+#: The response sets and phrasings compared (evalmeta measures; no colour means "ours").
+COLORS = Palette("evalmeta", {"all": "#0072B2", "unaware": "#E69F00", "eval": "#009E73", "deploy": "#CC79A7"})
 COMPARISON = "trait_vs_control"
 
 
@@ -54,21 +55,20 @@ def fig2_table(shifts: pd.DataFrame) -> pd.DataFrame:
 def _bars(tidy: pd.DataFrame, group: str, title: str) -> plt.Figure:
     columns = list(dict.fromkeys(tidy.column))
     groups = list(dict.fromkeys(tidy[group]))
-    fig, ax = plt.subplots(figsize=(6.4, 3.0))
+    fig, ax = subplots(width="text", height=2.3)
     x = np.arange(len(columns))
     width = 0.8 / max(1, len(groups))
     for k, g in enumerate(groups):
         sub = tidy[tidy[group] == g].set_index("column").reindex(columns)
-        mean = sub["shift"].to_numpy(dtype=float)
-        err = np.vstack([mean - sub["low"].to_numpy(dtype=float), sub["high"].to_numpy(dtype=float) - mean])
-        ax.bar(x + (k - (len(groups) - 1) / 2) * width, np.nan_to_num(mean), width, color=COLORS(str(g)), label=str(g),
-               yerr=np.nan_to_num(err), capsize=2, error_kw={"lw": 0.8})
+        ax.bar(x + (k - (len(groups) - 1) / 2) * width, sub["shift"].to_numpy(dtype=float), width,
+               color=COLORS(str(g)), label=str(g), yerr=interval_err(sub["shift"], sub["low"], sub["high"]),
+               error_kw={"lw": 0.8})
     ax.axhline(0, color="black", lw=0.6)
-    ax.set_xticks(x, columns, rotation=25, ha="right")
-    ax.set_ylabel("safe-behaviour shift\n(trait - control)")
+    ax.set_xticks(x, columns, rotation=25, ha="right", rotation_mode="anchor")
+    ax.grid(axis="x", visible=False)
+    ax.set_ylabel("safe-behaviour shift\n(trait - control, 95% interval)")
     ax.set_title(title)
-    ax.legend(frameon=False, fontsize=7)
-    fig.tight_layout()
+    legend(ax)
     return fig
 
 

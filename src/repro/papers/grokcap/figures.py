@@ -18,13 +18,14 @@ from matplotlib.ticker import NullFormatter
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, legend, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1_table", "fig1", "pick_widths", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
 
-#: grokcap's fixed colours: none. The old shared table had no entry for its series (t_mem, t_gen),
-#: which keep the stable hashed colour of their name, as before.
-COLORS = Palette({})
+#: grokcap's series: the two timescales of Fig. 1, the two accuracies of Fig. 2, the capacity runs of Fig. 3
+#: (grokcap measures; it proposes no method, so no name takes the colour of "ours").
+COLORS = Palette("grokcap", {"t_mem": "#0072B2", "t_gen": "#009E73", "train": "#0072B2", "validation": "#E69F00",
+                             "capacity": "#CC79A7", "paper": "#666666"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -34,6 +35,10 @@ COLORS = Palette({})
 #: Fig. 1's series: name -> (task, time column, legend label).
 FIG1_SERIES = {"t_mem": ("random", "t_train", "T_mem (random labels, 99% train)"),
                "t_gen": ("modular", "t_val", "T_gen (modular task, 99% validation)")}
+
+
+#: Censored runs are open triangles, one direction per series (they often sit on the same step cap).
+CENSORED_MARKERS = {"t_mem": "^", "t_gen": "v"}
 
 
 def fig1_table(runs: pd.DataFrame, metrics: dict) -> pd.DataFrame:
@@ -56,7 +61,7 @@ def fig1_table(runs: pd.DataFrame, metrics: dict) -> pd.DataFrame:
 
 def fig1(df: pd.DataFrame, metrics: dict) -> plt.Figure:
     """Fig. 1 from :func:`fig1_table`: T_mem(P) and T_gen(P), log-log, fits, crossings, threshold."""
-    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    fig, ax = subplots(width="text", height=2.6)
     for name, (_, _, label) in FIG1_SERIES.items():
         color = COLORS(name)
         runs = df[(df.series == name) & (df.kind == "run")]
@@ -65,10 +70,11 @@ def fig1(df: pd.DataFrame, metrics: dict) -> plt.Figure:
             if len(done):
                 stats = done.groupby("P").T.agg(["mean", "std"]).reset_index()
                 ax.errorbar(stats.P.to_numpy(float), stats["mean"].to_numpy(float),
-                            yerr=stats["std"].fillna(0).to_numpy(float), color=color, marker="o", capsize=2,
+                            yerr=stats["std"].to_numpy(float), color=color, marker="o",
                             label=f"{label}, mean ± sd")
             cens = runs[runs.censored.astype(bool)]
-            ax.scatter(cens.P.to_numpy(float), cens["T"].to_numpy(float), facecolors="none", edgecolors=color, marker="^",
+            ax.scatter(cens.P.to_numpy(float), cens["T"].to_numpy(float), facecolors="none", edgecolors=color,
+                       marker=CENSORED_MARKERS[name],
                        label=f"{name}: censored at step cap" if len(cens) else None)
         fit = (metrics.get("power_law") or {}).get(name) or {}
         line = df[(df.series == name) & (df.kind == "fit")]
@@ -83,14 +89,15 @@ def fig1(df: pd.DataFrame, metrics: dict) -> plt.Figure:
                                 (thr, "-", "grokking threshold")):
         if value is not None and math.isfinite(value):
             ax.axvline(value, color="0.3", ls=style, lw=1, label=f"{label}: P = {value:.3g}")
-    if not len(df):
-        ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center")
     unit = metrics.get("time_unit") or "step"
     ax.set(xscale="log", yscale="log", xlabel="parameters P", ylabel=f"{unit}s to 99% accuracy",
            title="Memorisation vs generalisation speed")
-    ax.xaxis.set_minor_formatter(NullFormatter())  # decade labels only: minor ones overlap
-    ax.legend(loc="best", fontsize=5.5)
-    fig.tight_layout()
+    if len(df) and df.P.max() >= 10 * df.P.min():
+        ax.xaxis.set_minor_formatter(NullFormatter())  # decade labels only: minor ones overlap
+    if not len(df):
+        not_built(ax, "no runs")
+        return fig
+    legend(ax)
     return fig
 
 
@@ -125,19 +132,22 @@ def fig2_table(curves: pd.DataFrame, metrics: dict) -> pd.DataFrame:
 def fig2(df: pd.DataFrame) -> plt.Figure:
     """Fig. 2 from :func:`fig2_table`: train and validation accuracy per step, one panel per width."""
     widths = sorted(df.width.unique())
-    fig, axes = plt.subplots(1, max(len(widths), 1), figsize=(2.3 * max(len(widths), 1), 2.4), sharey=True,
-                             squeeze=False)
+    fig, axes = subplots(1, max(len(widths), 1), width="text", height=2.2, sharey=True, squeeze=False)
     for ax, width in zip(axes[0], widths):
         sub = df[df.width == width]
         for seed, g in sub.groupby("seed"):
-            ax.plot(g.time, g.train_acc, color="#0072B2", lw=0.9, alpha=0.8, label="train" if seed == sub.seed.min() else None)
-            ax.plot(g.time, g.val_acc, color="#D55E00", lw=0.9, alpha=0.8, label="validation" if seed == sub.seed.min() else None)
+            first = seed == sub.seed.min()
+            ax.plot(g.time, g.train_acc, color=COLORS("train"), lw=0.9, alpha=0.8, label="train" if first else None)
+            ax.plot(g.time, g.val_acc, color=COLORS("validation"), lw=0.9, alpha=0.8,
+                    label="validation" if first else None)
         ax.axhline(0.99, color="0.5", ls=":", lw=0.8)
         unit = sub.time_unit.iloc[0] if len(sub) else "step"
         ax.set(xscale="log", xlabel=unit, title=f"width {width}, P = {int(sub.P.iloc[0]):,}", ylim=(-0.02, 1.02))
     axes[0][0].set_ylabel("accuracy")
-    axes[0][0].legend(loc="upper left")
-    fig.tight_layout()
+    if not widths:
+        not_built(axes[0][0], "no modular-task curves")
+    panel_letters(axes[0])
+    legend(fig, where="right")
     return fig
 
 
@@ -155,19 +165,22 @@ def fig3_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 def fig3(df: pd.DataFrame, metrics: dict) -> plt.Figure:
     """Fig. 3 from :func:`fig3_table`: bits memorised against P, the fitted and the paper's slope."""
-    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    fig, ax = subplots(width="column", height=2.6)
     cap = metrics.get("capacity") or {}
-    ax.scatter(df.P.to_numpy(float), df.bits.to_numpy(float), color="#D55E00", s=14, label="runs (random labels)", zorder=3)
-    if len(df) and cap.get("bits_per_param") is not None:
+    ax.set(xlabel="parameters P", ylabel="bits memorised", title="Capacity")
+    if not len(df):
+        not_built(ax, "no capacity runs")
+        return fig
+    ax.scatter(df.P.to_numpy(float), df.bits.to_numpy(float), color=COLORS("capacity"), s=14,
+               label="runs (random labels)", zorder=3)
+    if cap.get("bits_per_param") is not None:
         P = np.linspace(0, df.P.max() * 1.05, 50)
         interval = f" [{cap['lo']:.2f}, {cap['hi']:.2f}]" if cap.get("lo") is not None else ""
-        ax.plot(P, cap["bits_per_param"] * P, color="#D55E00", ls="--",
+        ax.plot(P, cap["bits_per_param"] * P, color=COLORS("capacity"), ls="--",
                 label=f"fit: {cap['bits_per_param']:.2f} bits/param{interval}")
-        ax.plot(P, cap["paper_bits_per_param"] * P, color="0.4", ls=":",
+        ax.plot(P, cap["paper_bits_per_param"] * P, color=COLORS("paper"), ls=":",
                 label=f"paper: {cap['paper_bits_per_param']:.2f} bits/param")
-    ax.set(xlabel="parameters P", ylabel="bits memorised", title="Capacity")
-    ax.legend(loc="upper left")
-    fig.tight_layout()
+    legend(fig, where="below", ncol=1)
     return fig
 
 

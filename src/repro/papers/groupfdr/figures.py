@@ -6,42 +6,42 @@ One builder per figure, each taking the tidy DataFrame it plots (written beside 
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import FLOOR, Palette, legend, panel_letters, subplots
 from repro.methods.mirror import data_adaptive_threshold, fdp_curve
 
 __all__ = ["COLORS", "fig1", "fig2_tables", "fig2"]
 
-#: Fixed colours of the paper's methods; other names (our variants) get a stable hashed colour.
-COLORS = Palette({"group_gm": "#D55E00", "group_ngm": "#CC79A7", "gm": "#0072B2", "knockoff": "#009E73",
-                  "group_knockoff": "#56B4E9", "bh": "#888888"})
+#: Fixed colours of the paper's methods (the group Gaussian mirror is ours).
+COLORS = Palette("groupfdr", {"group_ngm": "#CC79A7", "gm": "#0072B2", "ngm": "#882255", "knockoff": "#009E73",
+                              "group_knockoff": "#56B4E9", "bh": FLOOR, "group_gm_ols": "#44AA99",
+                              "group_gm_plus": "#999933", "group_gm_whitened": "#AA4499"}, ours="group_gm")
+#: Fig. 2: true groups and nulls.
+TRUE, NULL = "#009E73", FLOOR
 
 
 def fig1(table: pd.DataFrame, q: float):
     """``table``: tidy rows (sweep, x, method, q, fdr, fdr_se, power, power_se); plots level ``q``."""
     sweeps = [s for s in ("correlation", "amplitude") if s in set(table.sweep)]
-    fig, axes = plt.subplots(2, len(sweeps), figsize=(3.2 * len(sweeps), 4.6), squeeze=False, sharey="row")
+    fig, axes = subplots(2, len(sweeps), width="text", height=3.8, squeeze=False, sharey="row")
     sub = table[table.q == q]
     for col, sweep in enumerate(sweeps):
         part = sub[sub.sweep == sweep]
         for method, grp in part.groupby("method", sort=True):
             grp = grp.sort_values("x")
             for row, (key, se) in enumerate((("fdr", "fdr_se"), ("power", "power_se"))):
-                # our variants (no fixed colour) are dashed: a hashed colour may repeat a fixed one
                 axes[row, col].errorbar(grp.x, grp[key], yerr=grp[se], color=COLORS(method), marker="o",
-                                        capsize=2, label=method, ls="-" if method in COLORS else "--")
+                                        label=method)
         axes[0, col].axhline(q, color="black", ls="--", lw=0.8, label=f"q = {q:g}")
         axes[0, col].set_title(f"{sweep} sweep")
         axes[1, col].set_xlabel("rho (within; between = rho/2)" if sweep == "correlation" else "signal amplitude")
     axes[0, 0].set_ylabel("empirical FDR")
     axes[1, 0].set_ylabel("power")
     axes[1, 0].set_ylim(-0.02, 1.02)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    panel_letters(axes.flat)
+    legend(fig, where="above", ncol=6)
     return fig
 
 
@@ -58,22 +58,22 @@ def fig2_tables(stats: np.ndarray, is_true: np.ndarray, q: float) -> tuple[pd.Da
 
 def fig2(groups: pd.DataFrame, curve: pd.DataFrame, tau: float, q: float):
     """Left: the mirror statistic of each group, sorted, true groups in orange; right: FDP^(t) and tau_q."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(7.0, 2.8))
-    colors = np.where(groups.is_true, "#D55E00", "#888888")
+    fig, (a, b) = subplots(1, 2, width="text", height=2.3)
+    colors = np.where(groups.is_true, TRUE, NULL)
     a.bar(groups["rank"], groups.M, color=colors, width=0.9)
     if np.isfinite(tau):
         a.axhline(tau, color="black", ls="--", lw=0.8)
         a.axhline(-tau, color="black", ls=":", lw=0.8)
     a.set_xlabel("group (sorted by M)")
     a.set_ylabel("mirror statistic M")
-    a.set_title("true groups (orange), nulls (grey)")
+    a.set_title("true groups (green), nulls (grey)")
     b.step(curve.t, curve.fdp_hat, where="post", color="#0072B2")
     b.axhline(q, color="black", ls="--", lw=0.8, label=f"q = {q:g}")
     if np.isfinite(tau):
-        b.axvline(tau, color="#D55E00", lw=0.8, label=f"tau_q = {tau:.3g}")
+        b.axvline(tau, color="#CC79A7", lw=0.8, label=f"tau_q = {tau:.3g}")
     b.set_xlabel("t")
     b.set_ylabel("FDP^(t)")
     b.set_ylim(0, 1.05)
-    b.legend()
-    fig.tight_layout()
+    panel_letters([a, b])
+    legend(b)
     return fig

@@ -6,16 +6,15 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import Palette, mean_se
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, not_built_figure, panel_letters, subplots
 from repro.stats.intervals import t_interval
 
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
-COLORS = Palette({"gtp": "#D55E00", "mppi": "#0072B2", "cem": "#009E73", "diffusion_policy": "#CC79A7",
-                  "td3bc": "#E69F00", "oracle": "#000000", "expert": "#000000", "random": "#888888"})
+COLORS = Palette("gtp", {"mppi": "#0072B2", "cem": "#009E73", "diffusion_policy": "#CC79A7", "td3bc": "#E69F00",
+                         "oracle": REFERENCE, "expert": REFERENCE, "random": FLOOR}, ours="gtp")
 ORDER = ("oracle", "expert", "gtp", "mppi", "cem", "diffusion_policy", "td3bc", "random")
 
 
@@ -46,24 +45,24 @@ def fig1(table: pd.DataFrame):
     """Return vs environment steps per task: the learners' curves (mean +- 95% CI over seeds), the
     non-learners (scripted expert, random) as dashed levels."""
     tasks = sorted(table.task.unique())
-    fig, axes = plt.subplots(1, max(len(tasks), 1), figsize=(3.4 * max(len(tasks), 1), 3.0), squeeze=False)
+    if not tasks:
+        return not_built_figure("no online phase in this preset", title="online fine-tuning")
+    fig, axes = subplots(1, len(tasks), width="text", height=2.3, squeeze=False)
     for ax, task in zip(axes[0], tasks):
         t = table[table.task == task]
         for m in _ordered(t.method):
             part = t[t.method == m].sort_values("env_steps")
             if m in LEARNERS:
-                ax.plot(part.env_steps, part["mean"], color=COLORS(m), marker="o", ms=3, label=m)
+                ax.plot(part.env_steps, part["mean"], color=COLORS(m), marker="o", label=m)
                 ax.fill_between(part.env_steps, part.low, part.high, color=COLORS(m), alpha=0.15, lw=0)
             else:
-                ax.axhline(float(part["mean"].iloc[0]), color=COLORS(m), ls="--", lw=0.8, label=m)
+                ax.axhline(float(part["mean"].iloc[0]), color=COLORS(m), ls="--" if m != "random" else ":", lw=0.8,
+                           label=m)
         ax.set_title(task)
         ax.set_xlabel("environment steps (online)")
-    axes[0][0].set_ylabel("return")
-    if not tasks:
-        axes[0][0].text(0.5, 0.5, "no online phase in this build", ha="center", va="center")
-    else:
-        axes[0][0].legend(fontsize=6)
-    fig.tight_layout()
+    axes[0][0].set_ylabel("return (mean, 95% CI over seeds)")
+    panel_letters(axes[0])
+    legend(fig, where="below", ncol=7)
     return fig
 
 
@@ -74,15 +73,14 @@ def fig2_table(tidy: pd.DataFrame, main_n: int) -> pd.DataFrame:
 
 
 def fig2(table: pd.DataFrame):
-    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    fig, ax = subplots(width="column", height=2.8)
     for m in _ordered(table.method):
         part = table[table.method == m].sort_values("distance")
-        ax.errorbar(part.distance, part["mean"], yerr=part.se, color=COLORS(m), marker="o", ms=3, capsize=1.5, label=m)
-    ax.set_xlabel("optimal steps to the goal (bucket centre)")
+        ax.errorbar(part.distance, part["mean"], yerr=part.se, color=COLORS(m), marker="o", label=m)
+    ax.set_xlabel("optimal steps to the goal\n(bucket centre)")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.05)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend(fig, where="below", ncol=3)
     return fig
 
 
@@ -95,14 +93,12 @@ def fig3_table(tidy: pd.DataFrame, main_n: int) -> pd.DataFrame:
 
 
 def fig3(table: pd.DataFrame):
-    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    fig, ax = subplots(width="column", height=2.6)
     for m in _ordered(table.method):
         part = table[table.method == m].sort_values("n_samples")
-        ax.errorbar(part.model_evals_per_decision, part["mean"], yerr=part.se, color=COLORS(m), marker="o", ms=3,
-                    capsize=1.5, label=m)
+        ax.errorbar(part.model_evals_per_decision, part["mean"], yerr=part.se, color=COLORS(m), marker="o", label=m)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("model evaluations per decision")
     ax.set_ylabel("return / optimal return")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend(fig, where="below", ncol=3)
     return fig

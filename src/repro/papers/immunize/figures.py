@@ -5,16 +5,17 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter
 
-from repro.figures.style import Palette, mean_se
+from repro.figures.style import REFERENCE, Palette, legend, mean_se, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "LABELS", "fig1_table", "fig1", "fig2_table", "fig2"]
 
-COLORS = Palette({"none": "#000000", "condnum": "#0072B2", "booster": "#009E73", "ours": "#D55E00",
-                  "exact": "#000000", "lanczos": "#D55E00"})
+COLORS = Palette("immunize", {"none": REFERENCE, "condnum": "#0072B2", "booster": "#009E73", "exact": "#666666",
+                              "lanczos": "#CC79A7", "λ_max": "#56B4E9", "λ_min": "#E69F00"}, ours="ours")
 ERROR_FLOOR = 1e-16  # float64 round-off: an error of exactly 0 is drawn here on the log axis
 LABELS = {"none": "no defence", "condnum": "condition number (ICML'25)", "booster": "Booster-style",
           "ours": "plateau + curvature (ours)"}
@@ -30,20 +31,24 @@ def fig1(table: pd.DataFrame):
     settings = sorted(s for s in set(table.setting) if s != "relearn") + ["relearn"]
     models = list(dict.fromkeys(table.model))
     ncol, nrow = len(settings), len(models)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(1.9 * ncol, 1.9 * nrow), squeeze=False, sharey=True)
+    fig, axes = subplots(nrow, ncol, width="text", height=0.6 + 1.25 * nrow, squeeze=False, sharey=True, sharex=True)
     for ax, (model, setting) in zip(axes.flat, [(mo, st) for mo in models for st in settings]):
         sel = table[(table.setting == setting) & (table.model == model)]
         for method, g in sel.groupby("method", sort=False):
-            ax.errorbar(g.step, g["mean"], yerr=g["se"], marker="o", ms=3, color=COLORS(method), label=LABELS[method])
+            ax.errorbar(g.step, g["mean"], yerr=g["se"], marker="o", ms=2.5, color=COLORS(method), label=LABELS[method])
         ax.set_xscale("log")
-        name = (setting.replace("_lr", ", lr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
-                if setting != "relearn" else "relearn (adam)")
-        ax.set_title(f"{model}: {name}" + (" (not run)" if sel.empty else ""), fontsize=6)
-        ax.set_xlabel("adversary steps", fontsize=6)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("harmful test accuracy", fontsize=6)
-    axes[0, 0].legend(fontsize=5)
-    fig.tight_layout()
+        name = (setting.replace("_lr", "\nlr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
+                if setting != "relearn" else "relearn\n(adam)")
+        if model == models[0]:
+            ax.set_title(name)
+        if sel.empty:
+            not_built(ax, "not run")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("adversary steps")
+    for ax, model in zip(axes[:, 0], models):
+        ax.set_ylabel(f"{model}:\nharmful test acc.")
+    panel_letters(axes.flat)
+    legend(fig, where="below", ncol=4)
     return fig
 
 
@@ -64,7 +69,7 @@ def fig2_table(tidy: pd.DataFrame, scaling: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig2(table: pd.DataFrame):
-    fig, axes = plt.subplots(1, 3, figsize=(9.5, 2.8))
+    fig, axes = subplots(1, 3, width="text", height=3.0)
     eig = table[table.panel == "eigen"]
     pairs = list(dict.fromkeys(zip(eig.model, eig.method)))
     for i, (model, method) in enumerate(pairs):
@@ -77,23 +82,34 @@ def fig2(table: pd.DataFrame):
                 axes[0].plot([x, x], [before, after], color=COLORS(method), lw=1)
                 axes[0].plot([x], [after], marker=marker, color=COLORS(method), ms=4)
     axes[0].set_yscale("log")
-    axes[0].set_xticks(range(len(pairs)), [f"{mo}/{me}" for mo, me in pairs], fontsize=5, rotation=90)
-    axes[0].set_ylabel("probe Hessian eigenvalue\n(line: before -> marker: after)")
-    axes[0].set_title("o harmful, s benign: λ_min, λ_max", fontsize=8)
+    axes[0].set_xticks(range(len(pairs)), [f"{mo}/{me}" for mo, me in pairs], rotation=90)
+    axes[0].grid(axis="x", visible=False)
+    axes[0].set_ylabel("probe Hessian eigenvalue\n(line: before, marker: after)")
+    axes[0].set_title("λ_min, λ_max")
     for series, g in table[table.panel == "error"].groupby("series"):
-        axes[1].plot(g.x, np.maximum(g["mean"], ERROR_FLOOR), marker="o", ms=3, label=f"Lanczos {series}")
+        axes[1].plot(g.x, np.maximum(g["mean"], ERROR_FLOOR), marker="o", color=COLORS(series),
+                     label=f"Lanczos {series} error")
     axes[1].set_xscale("log")
     axes[1].set_yscale("log")
     axes[1].set_xlabel("parameters D")
-    axes[1].set_ylabel(f"relative error (mean; floor {ERROR_FLOOR:g})")
-    axes[1].legend(fontsize=7)
+    axes[1].set_ylabel(f"relative error\n(mean; floor {ERROR_FLOOR:g})")
     for series, g in table[table.panel == "time"].groupby("series"):
-        axes[2].errorbar(g.x, g["mean"], yerr=g["se"], marker="o", ms=3, color=COLORS(series),
+        axes[2].errorbar(g.x, g["mean"], yerr=g["se"], marker="o", color=COLORS(series),
                          label="exact Hessian" if series == "exact" else "Lanczos (HVP)")
     axes[2].set_xscale("log")
     axes[2].set_yscale("log")
     axes[2].set_xlabel("parameters D")
     axes[2].set_ylabel("seconds")
-    axes[2].legend(fontsize=7)
-    fig.tight_layout()
+    for ax in axes:
+        ax.yaxis.set_minor_formatter(NullFormatter())  # decade labels only: minor ones overlap
+    for ax in axes[1:]:
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    panel_letters(axes)
+    handles, labels = [], []
+    for ax in axes[1:]:
+        h, lab = ax.get_legend_handles_labels()
+        handles, labels = handles + h, labels + lab
+    handles += [Line2D([], [], ls="none", marker=m, color="0.3") for m in ("o", "s")]
+    labels += ["harmful probe (a)", "benign probe (a)"]
+    legend(fig, where="below", handles=handles, labels=labels, ncol=3)
     return fig

@@ -9,23 +9,25 @@ fingerprints that separate motives. Table 1: the verdicts for each agent under i
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1", "fig2", "table1"]
 
-COLORS = Palette({"combined": "#D55E00", "interventions_only": "#0072B2", "cot_only": "#009E73",
-                  "random": "#888888", "oracle": "#000000"})
+COLORS = Palette("incrimination", {"interventions_only": "#0072B2", "cot_only": "#009E73", "random": FLOOR,
+                                   "oracle": REFERENCE}, ours="combined")
 LINES = {"random": ":", "oracle": "--"}
 
 
 def fig1(table: pd.DataFrame) -> plt.Figure:
     """One panel per samples-per-condition; accuracy (Wilson 95% band over cases) vs faithfulness."""
     ns = sorted(table.n.unique())
-    fig, axes = plt.subplots(1, len(ns), figsize=(2.2 * len(ns) + 0.6, 2.6), sharey=True, squeeze=False)
+    fig, axes = subplots(1, len(ns), width="text", height=2.2, sharey=True, squeeze=False)
     for ax, n in zip(axes[0], ns):
         for method in ("cot_only", "interventions_only", "combined", "random", "oracle"):
             sub = table[(table.n == n) & (table.method == method)].sort_values("faithfulness")
@@ -35,9 +37,14 @@ def fig1(table: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("CoT faithfulness")
         ax.set_ylim(-0.02, 1.02)
     axes[0][0].set_ylabel("verdict = planted motive")
-    axes[0][-1].legend(frameon=False, fontsize=6)
-    fig.tight_layout()
+    panel_letters(axes[0])
+    legend(fig, where="right")
     return fig
+
+
+def _cell(v: float) -> str:
+    """A heatmap cell: two decimals without the leading zero (the cells are narrow); blank when missing."""
+    return "" if np.isnan(v) else f"{v:.2f}".replace("0.", ".", 1)
 
 
 def fig2(table: pd.DataFrame) -> plt.Figure:
@@ -45,18 +52,24 @@ def fig2(table: pd.DataFrame) -> plt.Figure:
     motives = list(dict.fromkeys(table.motive))
     envs = list(dict.fromkeys(table.env))
     factors = list(dict.fromkeys(table.factor))
-    fig, axes = plt.subplots(1, len(motives), figsize=(2.0 * len(motives) + 1.0, 2.8), sharey=True, squeeze=False)
-    for ax, motive in zip(axes[0], motives):
+    ncols = min(3, len(motives))
+    nrows = math.ceil(len(motives) / ncols)
+    fig, axes = subplots(nrows, ncols, width="text", height=0.4 + nrows * (0.8 + 0.17 * len(envs)), squeeze=False)
+    for ax in axes.flat[len(motives):]:
+        ax.remove()
+    shown = axes.flat[:len(motives)]
+    for k, (ax, motive) in enumerate(zip(shown, motives)):
         grid = (table[table.motive == motive].pivot(index="env", columns="factor", values="effect")
                 .reindex(index=envs, columns=factors).to_numpy())
         im = ax.imshow(grid, vmin=-1, vmax=1, cmap="RdBu_r", aspect="auto")
         for (i, j), v in np.ndenumerate(grid):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=5)
-        ax.set_xticks(range(len(factors)), factors, rotation=60, ha="right", fontsize=6)
-        ax.set_yticks(range(len(envs)), envs, fontsize=6)
+            ax.text(j, i, _cell(v), ha="center", va="center", fontsize=6, color="white" if abs(v) > 0.6 else "black")
+        ax.set_xticks(range(len(factors)), factors, rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_yticks(range(len(envs)), envs if k % ncols == 0 else [])
         ax.set_title(motive)
         ax.grid(False)
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="rate(control) - rate(intervention)")
+    panel_letters(shown)
+    fig.colorbar(im, ax=list(shown), shrink=0.8, label="rate(control) - rate(intervention)")
     return fig
 
 

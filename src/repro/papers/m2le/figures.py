@@ -6,15 +6,15 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import Palette, mean_se
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1_table", "fig1", "fig2_table", "fig2"]
 
-COLORS = Palette({"m2le": "#D55E00", "him": "#E69F00", "pm": "#0072B2", "fixed": "#56B4E9", "seq": "#999999",
-                  "olora": "#009E73", "ewc": "#CC79A7", "joint": "#000000"})
+COLORS = Palette("m2le", {"him": "#E69F00", "pm": "#0072B2", "fixed": "#56B4E9", "seq": FLOOR, "olora": "#009E73",
+                          "ewc": "#CC79A7", "joint": REFERENCE}, ours="m2le")
+ORDER = ("m2le", "him", "pm", "fixed", "olora", "ewc", "seq", "joint")
 LABELS = {"m2le": "M²LE (HIM+TSP)", "him": "HIM", "pm": "P&M scalar", "fixed": "fixed scalar", "seq": "sequential",
           "olora": "O-LoRA", "ewc": "EWC", "joint": "joint (ceiling)"}
 
@@ -28,20 +28,25 @@ def fig1_table(curve: pd.DataFrame) -> pd.DataFrame:
 
 def fig1(table: pd.DataFrame):
     sequences = sorted(set(table.sequence))
-    fig, axes = plt.subplots(len(sequences), 2, figsize=(7.0, 2.4 * len(sequences)), squeeze=False)
+    fig, axes = subplots(len(sequences), 2, width="text", height=0.5 + 1.6 * len(sequences), squeeze=False,
+                         sharex=True)
     for row, sequence in enumerate(sequences):
         for col, (metric, label) in enumerate((("task1_acc", "accuracy on task 1"),
                                                ("running_avg", "average accuracy so far"))):
             ax = axes[row, col]
-            for method, g in table[(table.sequence == sequence) & (table.metric == metric)].groupby("method"):
-                style = dict(marker="*", ms=9, ls="none") if len(g) == 1 else dict(marker="o", ms=3)
+            part = table[(table.sequence == sequence) & (table.metric == metric)]
+            methods = [m for m in ORDER if m in set(part.method)] + sorted(set(part.method) - set(ORDER))
+            for method in methods:
+                g = part[part.method == method]
+                style = dict(marker="*", ms=7, ls="none") if len(g) == 1 else dict(marker="o")
                 ax.errorbar(g.after_task, g["mean"], yerr=g["se"], color=COLORS(method),
                             label=LABELS.get(method, method), **style)
-            ax.set_xlabel("after task")
+            if row == len(sequences) - 1:
+                ax.set_xlabel("after task")
             ax.set_ylabel(label)
             ax.set_title(sequence)
-    axes[0, 1].legend(fontsize=6, ncol=2)
-    fig.tight_layout()
+    panel_letters(axes.flat)
+    legend(fig, where="right")
     return fig
 
 
@@ -57,18 +62,25 @@ def fig2_table(modulation: pd.DataFrame) -> pd.DataFrame:
 def fig2(table: pd.DataFrame):
     sequences = sorted(set(table.sequence))
     layers = sorted(set(table.layer))
-    fig, axes = plt.subplots(len(sequences), len(layers), figsize=(2.8 * len(layers), 2.2 * len(sequences)),
-                             squeeze=False)
+    fig, axes = subplots(len(sequences), len(layers), width="text", height=0.6 + 1.3 * len(sequences), squeeze=False,
+                         sharex=True, sharey=True)
+    shown = []
     for r, sequence in enumerate(sequences):
         for c, layer in enumerate(layers):
             ax = axes[r, c]
             g = table[(table.sequence == sequence) & (table.layer == layer)]
-            ax.bar(g.bin_low, g.share, width=g.bin_high - g.bin_low, align="edge", color=COLORS("m2le"))
+            if g.empty and c > 0:  # this sequence's model has fewer layers: no panel
+                ax.remove()
+                continue
+            shown.append(ax)
+            ax.bar(g.bin_low, g.share, width=g.bin_high - g.bin_low, align="edge", color=COLORS("m2le"),
+                   label="HIM modulation (M²LE)")
             if len(g):
                 ax.axvline(g.alpha_mean.iloc[0], color=COLORS("pm"), ls="--", label="P&M scalar (mean)")
             ax.set_xlabel("modulation m")
-            ax.set_ylabel("share of elements")
-            ax.set_title(f"{sequence}, layer {layer}")
-    axes[0, 0].legend(fontsize=6)
-    fig.tight_layout()
+            if c == 0:
+                ax.set_ylabel(f"{sequence}:\nshare of elements")
+            ax.set_title(f"layer {layer}")
+    panel_letters(shown)
+    legend(fig, where="below", ncol=2)
     return fig

@@ -5,24 +5,38 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import method_color
+from repro.figures.style import FLOOR, Palette, legend, not_built, panel_letters, subplots
 
-__all__ = ["fig1", "table1"]
+__all__ = ["COLORS", "fig1", "table1"]
 
+#: matt (ours) and the embedding initialisations it is compared with.
+COLORS = Palette("matt", {"mean": FLOOR, "fvt": "#0072B2", "focus": "#009E73"}, ours="matt")
+ORDER = ("matt", "fvt", "focus", "mean")
 LABELS = {"mc": "multiple choice", "gen": "completion", "bpc": "bits per character"}
 
 
 def fig1(table: pd.DataFrame) -> plt.Figure:
-    fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.0), sharex=True)
+    """Recovery per task against the target-language tokens trained on, one line per method.
+
+    A task the source model never gets right has no recovery (NaN in the table): its panel says so.
+    """
+    fig, axes = subplots(1, 3, width="text", height=2.2, sharex=True)
+    methods = [m for m in ORDER if m in set(table.method)] + sorted(set(table.method) - set(ORDER))
     for ax, task in zip(axes, ("mc", "gen", "bpc")):
-        for method, sub in table.groupby("method", sort=False):
-            ax.plot(sub.tokens, sub[f"recovery_{task}"], marker="o", label=method, color=method_color(method))
-        ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
         ax.set_title(LABELS[task])
-        ax.set_xlabel("training budget (target tokens)")
+        column = table[f"recovery_{task}"]
+        if column.isna().all():
+            not_built(ax, "recovery is undefined: the source model scores 0 on this task")
+            continue
+        for method in methods:
+            sub = table[table.method == method]
+            ax.plot(sub.tokens, sub[f"recovery_{task}"], marker="o", label=method, color=COLORS(method),
+                    zorder=3 if method in COLORS.ours else 2)
+        ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+        ax.set_xlabel("training budget\n(target tokens)")
     axes[0].set_ylabel("recovery (fraction of source)")
-    axes[-1].legend(frameon=False, fontsize=8)
-    fig.tight_layout()
+    panel_letters(axes)
+    legend(fig, where="right")
     return fig
 
 

@@ -7,20 +7,21 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV): 
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, not_built_figure, panel_letters, subplots
 
 __all__ = ["COLORS", "curve_table", "fig1", "fig2", "frontier_table", "fig3"]
 
-COLORS = Palette({"mcpo": "#D55E00", "rloo": "#0072B2", "pi_star": "#000000", "pi_ref": "#888888"})
+COLORS = Palette("mcpo", {"rloo": "#0072B2", "pi_star": REFERENCE, "pi_ref": FLOOR}, ours="mcpo")
 REFERENCES = {"rloo": "reverse-KL RLOO", "pi_star": "oracle pi*", "pi_ref": "floor pi_ref"}
 
 
 def curve_table(tidy: pd.DataFrame, metrics: list[str], task: str = "bandit") -> pd.DataFrame:
-    """Mean and s.e. over seeds of each metric of ``task`` per method (alpha NaN for the references), long form."""
+    """Mean and s.e. over seeds of each metric of ``task`` per method (alpha NaN for the references), long form.
+
+    A method run on one seed has no s.e. (NaN: drawn without a bar)."""
     if "task" in tidy.columns:
         tidy = tidy[tidy.task == task].drop(columns="task")
     out = []
@@ -28,7 +29,7 @@ def curve_table(tidy: pd.DataFrame, metrics: list[str], task: str = "bandit") ->
                                             var_name="metric").groupby(["method", "metric"], sort=True):
         n = len(part)
         out.append({"task": task, "method": method, "alpha": part.alpha.iloc[0], "metric": metric,
-                    "mean": part.value.mean(), "se": part.value.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0,
+                    "mean": part.value.mean(), "se": part.value.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan,
                     "n_seeds": n})
     return pd.DataFrame(out).sort_values(["metric", "alpha", "method"], na_position="last").reset_index(drop=True)
 
@@ -36,17 +37,16 @@ def curve_table(tidy: pd.DataFrame, metrics: list[str], task: str = "bandit") ->
 def _panel(ax, table: pd.DataFrame, metric: str, label: str) -> None:
     part = table[table.metric == metric]
     curve = part[part.alpha.notna()].sort_values("alpha")
-    ax.errorbar(curve.alpha, curve["mean"], yerr=curve.se, color=COLORS("mcpo"), marker="o", ms=3, capsize=2,
-                label="MCPO")
+    ax.errorbar(curve.alpha, curve["mean"], yerr=curve.se, color=COLORS("mcpo"), marker="o", label="MCPO")
     for ref, name in REFERENCES.items():
         row = part[part.method == ref]
         if len(row):
             if ref == "rloo":
-                ax.errorbar([0.0], row["mean"], yerr=row.se, color=COLORS(ref), marker="s", ms=4, capsize=2,
+                ax.errorbar([0.0], row["mean"], yerr=row.se, color=COLORS(ref), marker="s", ms=4,
                             linestyle="none", label=name)
             else:
                 ax.axhline(row["mean"].iloc[0], color=COLORS(ref), linestyle="--", linewidth=0.8, label=name)
-    ax.set_xlabel("alpha (0: reverse KL, 1: forward KL)")
+    ax.set_xlabel("alpha (0: reverse KL,\n1: forward KL)")
     ax.set_ylabel(label)
 
 
@@ -59,45 +59,45 @@ TITLES = {"bandit": "task (i) bandit", "arithmetic": "task (ii) arithmetic (LM +
 
 def fig1(table: pd.DataFrame, k: int):
     tasks = _rows(table)
-    fig, axes = plt.subplots(len(tasks), 2, figsize=(7.0, 2.8 * len(tasks)), squeeze=False)
+    fig, axes = subplots(len(tasks), 2, width="text", height=0.5 + 2.0 * len(tasks), squeeze=False)
     for row, task in zip(axes, tasks):
         part = table[table.task == task]
         _panel(row[0], part, "pass1", "pass@1")
         _panel(row[1], part, f"pass{k}", f"pass@{k}")
-        row[0].set_title(TITLES[task], fontsize=8)
-    axes[0, 0].legend(fontsize=6)
-    fig.tight_layout()
+        row[0].set_title(TITLES[task])
+    panel_letters(axes.flat)
+    legend(fig, where="right")
     return fig
 
 
 def fig2(table: pd.DataFrame):
     tasks = _rows(table)
-    fig, axes = plt.subplots(len(tasks), 2, figsize=(7.0, 2.8 * len(tasks)), squeeze=False)
+    fig, axes = subplots(len(tasks), 2, width="text", height=0.6 + 2.0 * len(tasks), squeeze=False)
     for row, task in zip(axes, tasks):
         part = table[table.task == task]
         _panel(row[0], part, "coverage", "mode coverage of pi*")
-        row[0].set_title(TITLES[task], fontsize=8)
+        row[0].set_title(TITLES[task])
         lines = (("kl_reverse", "o", "KL(pi || pi*)"), ("kl_forward", "^", "KL(pi* || pi)"))
         if task == "arithmetic":
             lines = (("form_tv", "o", "TV of forms to pi*'s"), ("form_entropy", "^", "form entropy (nats)"))
         for metric, marker, name in lines:
             curve = part[(part.metric == metric) & part.alpha.notna()].sort_values("alpha")
-            row[1].errorbar(curve.alpha, curve["mean"], yerr=curve.se, color=COLORS("mcpo"), marker=marker, ms=3,
-                            capsize=2, label=f"MCPO {name}")
+            row[1].errorbar(curve.alpha, curve["mean"], yerr=curve.se, color=COLORS("mcpo"), marker=marker,
+                            ls="-" if marker == "o" else "--", label=f"MCPO {name}")
             ref = part[(part.metric == metric) & (part.method == "pi_star")]
             if task == "arithmetic" and len(ref):
-                row[1].axhline(ref["mean"].iloc[0], color=COLORS("pi_star"), linestyle="--", linewidth=0.8,
+                row[1].axhline(ref["mean"].iloc[0], color=COLORS("pi_star"), linestyle=":" if marker == "o" else "-.",
+                               linewidth=0.8,
                                marker=None, label=f"oracle pi* {name}")
-        row[1].set_xlabel("alpha (0: reverse KL, 1: forward KL)")
+        row[1].set_xlabel("alpha (0: reverse KL,\n1: forward KL)")
         row[1].set_ylabel("divergence to pi*" if task == "bandit" else "forms")
-        row[1].legend(fontsize=6)
-    axes[0, 0].legend(fontsize=6)
-    fig.tight_layout()
+    panel_letters(axes.flat)
+    legend(fig, where="below", ncol=3)
     return fig
 
 
 REFERENCE_STYLE = {"compliant": ("#0072B2", "compliant reference (no system message)"),
-                   "cautious": ("#D55E00", "cautious reference (refusal system message)")}
+                   "cautious": ("#009E73", "cautious reference (refusal system message)")}
 
 
 def frontier_table(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -111,11 +111,9 @@ def frontier_table(tidy: pd.DataFrame) -> pd.DataFrame:
 
 def fig3(table: pd.DataFrame):
     """Harmful refusal (y) vs benign over-refusal (x): MCPO across alpha per reference, with pi_ref and pi*."""
-    fig, ax = plt.subplots(figsize=(4.2, 3.6))
     if table.empty:
-        ax.text(0.5, 0.5, "task (iii) safety not in this preset", ha="center", va="center", fontsize=8)
-        ax.set_axis_off()
-        return fig
+        return not_built_figure("task (iii) safety is not in this preset", title="task (iii) safety frontier")
+    fig, ax = subplots(width="text", height=2.8)
     for ref in sorted(set(table.reference)):
         color, name = REFERENCE_STYLE.get(ref, ("#444444", ref))
         part = table[table.reference == ref]
@@ -126,7 +124,7 @@ def fig3(table: pd.DataFrame):
         ax.errorbar(curve.mean_over_refusal, curve.mean_harmful_refusal, xerr=curve.se_over_refusal,
                     yerr=curve.se_harmful_refusal, color=color, marker="o", ms=3, capsize=2, label=f"MCPO, {name}")
         for alpha, x, y in zip(curve.alpha, curve.mean_over_refusal, curve.mean_harmful_refusal):
-            ax.annotate(f"{alpha:g}", (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points")
+            ax.annotate(f"{alpha:g}", (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
         for method, marker in (("pi_ref", "s"), ("pi_star", "*")):
             if method in wide.index:
                 ax.plot(wide.loc[method, "mean_over_refusal"], wide.loc[method, "mean_harmful_refusal"], marker=marker,
@@ -134,7 +132,6 @@ def fig3(table: pd.DataFrame):
                         label=f"{REFERENCES[method]}, {ref}")
     ax.set_xlabel("benign over-refusal (lower is better)")
     ax.set_ylabel("harmful refusal (higher is better)")
-    ax.set_title("task (iii) safety frontier across alpha (labels)", fontsize=8)
-    ax.legend(fontsize=5)
-    fig.tight_layout()
+    ax.set_title("task (iii) safety frontier across alpha (labels)")
+    legend(ax)
     return fig

@@ -13,15 +13,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette
+from repro.figures.style import FLOOR, OURS, REFERENCE, Palette, legend, panel_letters, subplots
 
 __all__ = ["COLORS", "COST_FORMS", "fig1_table", "fig1", "fig2", "fig3"]
 
-#: The methods' fixed colours; other names (mdadd_noqueue) get the style's hashed colour.
-COLORS = Palette({"mdadd": "#D55E00", "random": "#888888", "herding": "#0072B2", "covmatch": "#009E73",
-                  "lors": "#CC79A7", "full": "#000000"})
-#: Fig. 3's two forms of the second-moment term: colour and label.
-COST_FORMS = {"socm": ("#D55E00", "SOCM (Gram form)"), "naive": ("#0072B2", "full moment matrix")}
+#: The methods' fixed colours (mdadd_noqueue: MDA-DD without its queue, an ablation).
+COLORS = Palette("mdadd", {"mdadd_noqueue": "#E69F00", "random": FLOOR, "herding": "#0072B2", "covmatch": "#009E73",
+                           "lors": "#CC79A7", "full": REFERENCE}, ours="mdadd")
+#: Fig. 3's two forms of the second-moment term: colour and label (SOCM is ours).
+COST_FORMS = {"socm": (OURS, "SOCM (Gram form)"), "naive": ("#0072B2", "full moment matrix")}
 
 
 def fig1_table(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -32,13 +32,12 @@ def fig1_table(tidy: pd.DataFrame) -> pd.DataFrame:
 
 def fig1(table: pd.DataFrame) -> plt.Figure:
     """``table``: output of :func:`fig1_table` (columns metric, method, n_pairs, mean, std)."""
-    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.8), sharey=False)
+    fig, axes = subplots(1, 2, width="text", height=2.3, sharey=False)
     for ax, metric in zip(axes, ["TR@1", "IR@1"]):
         t = table[table["metric"] == metric]
         for method, g in t[t["method"] != "full"].groupby("method", sort=True):
             g = g.sort_values("n_pairs")
-            ax.errorbar(g["n_pairs"], g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=2,
-                        color=COLORS(method), label=method)
+            ax.errorbar(g["n_pairs"], g["mean"], yerr=g["std"], marker="o", color=COLORS(method), label=method)
         full = t[t["method"] == "full"]
         if len(full):
             ax.axhline(float(full["mean"].iloc[0]), color=COLORS("full"), ls="--", label="full data")
@@ -49,14 +48,14 @@ def fig1(table: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("distilled pairs")
         ax.set_ylabel(f"{metric} (%)")
         ax.set_title(f"{metric}, unseen initialisations")
-    axes[1].legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
+    panel_letters(axes)
+    legend(fig, where="right")
     return fig
 
 
 def fig2(gap: pd.DataFrame) -> plt.Figure:
     """``gap``: columns method, n_pairs, seen, unseen, gap (from :func:`repro.papers.mdadd.experiment.init_gap`)."""
-    fig, ax = plt.subplots(figsize=(4.5, 2.8))
+    fig, ax = subplots(width="column", height=2.6)
     methods = sorted(gap["method"].unique())
     sizes = sorted(gap["n_pairs"].unique())
     width = 0.8 / max(len(methods), 1)
@@ -68,15 +67,15 @@ def fig2(gap: pd.DataFrame) -> plt.Figure:
     ax.set_xticks(np.arange(len(sizes)), [str(s) for s in sizes])
     ax.set_xlabel("distilled pairs")
     ax.set_ylabel("R@1 seen - unseen (points)")
+    ax.grid(axis="x", visible=False)
     ax.set_title("Initialisation overfitting")
-    ax.legend()
-    fig.tight_layout()
+    legend(fig, where="below", ncol=3)
     return fig
 
 
 def fig3(cost: pd.DataFrame) -> plt.Figure:
     """``cost``: columns dim, form (socm / naive), time_s, memory_bytes."""
-    fig, axes = plt.subplots(1, 2, figsize=(6.5, 2.6))
+    fig, axes = subplots(1, 2, width="text", height=2.3)
     for form, g in cost.groupby("form"):
         color, label = COST_FORMS.get(form, ("#888888", form))
         g = g.sort_values("dim")
@@ -89,6 +88,6 @@ def fig3(cost: pd.DataFrame) -> plt.Figure:
         ax.set_ylabel(ylabel)
     axes[0].set_title("measured time")
     axes[1].set_title("moment intermediates")
-    axes[0].legend()
-    fig.tight_layout()
+    panel_letters(axes)
+    legend(fig, where="right")
     return fig

@@ -5,16 +5,16 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette, mean_se
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, subplots
 
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
-COLORS = Palette({"modellens": "#D55E00", "text_knn": "#0072B2", "meta_knn": "#56B4E9", "mf": "#009E73",
-                  "popularity": "#CC79A7", "random": "#888888", "oracle": "#000000", "run_all": "#E69F00"})
+COLORS = Palette("modellens", {"text_knn": "#0072B2", "meta_knn": "#56B4E9", "mf": "#009E73", "popularity": "#CC79A7",
+                               "random": FLOOR, "oracle": REFERENCE, "run_all": "#E69F00", "full_pool": "#882255"},
+                 ours="modellens")
 ORDER = ("oracle", "run_all", "modellens", "text_knn", "meta_knn", "mf", "popularity", "random")
 SPLIT_LABELS = {"seen_seen": "seen model\nseen data", "unseen_seen": "unseen model\nseen data",
                 "seen_unseen": "seen model\nunseen data", "unseen_unseen": "unseen model\nunseen data"}
@@ -32,17 +32,17 @@ def fig1_table(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
 def fig1(table: pd.DataFrame, k: int):
     splits = [s for s in SPLIT_LABELS if s in set(table.split)]
     methods = _ordered(table.method)
-    fig, ax = plt.subplots(figsize=(7.0, 3.0))
+    fig, ax = subplots(width="text", height=2.2)
     width = 0.8 / len(methods)
     for i, m in enumerate(methods):
         part = table[table.method == m].set_index("split").reindex(splits)
         ax.bar(np.arange(len(splits)) + (i - (len(methods) - 1) / 2) * width, part["mean"], width,
-               yerr=part["se"], color=COLORS(m), label=m, capsize=1.5)
+               yerr=part["se"], color=COLORS(m), label=m, error_kw={"lw": 0.6})
     ax.set_xticks(np.arange(len(splits)), [SPLIT_LABELS[s] for s in splits])
-    ax.set_ylabel(f"NDCG@{k}")
+    ax.grid(axis="x", visible=False)
+    ax.set_ylabel(f"NDCG@{k} (mean ± s.e. over seeds)")
     ax.set_ylim(0, 1.02)
-    ax.legend(ncol=4, fontsize=7, loc="lower left")
-    fig.tight_layout()
+    legend(ax)
     return fig
 
 
@@ -52,15 +52,14 @@ def fig2_table(regret: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig2(table: pd.DataFrame):
-    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    fig, ax = subplots(width="column", height=2.6)
     for m in _ordered(table.method):
         part = table[table.method == m].sort_values("cost")
-        ax.errorbar(part.cost, part.regret, yerr=part.se, color=COLORS(m), marker="o", ms=3, capsize=1.5, label=m)
+        ax.errorbar(part.cost, part.regret, yerr=part.se, color=COLORS(m), marker="o", label=m)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("candidates run on the probe set (cost)")
     ax.set_ylabel("regret (true quality)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend(fig, where="below", ncol=3)
     return fig
 
 
@@ -70,16 +69,15 @@ def fig3_table(routing: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig3(table: pd.DataFrame):
-    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    fig, ax = subplots(width="column", height=2.6)
     for m in _ordered(set(table.method) - {"full_pool", "run_all"}):
         part = table[table.method == m].sort_values("k")
-        ax.errorbar(part.k, part.accuracy, yerr=part.se, color=COLORS(m), marker="o", ms=3, capsize=1.5, label=m)
+        ax.errorbar(part.k, part.accuracy, yerr=part.se, color=COLORS(m), marker="o", label=m)
     full = table[table.method == "full_pool"]
     if not full.empty:
-        ax.axhline(full.accuracy.mean(), color="black", ls="--", lw=0.8, label="full pool")
+        ax.axhline(full.accuracy.mean(), color=COLORS("full_pool"), ls="--", lw=0.8, label="full pool")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("pool size K")
     ax.set_ylabel("routed accuracy")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend(fig, where="below", ncol=3)
     return fig

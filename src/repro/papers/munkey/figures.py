@@ -5,14 +5,13 @@ The builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import Palette, mean_se
+from repro.figures.style import REFERENCE, Palette, legend, mean_se, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1", "fig1_table"]
 
-COLORS = Palette({"munkey": "#D55E00", "oracle_memory": "#000000"})
+COLORS = Palette("munkey", {"oracle_memory": REFERENCE}, ours="munkey")
 
 
 def fig1_table(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -24,7 +23,7 @@ def fig1_table(sweep: pd.DataFrame) -> pd.DataFrame:
 
 def fig1(table: pd.DataFrame):
     regimes = sorted(set(table.regime))
-    fig, axes = plt.subplots(len(regimes), 2, figsize=(6.5, 2.6 * len(regimes)), squeeze=False)
+    fig, axes = subplots(len(regimes), 2, width="text", height=0.5 + 1.9 * len(regimes), squeeze=False)
     for row, regime in enumerate(regimes):
         for col, (metric, label) in enumerate((("acc_forget", "forget-set accuracy"), ("mia_auc", "MIA AUC"))):
             ax = axes[row, col]
@@ -35,6 +34,6 @@ def fig1(table: pd.DataFrame):
             ax.set_xlabel("fraction of keys deleted")
             ax.set_ylabel(label)
             ax.set_title(regime)
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
+    panel_letters(axes.flat)
+    legend(fig, where="below", ncol=2)
     return fig

@@ -1,9 +1,9 @@
 """TMEvolve Fig. 3 (our reconstruction, spec ``tmevolve.md``): one test slide's evolution, and C-index of every method.
 
-Panels: (a) slide thumbnail (when available) and the ground-truth tissue type of each patch;
-(b) soft regions (argmax S) at q = 0; (c) after Q steps; (d) boundary flux magnitude
-``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (e) concept response a_i;
-(f) survival C-index (mean +- sd over the cross-validation units) of every method, of the position-shuffle
+Panels: (a) slide thumbnail (when available); (b) the ground-truth tissue type of each patch;
+(c) soft regions (argmax S) at q = 0; (d) after Q steps; (e) boundary flux magnitude
+``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (f) concept response a_i;
+(g) survival C-index (mean +- sd over the cross-validation units) of every method, of the position-shuffle
 controls (hatched) and of the oracles and random scores (grey), in the colours of :data:`COLORS`.
 Region colours are arbitrary labels.
 """
@@ -15,13 +15,16 @@ import pandas as pd
 import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 
-from repro.figures.style import PALETTE, Palette
+from repro.figures.style import FLOOR, PALETTE, Palette, legend, new_figure, not_built, panel_letters
 
 __all__ = ["COLORS", "build_fig3", "fig3_table"]
 
-#: TMEvolve and its MIL baselines, one fixed colour each (ablation variants get hashed colours).
-COLORS = Palette({"tmevolve": "#D55E00", "mean": "#888888", "abmil": "#0072B2", "transmil": "#009E73",
-                  "graphmil": "#CC79A7", "dsmil": "#56B4E9"})
+#: TMEvolve, its ablations and its MIL baselines, one fixed colour each (``shuffled_<m>`` controls take
+#: ``<m>``'s colour, hatched; oracles and random scores are grey).
+COLORS = Palette("tmevolve", {"mean": FLOOR, "abmil": "#0072B2", "transmil": "#009E73", "graphmil": "#CC79A7",
+                              "dsmil": "#56B4E9", "tmevolve_nodiff": "#882255", "tmevolve_noevo": "#44AA99",
+                              "tmevolve_nobal": "#999933", "tmevolve_randcon": "#AA4499"}, ours="tmevolve")
+ORACLE_GREY = "0.75"
 
 
 def _grid_image(df: pd.DataFrame, column: str, fill=np.nan) -> np.ndarray:
@@ -36,56 +39,62 @@ def fig3_table(patches: pd.DataFrame, bars: pd.DataFrame) -> pd.DataFrame:
 
 
 def build_fig3(patches: pd.DataFrame, bars: pd.DataFrame, facts: dict, thumbnail: np.ndarray | None = None) -> plt.Figure:
-    """``patches``: per-patch maps (``trace_slide``); ``bars``: ``method, mean, sd``; ``facts``: Q, K, ARI, types."""
-    fig = plt.figure(figsize=(12, 6.4))
-    gs = fig.add_gridspec(2, 4)
-    ax_thumb = fig.add_subplot(gs[0, 0])
-    axes = np.array([[fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[0, 2]), fig.add_subplot(gs[0, 3])],
-                     [fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[1, 1]), fig.add_subplot(gs[1, 2:])]])
+    """``patches``: per-patch maps (``trace_slide``); ``bars``: ``method, mean, sd``; ``facts``: Q, K, ARI, types.
+
+    Panels (a)-(f) are maps of one slide (two rows of three), (g) the C-index of every method below them.
+    """
+    n_bars = len(bars)
+    bars_height = 0.5 + 0.12 * max(n_bars, 4)
+    fig = new_figure("text", 2 * 1.3 + bars_height)
+    gs = fig.add_gridspec(3, 3, height_ratios=[1.3, 1.3, bars_height])
+    maps = [fig.add_subplot(gs[r, c]) for r in range(2) for c in range(3)]
+    ax_thumb, ax_truth, ax_q0, ax_final, ax_flux, ax_resp = maps
+    ax_bars = fig.add_subplot(gs[2, :])
     types = list(facts.get("tissue_types") or [])
     n_types = max(len(types), int(patches.truth.max()) + 1, 1)
-    type_cmap = ListedColormap(PALETTE[:n_types])
+    type_cmap = ListedColormap((PALETTE * 2)[:n_types])
     region_cmap = ListedColormap((PALETTE[::-1] * 3)[: max(int(facts["K"]), 1)])
     if thumbnail is not None:
         ax_thumb.imshow(thumbnail)
+        ax_thumb.set_title("slide thumbnail")
+        ax_thumb.set_axis_off()
     else:
-        ax_thumb.text(0.5, 0.5, "no slide image\n(bags only)", ha="center", va="center")
-    ax_thumb.set_title("(a) slide thumbnail")
-    ax_thumb.set_axis_off()
-    ax = axes[0, 0]
-    ax.imshow(_grid_image(patches.assign(truth=patches.truth.where(patches.truth >= 0)), "truth"), cmap=type_cmap,
-              vmin=-0.5, vmax=n_types - 0.5, interpolation="nearest")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=PALETTE[i]) for i in range(len(types))]
+        not_built(ax_thumb, "no slide image (bags of features only)")
+    ax_truth.imshow(_grid_image(patches.assign(truth=patches.truth.where(patches.truth >= 0)), "truth"),
+                    cmap=type_cmap, vmin=-0.5, vmax=n_types - 0.5)
+    ax_truth.set_title(f"tissue per patch\n(slide {facts['slide_id']})")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=type_cmap(i)) for i in range(len(types))]
     if handles:
-        ax.legend(handles, types, loc="upper left", bbox_to_anchor=(0, -0.02), ncol=3, fontsize=6)
-    ax.set_title(f"(a) ground-truth tissue per patch, {facts['slide_id']}")
-    for ax, col, title in ((axes[0, 1], "region_q0", f"(b) regions q = 0 (ARI {facts['ari_q0']:.2f})"),
-                           (axes[0, 2], "region_final", f"(c) regions q = {facts['Q']} (ARI {facts['ari_final']:.2f})")):
-        ax.imshow(_grid_image(patches, col), cmap=region_cmap, vmin=-0.5, vmax=facts["K"] - 0.5, interpolation="nearest")
+        legend(ax_truth, handles=handles, labels=types, handlelength=0.8)
+    for ax, col, title in ((ax_q0, "region_q0", f"regions, q = 0\n(ARI {facts['ari_q0']:.2f})"),
+                           (ax_final, "region_final", f"regions, q = {facts['Q']}\n(ARI {facts['ari_final']:.2f})")):
+        ax.imshow(_grid_image(patches, col), cmap=region_cmap, vmin=-0.5, vmax=facts["K"] - 0.5)
         ax.set_title(title)
-    for ax, col, title, cmap in ((axes[1, 0], "flux", "(d) boundary flux ||sum rho (.)||", "magma"),
-                                 (axes[1, 1], "response", "(e) concept response a_i", "viridis")):
-        im = ax.imshow(_grid_image(patches, col), cmap=cmap, interpolation="nearest")
+    for ax, col, title, cmap in ((ax_flux, "flux", "boundary flux\n||Σ ρ (·)||", "magma"),
+                                 (ax_resp, "response", "concept\nresponse a_i", "viridis")):
+        im = ax.imshow(_grid_image(patches, col), cmap=cmap)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
         ax.set_title(title)
-    for ax in axes.flat[:5]:
+    for ax in maps[1:]:
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
-    ax = axes[1, 2]
-    y = np.arange(len(bars))
+    ax = ax_bars
+    y = np.arange(n_bars)
     kind = bars["kind"] if "kind" in bars else pd.Series("method", index=bars.index)
-    colours = [COLORS(m.removeprefix("shuffled_")) if k != "oracle" else "0.75" for m, k in zip(bars.method, kind)]
-    barc = ax.barh(y, bars["mean"], xerr=bars["sd"], color=colours, capsize=2)
+    colours = [COLORS(m.removeprefix("shuffled_")) if k != "oracle" else ORACLE_GREY for m, k in zip(bars.method, kind)]
+    barc = ax.barh(y, bars["mean"], xerr=bars["sd"], color=colours, error_kw={"lw": 0.6})
     for patch, k in zip(barc, kind):
         if k == "control":
             patch.set_hatch("//")
+            patch.set_edgecolor("white")
     ax.set_yticks(y, bars.method)
     ax.invert_yaxis()
-    lo = float(np.nanmin(bars["mean"] - bars["sd"])) if len(bars) else 0.5
+    lo = float(np.nanmin(bars["mean"] - bars["sd"])) if n_bars else 0.5
     ax.set_xlim(max(0.0, min(0.5, lo) - 0.02), 1.0)
     ax.axvline(0.5, color="0.5", lw=0.8, ls=":")
-    ax.set_xlabel("survival C-index (mean +- sd over folds x repeats)")
-    ax.set_title("(f) methods, shuffle controls (//), oracles (grey)")
-    fig.tight_layout()
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("survival C-index (mean ± sd over folds x repeats)")
+    ax.set_title("methods, shuffle controls (//), oracles (grey)")
+    panel_letters([*maps, ax_bars])
     return fig

@@ -11,12 +11,17 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
-from repro.figures.style import Palette
+from repro.figures.style import Palette, categorical, legend, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1_table", "fig1", "fig2", "table1"]
 
-COLORS = Palette({"missed_call": "#D55E00", "over_call": "#0072B2", "cognition": "#009E73", "action": "#CC79A7"})
+#: The two directions of a mismatch and the two probes (toolgap measures models; no colour means "ours").
+#: Models are told apart by :func:`repro.figures.style.categorical` colours, in the order they appear.
+COLORS = Palette("toolgap", {"missed_call": "#E69F00", "over_call": "#0072B2", "cognition": "#009E73",
+                             "action": "#CC79A7"})
+PROBE_STYLES = {"cognition": ("-", "o"), "action": ("--", "s")}
 
 
 def fig1_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -30,48 +35,60 @@ def fig1_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig1(tidy: pd.DataFrame) -> plt.Figure:
+    """Stacked bars per model and task; a missing rate is left out (no bar), never drawn as 0."""
     tasks = list(dict.fromkeys(tidy.task))
     models = list(dict.fromkeys(tidy.model))
-    fig, axes = plt.subplots(1, len(tasks), figsize=(3.4 * len(tasks), 3.0), sharey=True, squeeze=False)
+    fig, axes = subplots(1, len(tasks), width="text", height=2.3, sharey=True, squeeze=False)
     x = np.arange(len(models))
     for ax, task in zip(axes[0], tasks):
         bottom = np.zeros(len(models))
         for direction, label in (("missed_call", "necessary, not called"), ("over_call", "unnecessary, called")):
             sub = tidy[(tidy.task == task) & (tidy.direction == direction)].set_index("model").reindex(models)
-            vals = sub.rate.fillna(0).to_numpy()
+            vals = sub.rate.to_numpy(dtype=float)
             ax.bar(x, vals, bottom=bottom, color=COLORS(direction), label=label, width=0.7)
-            bottom += vals
-        ax.set_xticks(x, models, rotation=30, ha="right")
+            bottom = bottom + vals
+        ax.set_xticks(x, models, rotation=30, ha="right", rotation_mode="anchor")
+        ax.grid(axis="x", visible=False)
         ax.set_title(task)
         ax.set_ylim(0, 1)
     axes[0][0].set_ylabel("mismatch rate")
-    axes[0][-1].legend(frameon=False, fontsize=7)
-    fig.tight_layout()
+    panel_letters(axes[0])
+    legend(fig, where="right")
     return fig
 
 
 def fig2(layers: pd.DataFrame) -> plt.Figure:
-    """Rows: tasks; columns: probe accuracy (cognition solid, action dashed), cosine; one line per model."""
+    """Rows: tasks; columns: probe accuracy (cognition solid, action dashed), cosine; one colour per model.
+
+    A probe whose labels are all equal is not trained (its accuracy and cosine are NaN): a panel with
+    no trained probe for any model says so.
+    """
     tasks = list(dict.fromkeys(layers.task))
     models = list(dict.fromkeys(layers.model))
-    fig, axes = plt.subplots(len(tasks), 2, figsize=(7.0, 2.6 * len(tasks)), sharex=True, squeeze=False)
+    colours = categorical(models)
+    fig, axes = subplots(len(tasks), 2, width="text", height=0.6 + 1.8 * len(tasks), sharex=True, squeeze=False)
     for row, task in zip(axes, tasks):
+        part = layers[layers.task == task]
         for model in models:
-            sub = layers[(layers.task == task) & (layers.model == model)].sort_values("depth")
-            color = COLORS(model)
-            row[0].plot(sub.depth, sub.cognition_accuracy, "-o", ms=2.5, color=color, label=f"{model} cognition")
-            row[0].plot(sub.depth, sub.action_accuracy, "--s", ms=2.5, color=color, label=f"{model} action")
-            row[1].plot(sub.depth, sub.cosine, "-o", ms=2.5, color=color, label=model)
+            sub = part[part.model == model].sort_values("depth")
+            for probe, (ls, marker) in PROBE_STYLES.items():
+                row[0].plot(sub.depth, sub[f"{probe}_accuracy"], ls=ls, marker=marker, ms=2.5, color=colours[model])
+            row[1].plot(sub.depth, sub.cosine, "-o", ms=2.5, color=colours[model])
         row[0].set_ylabel(f"{task}\nprobe test accuracy")
         row[0].set_ylim(0, 1.02)
         row[1].axhline(0, color="0.6", lw=0.8)
         row[1].set_ylabel("cosine(cognition, action)")
         row[1].set_ylim(-1, 1)
+        if part[["cognition_accuracy", "action_accuracy"]].isna().all().all():
+            not_built(row[0], "no probe trained (every item has the same label)")
+        if part.cosine.isna().all():
+            not_built(row[1], "no cosine: no model has both probes trained (one of them saw a single label)")
     for ax in axes[-1]:
         ax.set_xlabel("relative depth (layer / layers)")
-    axes[0][0].legend(frameon=False, fontsize=5.5, ncol=2)
-    axes[0][1].legend(frameon=False, fontsize=6)
-    fig.tight_layout()
+    panel_letters(axes.flat)
+    handles = [Line2D([], [], color=colours[m]) for m in models]
+    handles += [Line2D([], [], color="0.3", ls=ls, marker=marker, ms=2.5) for ls, marker in PROBE_STYLES.values()]
+    legend(fig, where="below", handles=handles, labels=[*models, *(f"{p} probe" for p in PROBE_STYLES)], ncol=5)
     return fig
 
 

@@ -1,0 +1,224 @@
+"""The figure lint fails a small figure that breaks each of its rules and passes a clean one; the style's
+helpers (legend outside, panel letters, not-built panel, palettes, mean_se, save) do what the lint expects."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from repro.figures import lint
+from repro.figures.style import (COLUMN_WIDTH, OURS, TEXT_WIDTH, Palette, interval_err, legend, lint_on_save,
+                                 mean_se, new_figure, not_built, panel_letters, save, subplots)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def rules(fig) -> set[str]:
+    return {p.rule for p in lint.check(fig)}
+
+
+def clean_figure():
+    fig, axes = subplots(1, 2, width="text", height=2.0)
+    x = np.arange(5)
+    for ax in axes:
+        ax.plot(x, x ** 2, marker="o", color="#0072B2", label="baseline")
+        ax.plot(x, x ** 1.5, color=OURS, label="ours")
+        ax.set_xlabel("x")
+        ax.set_title("a panel")
+    axes[0].set_ylabel("y")
+    panel_letters(axes)
+    legend(fig, where="below")
+    return fig
+
+
+def test_a_clean_figure_passes():
+    assert lint.check(clean_figure()) == []
+
+
+def test_a_legend_on_the_bars_fails():
+    fig, ax = subplots(width="column", height=2.0)
+    ax.bar(np.arange(4), [1.0, 0.9, 1.0, 1.0], color="#0072B2", label="method")
+    ax.legend(loc="upper center")
+    assert "legend-overlap" in rules(fig)
+
+
+def test_a_legend_on_a_line_fails_and_one_outside_passes():
+    fig, ax = subplots(width="column", height=2.0)
+    x = np.linspace(0, 1, 50)
+    ax.plot(x, x, label="diagonal")
+    ax.legend(loc="center")
+    assert "legend-overlap" in rules(fig)
+    ax.get_legend().remove()
+    legend(ax)
+    assert lint.check(fig) == []
+
+
+def test_a_legend_on_points_and_images_fails():
+    fig, (a, b) = subplots(1, 2, width="text", height=2.0)
+    a.scatter([0.5], [0.5], s=30, label="point")
+    a.set_xlim(0, 1)
+    a.set_ylim(0, 1)
+    a.legend(loc="center")
+    b.imshow(np.arange(16.0).reshape(4, 4))
+    b.plot([], [], label="nothing")
+    b.legend(loc="center")
+    messages = [p.message for p in lint.check(fig) if p.rule == "legend-overlap"]
+    assert any("PathCollection" in m for m in messages) and any("AxesImage" in m for m in messages)
+
+
+def test_a_legend_over_empty_space_inside_the_axes_passes():
+    fig, ax = subplots(width="column", height=2.0)
+    ax.plot([0, 1], [0, 0.1], label="low line")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper right")
+    assert "legend-overlap" not in rules(fig)
+
+
+def test_text_off_the_canvas_fails():
+    fig, ax = subplots(width="column", height=2.0)
+    ax.plot([0, 1], [0, 1])
+    ax.text(1.6, 0.5, "a label far to the right", transform=ax.transAxes)
+    assert "text-outside" in rules(fig)
+
+
+def test_rotated_labels_of_a_figure_without_layout_leave_the_canvas():
+    fig = plt.figure(figsize=(TEXT_WIDTH, 1.5), layout="none")
+    ax = fig.add_axes((0.1, 0.05, 0.85, 0.9))
+    ax.bar(range(3), [1, 2, 3])
+    ax.set_xticks(range(3), ["a long category name"] * 3, rotation=60)
+    assert "text-outside" in rules(fig)
+
+
+def test_a_long_label_running_into_the_next_panel_fails():
+    fig, axes = subplots(1, 3, width="text", height=2.0)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+        ax.set_xlabel("a label far longer than the panel it belongs to, into the next")
+    assert "text-overlap" in rules(fig)
+
+
+def test_rotated_tick_labels_that_only_share_a_bounding_box_pass():
+    fig, ax = subplots(width="column", height=2.4)
+    names = [f"intervention_{i}" for i in range(8)]
+    ax.bar(range(8), np.arange(8.0))
+    ax.set_xticks(range(8), names, rotation=45, ha="right", rotation_mode="anchor")
+    fig.draw_without_rendering()
+    a, b = (t.get_window_extent() for t in ax.get_xticklabels()[:2])
+    assert a.overlaps(b)  # the boxes overlap; the rotated texts do not
+    assert lint.check(fig) == []
+
+
+def test_repeated_panel_letters_fail():
+    fig, axes = subplots(1, 2, width="text", height=2.0)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+        ax.set_title("(a) the same letter twice")
+    assert "panel-letters" in rules(fig)
+    panel_letters(axes)
+    assert "panel-letters" not in rules(fig)
+    assert [ax.get_title("left") for ax in axes] == ["(a) (a) the same letter twice", "(b) (a) the same letter twice"]
+
+
+def test_small_fonts_at_the_printed_width_fail():
+    fig, ax = subplots(width="column", height=2.0)
+    ax.plot([0, 1], [0, 1])
+    ax.set_xlabel("tiny", fontsize=5)
+    assert "font-size" in rules(fig)
+
+
+def test_a_wide_figure_shrunk_to_the_text_width_has_small_fonts():
+    fig, ax = plt.subplots(figsize=(9.6, 3.0), layout="constrained")
+    ax.plot([0, 1], [0, 1])
+    ax.set_xlabel("8 pt on 9.6 in is 4.6 pt on 5.5 in", fontsize=8)
+    assert {"width", "font-size"} <= rules(fig)
+
+
+def test_empty_axes_fail_unless_they_say_why():
+    fig, (a, b) = subplots(1, 2, width="text", height=2.0)
+    a.plot([0, 1], [0, 1])
+    b.set_title("nothing here")
+    assert "empty-axes" in rules(fig)
+    not_built(b, "the smoke preset runs no replicate that loses a component")
+    assert lint.check(fig) == []
+    assert "not built at this scale" in b.texts[0].get_text()
+
+
+def test_axes_whose_data_are_all_missing_are_empty():
+    fig, ax = subplots(width="column", height=2.0)
+    ax.plot([0, 1, 2], [np.nan, np.nan, np.nan], marker="o")
+    ax.bar([0, 1], [np.nan, np.nan])
+    assert "empty-axes" in rules(fig)
+
+
+def test_one_label_in_two_colours_across_a_papers_figures_fails():
+    figs = {}
+    for name, colour in (("fig1", "#0072B2"), ("fig2", "#009E73")):
+        fig, ax = subplots(width="column", height=2.0)
+        ax.plot([0, 1], [0, 1], color=colour, label="fvt")
+        legend(ax)
+        figs[name] = fig
+    problems = lint.check_colours(figs)
+    assert [p.rule for p in problems] == ["colour"] and "fvt" in problems[0].message
+    figs["fig2"].axes[0].lines[0].set_color("#0072B2")
+    figs["fig2"].axes[0].get_legend().remove()
+    legend(figs["fig2"].axes[0])
+    assert lint.check_colours(figs) == []
+
+
+def test_save_runs_the_lint_when_asked(tmp_path):
+    fig, ax = subplots(width="column", height=2.0)
+    ax.bar([0, 1], [1, 1], label="bars")
+    ax.legend(loc="center")
+    lint_on_save(True)
+    try:
+        with pytest.raises(ValueError, match="legend-overlap"):
+            save(fig, pd.DataFrame({"x": [0, 1]}), tmp_path / "bad.pdf")
+        assert not (tmp_path / "bad.pdf").exists() and not (tmp_path / "bad.csv").exists()
+        save(clean_figure(), pd.DataFrame({"x": [0, 1]}), tmp_path / "good.pdf")
+    finally:
+        lint_on_save(None)
+    assert (tmp_path / "good.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_saved_pdfs_are_cropped_and_deterministic(tmp_path):
+    for name in ("one", "two"):
+        save(clean_figure(), pd.DataFrame({"x": [1]}), tmp_path / f"{name}.pdf")
+    one, two = (tmp_path / "one.pdf").read_bytes(), (tmp_path / "two.pdf").read_bytes()
+    assert one.replace(b"one", b"xxx") == two.replace(b"two", b"xxx") and b"CreationDate" not in one
+    box = [float(v) for v in one.split(b"/MediaBox [")[1].split(b"]")[0].split()]
+    assert box[2] <= TEXT_WIDTH * 72 + 1  # the tight box never grows a constrained figure
+
+
+def test_palette_reserves_ours_and_refuses_unknown_names():
+    colours = Palette("demo", {"baseline": "#0072B2"}, ours="mine")
+    assert colours("mine") == OURS and colours("baseline") == "#0072B2"
+    with pytest.raises(ValueError, match="no colour for 'fvt'"):
+        colours("fvt")
+    with pytest.raises(ValueError, match="means ours"):
+        Palette("demo", {"fvt": OURS}, ours="mine")
+
+
+def test_mean_se_gives_a_lone_unit_no_standard_error():
+    df = pd.DataFrame({"m": ["a", "a", "b"], "v": [1.0, 3.0, 5.0]})
+    out = mean_se(df, ["m"], "v").set_index("m")
+    assert out.loc["a", "se"] == pytest.approx(1.0) and np.isnan(out.loc["b", "se"])
+
+
+def test_interval_err_keeps_missing_values_and_refuses_a_centre_outside():
+    err = interval_err([0.5, np.nan], [0.4, np.nan], [0.7, np.nan])
+    assert err[:, 0] == pytest.approx([0.1, 0.2]) and np.isnan(err[:, 1]).all()
+    with pytest.raises(ValueError, match="does not hold"):
+        interval_err([0.5], [0.6], [0.7])
+
+
+def test_figure_helpers_draw_at_the_printed_widths():
+    assert subplots(width="column")[0].get_figwidth() == COLUMN_WIDTH
+    assert new_figure("text", 2.0).get_figwidth() == TEXT_WIDTH
+    with pytest.raises(ValueError):
+        new_figure("page")
