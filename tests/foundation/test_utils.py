@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -30,6 +31,38 @@ def test_atomic_path_replaces_old_file_only_on_success(tmp_path):
     with atomic_path(target) as tmp:
         tmp.write_text("new")
     assert target.read_text() == "new" and len(list(tmp_path.iterdir())) == 1
+
+
+def _folder(tmp, files: dict[str, str]) -> None:
+    tmp.unlink()
+    tmp.mkdir()
+    for name, text in files.items():
+        (tmp / name).write_text(text)
+
+
+def test_atomic_path_replaces_a_whole_folder_and_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "best"
+    with atomic_path(target) as tmp:
+        _folder(tmp, {"a": "old", "b": "old"})
+    with pytest.raises(OSError, match="disk full"):
+        with atomic_path(target) as tmp:
+            _folder(tmp, {"a": "half"})
+            raise OSError("disk full")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best"]  # no temporary folder left
+    assert {p.name: p.read_text() for p in target.iterdir()} == {"a": "old", "b": "old"}
+    with atomic_path(target) as tmp:  # onto a non-empty folder (os.replace alone refuses)
+        _folder(tmp, {"a": "new"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best"]
+    assert {p.name: p.read_text() for p in target.iterdir()} == {"a": "new"}
+
+
+def test_a_killed_writers_temporary_folder_is_cleared_by_the_next_write(tmp_path):
+    stale = tmp_path / ".best.abc123.tmp"  # what a SIGKILLed folder write leaves behind
+    stale.mkdir()
+    (stale / "adapter_config.json").write_text("{")
+    with atomic_path(tmp_path / "best") as tmp:
+        _folder(tmp, {"a": "new"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best"]
 
 
 def test_job_seed_is_stable_and_depends_on_every_part():
@@ -98,4 +131,5 @@ def test_mean_se_matches_the_closed_form_and_gives_a_lone_unit_no_bar():
     assert list(out.columns) == ["score", "se", "n_seeds"]
     assert out.loc["a", "score"] == pytest.approx(2.0)
     assert out.loc["a", "se"] == pytest.approx(1.0 / 3 ** 0.5)  # sample s.d. 1 over sqrt(3) units
-    assert (out.loc["b", "score"], out.loc["b", "se"], out.loc["b", "n_seeds"]) == (5.0, 0.0, 1)
+    assert (out.loc["b", "score"], out.loc["b", "n_seeds"]) == (5.0, 1)
+    assert np.isnan(out.loc["b", "se"])  # one unit has no standard error (not 0): drawn without a bar

@@ -199,10 +199,17 @@ def test_lora_resumed_from_a_checkpoint_equals_an_uninterrupted_run(tiny, tmp_pa
                      save_every=3)
     full = finetune_lora(load_tiny(tmp_path / "base", name="tiny"), data, cfg, tmp_path / "full", seed=3)
     assert [p.name for p in checkpoints(tmp_path / "full")] == ["step-000003", "step-000006"]
-    part = finetune_lora(load_tiny(tmp_path / "base", name="tiny"), data, LoraConfig(**{**cfg.__dict__, "steps": 3}),
-                         tmp_path / "part", seed=3)
+
+    def killed_after_step_4(step, loss):
+        if step == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        finetune_lora(load_tiny(tmp_path / "base", name="tiny"), data, cfg, tmp_path / "part", seed=3,
+                      on_step=killed_after_step_4)
+    assert [p.name for p in checkpoints(tmp_path / "part")] == ["step-000003"]
     resumed = finetune_lora(load_tiny(tmp_path / "base", name="tiny"), data, cfg, tmp_path / "part", seed=3)
-    assert part.resumed_from == 0 and resumed.resumed_from == 3
+    assert resumed.resumed_from == 3
     assert resumed.losses == full.losses  # dropout and batches come from (seed, step), not from history
     a = {k: v for k, v in full.lm.module.state_dict().items() if "lora_" in k}
     b = {k: v for k, v in resumed.lm.module.state_dict().items() if "lora_" in k}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from repro.io import atomic_path
+from repro.io import atomic_path, load_npz
 
 __all__ = ["ImageCaptionCorpus", "save_corpus", "load_corpus"]
 
@@ -60,6 +60,6 @@ def save_corpus(path: str | os.PathLike, corpus: ImageCaptionCorpus) -> None:
 
 
 def load_corpus(path: str | os.PathLike) -> ImageCaptionCorpus:
-    with np.load(path) as z:
-        return ImageCaptionCorpus(captions=[str(c) for c in z["captions"]], caption_image=z["caption_image"],
-                                  split=z["split"].astype(str), images=z["images"], scenes=json.loads(str(z["scenes"])))
+    z = load_npz(path, ["captions", "caption_image", "split", "images", "scenes"])
+    return ImageCaptionCorpus(captions=[str(c) for c in z["captions"]], caption_image=z["caption_image"],
+                              split=z["split"].astype(str), images=z["images"], scenes=json.loads(str(z["scenes"])))

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.data.fetch import fetch_url, safe_extract
-from repro.io import atomic_path
+from repro.io import atomic_path, load_npz
 
 __all__ = ["ImageSet", "read_image_folder", "read_npz", "write_npz", "fetch_image_set", "IMAGE_SUFFIXES"]
 
@@ -75,16 +75,12 @@ def read_image_folder(root: str | os.PathLike, size: int, mode: str = "RGB") -> 
 def read_npz(path: str | os.PathLike) -> ImageSet:
     """An ``.npz`` with ``x`` and integer ``y`` (and optional ``classes``); uint8 images are scaled to [0, 1]."""
     path = Path(path)
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{path}: not a readable .npz: {err}") from None
-    with data:
-        missing = [k for k in ("x", "y") if k not in data.files]
-        if missing:
-            raise ValueError(f"{path}: missing array(s) {', '.join(missing)} (has {', '.join(data.files) or 'none'})")
-        x, y = data["x"], data["y"]
-        classes = [str(c) for c in data["classes"]] if "classes" in data.files else None
+    data = load_npz(path)  # a damaged archive (or not an .npz): a ValueError naming the file
+    missing = [k for k in ("x", "y") if k not in data]
+    if missing:
+        raise ValueError(f"{path}: missing array(s) {', '.join(missing)} (has {', '.join(data) or 'none'})")
+    x, y = data["x"], data["y"]
+    classes = [str(c) for c in data["classes"]] if "classes" in data else None
     if not np.issubdtype(y.dtype, np.integer) or y.ndim != 1:
         raise ValueError(f"{path}: y must be a 1-d integer array; got {y.dtype} with shape {y.shape}")
     if x.ndim not in (2, 3, 4):

@@ -29,10 +29,10 @@ _D4RL_REQUIRED = ("observations", "actions", "rewards", "terminals")
 
 def load_d4rl_hdf5(path: str | Path) -> dict[str, np.ndarray]:
     """Flat transitions of a D4RL HDF5 file."""
-    import h5py
+    from repro.io import open_h5
 
     path = Path(path)
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:  # a damaged file: a ValueError naming it
         missing = [k for k in _D4RL_REQUIRED if k not in f]
         if missing:
             raise ValueError(f"{path}: not a D4RL dataset, missing {missing}")
@@ -58,7 +58,7 @@ def load_d4rl_hdf5(path: str | Path) -> dict[str, np.ndarray]:
 
 def load_minari(folder: str | Path) -> dict[str, np.ndarray]:
     """Flat transitions of a local Minari dataset folder (``<folder>/data/main_data.hdf5``)."""
-    import h5py
+    from repro.io import open_h5
 
     folder = Path(folder)
     path = folder / "data" / "main_data.hdf5"
@@ -66,7 +66,7 @@ def load_minari(folder: str | Path) -> dict[str, np.ndarray]:
         raise ValueError(f"{folder}: not a Minari dataset folder (no data/main_data.hdf5)")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("observations", "actions", "rewards", "next_observations",
                                                           "terminals", "episode")}
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:  # a damaged file: a ValueError naming it
         names = sorted((k for k in f if k.startswith("episode_")), key=lambda k: int(k.split("_")[1]))
         if not names:
             raise ValueError(f"{path}: no episode_<id> groups")

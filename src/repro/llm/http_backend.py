@@ -7,10 +7,17 @@ model (or an API key) runs an LM paper's DAG on it by setting ``llm.<scale>.back
 - :meth:`OpenAICompatibleLM.chat` posts to ``{base_url}/chat/completions`` (``base_url`` ends in
   ``/v1``); :meth:`~OpenAICompatibleLM.generate` to ``{base_url}/completions`` (plain continuation,
   no chat template; most local servers offer it).
+- ``timeout_s`` is a deadline for each attempt as a whole (connecting, sending, the status line,
+  the headers and the whole body), not a limit per socket read: a server that trickles its reply
+  a byte at a time is cut when the time is up (the socket is shut down by a timer).
 - Connection errors, timeouts and HTTP 408/409/429/5xx are retried ``max_retries`` times with
   exponential backoff (``backoff_s * 2**attempt``); then a :class:`BackendError` names the URL, the
   status (or "timed out after N s") and the number of attempts. A reply that is not JSON, or that
   lacks ``choices[0]``'s text, is an error naming the URL and what was missing; it is not retried.
+- Redirects are refused, not followed: a 3xx reply is an error naming the URL posted to and the one
+  the server redirected to (not retried). Following one would send the ``Authorization`` header
+  (the API key) to whatever address the server names, and urllib turns a redirected POST into a
+  GET; set ``base_url`` to the final address instead.
 - ``logprobs`` of given continuations and ``hidden_states`` need the model's internals and raise
   :class:`UnsupportedOperation` (the chat protocol returns log-probabilities of sampled tokens only).
 - Seeds are sent (``seed``, as vLLM and OpenAI accept them); whether a server honours them is the
@@ -21,10 +28,12 @@ Standard library only (``urllib``): the backend adds no dependency.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -48,6 +57,117 @@ def _excerpt(body: bytes, n: int = 300) -> str:
     return text[:n] + ("..." if len(text) > n else "")
 
 
+class _Redirected(Exception):
+    """The server answered with a redirect, which is refused (see the module docstring)."""
+
+    def __init__(self, code: int, target: str) -> None:
+        super().__init__(code, target)
+        self.code, self.target = code, target
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        raise _Redirected(code, newurl)
+
+
+class _Deadline:
+    """The time limit of one attempt. The connection registers its socket here; when the time is up
+    the timer shuts the socket down, so whatever read is blocked on it returns at once."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.expired = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self.expire)
+        self._timer.daemon = True
+
+    def left(self) -> float:
+        left = self.end - time.monotonic()
+        if left <= 0:
+            self.expired = True
+            raise TimeoutError("deadline passed")
+        return left
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sock = sock
+            if self.expired:
+                self._shut()
+
+    def expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self._sock is not None:
+            try:
+                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)  # also under a TLS wrapper
+            except OSError:
+                pass
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+
+
+def _deadline_connection(base: type, deadline: _Deadline) -> type:
+    class Connection(base):
+        def connect(self):
+            self.timeout = deadline.left()  # connecting gets the time that is left, too
+            super().connect()
+            deadline.watch(self.sock)
+
+    return Connection
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req):
+        return self.do_open(_deadline_connection(http.client.HTTPConnection, self.deadline), req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req):
+        return self.do_open(_deadline_connection(http.client.HTTPSConnection, self.deadline), req,
+                            context=self._context)
+
+
+def _send(request: urllib.request.Request, timeout_s: float) -> tuple[int, bytes]:
+    """One attempt: ``(status, body)`` of the reply (an HTTP error status included), all of it within
+    ``timeout_s``; ``TimeoutError`` when the time ran out, ``_Redirected`` on a redirect."""
+    deadline = _Deadline(timeout_s)
+    opener = urllib.request.build_opener(_RefuseRedirects(), _DeadlineHTTPHandler(deadline),
+                                         _DeadlineHTTPSHandler(deadline))
+    try:
+        with deadline:
+            try:
+                with opener.open(request, timeout=timeout_s) as response:
+                    status, body = response.status, response.read()
+            except urllib.error.HTTPError as err:
+                status, body = err.code, err.read()
+    except _Redirected:
+        raise
+    except Exception as err:
+        if deadline.expired:  # whatever the cut socket raised (reset, incomplete read, TLS EOF)
+            raise TimeoutError(f"no complete reply within {timeout_s:g} s") from err
+        raise
+    if deadline.expired:  # a read the cut cut short without raising
+        raise TimeoutError(f"no complete reply within {timeout_s:g} s")
+    return status, body
+
+
 class OpenAICompatibleLM(LanguageModel):
     """A model behind ``/v1/chat/completions`` (and ``/v1/completions``).
 
@@ -56,7 +176,7 @@ class OpenAICompatibleLM(LanguageModel):
     base_url : e.g. ``http://127.0.0.1:8000/v1``.
     model : the model name the server expects.
     api_key : sent as ``Authorization: Bearer``; ``None`` sends none (local servers).
-    timeout_s : per-request timeout (connect and each read), seconds.
+    timeout_s : deadline of each attempt (connect, send, the whole reply), seconds.
     max_retries : retries after the first attempt for transient failures.
     backoff_s : first retry delay; doubles each retry.
     max_workers : concurrent requests for a list of prompts or conversations.
@@ -90,14 +210,16 @@ class OpenAICompatibleLM(LanguageModel):
             retry_reason = None
             try:
                 request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # http(s) only
-                    status, body = response.status, response.read()
-            except urllib.error.HTTPError as err:
-                status, body = err.code, err.read()
-                if status not in RETRY_STATUSES or attempt == attempts - 1:
-                    raise BackendError(f"POST {url} returned HTTP {status} after {attempt + 1} attempt(s): "
-                                       f"{_excerpt(body)}") from None
-                retry_reason = f"HTTP {status}"
+                status, body = _send(request, self.timeout_s)  # http(s) only: _url checks the scheme
+                if not 200 <= status < 300:
+                    if status not in RETRY_STATUSES or attempt == attempts - 1:
+                        raise BackendError(f"POST {url} returned HTTP {status} after {attempt + 1} attempt(s): "
+                                           f"{_excerpt(body)}")
+                    retry_reason = f"HTTP {status}"
+            except _Redirected as err:
+                raise BackendError(f"POST {url} was redirected (HTTP {err.code}) to {err.target}; redirects are "
+                                   "refused, so that the API key is never sent to another address: set base_url "
+                                   "to the address that answers") from None
             except (TimeoutError, socket.timeout) as err:
                 if attempt == attempts - 1:
                     raise BackendError(f"POST {url} timed out after {self.timeout_s:g} s "
@@ -109,7 +231,7 @@ class OpenAICompatibleLM(LanguageModel):
                     what = f"timed out after {self.timeout_s:g} s" if timed_out else f"failed: {err.reason}"
                     raise BackendError(f"POST {url} {what} ({attempt + 1} attempt(s))") from err
                 retry_reason = "timeout" if timed_out else str(err.reason)
-            except (ConnectionError, OSError) as err:  # reset mid-reply, refused
+            except (ConnectionError, OSError, http.client.HTTPException) as err:  # reset mid-reply, refused
                 if attempt == attempts - 1:
                     raise BackendError(f"POST {url} failed: {err} ({attempt + 1} attempt(s))") from err
                 retry_reason = str(err)

@@ -11,13 +11,22 @@ the modules named in ``cfg.targets`` and trains only ``A`` and ``B`` on the next
 
 Checkpoints are folders ``out_dir/step-000010/`` holding ``adapter_model.safetensors`` +
 ``adapter_config.json`` (peft's format, so ``PeftModel.from_pretrained`` reads them),
-``optimizer.safetensors`` (AdamW moments) and ``state.json`` (step, losses, the base model's name).
-Each is written whole or not at all. Calling ``finetune_lora`` again with the same ``out_dir``
-resumes from the last checkpoint, and gives the same adapter as an uninterrupted run: the adapter's
-initialisation comes from ``(seed, "lora-init")``, the examples of step ``s`` from a permutation per
-epoch seeded by ``(seed, epoch)``, and dropout (if any) from a stream seeded by ``(seed, step)``,
-each drawn inside ``torch.random.fork_rng`` so that torch's global generator is left as it was and
-nothing depends on what ran before in the process.
+``optimizer.safetensors`` (AdamW moments) and ``state.json`` (step, losses, the records of
+``on_checkpoint``, the base model's name and the configuration hash). Each is written whole or not
+at all (:func:`repro.io.atomic_path`; a temporary folder left by a killed writer is removed by the
+next one).
+
+Calling ``finetune_lora`` again with the same ``out_dir`` resumes from the last checkpoint, and
+gives the same adapter, losses and records as an uninterrupted run: the adapter's initialisation
+comes from ``(seed, "lora-init")``, the examples of step ``s`` from a permutation per epoch seeded by
+``(seed, epoch)``, and dropout (if any) from a stream seeded by ``(seed, step)``, each drawn inside
+``torch.random.fork_rng`` so that torch's global generator is left as it was and nothing depends on
+what ran before in the process. A checkpoint is resumed only by the configuration that wrote it:
+``state.json`` carries a hash of everything that changes the training (the base model's name and
+weights, the encoded examples, every field of :class:`LoraConfig`, the seed, and the caller's
+``fingerprint``, e.g. the documents its records are measured on). Checkpoints of another
+configuration are removed and the run starts from scratch, saying why. A finished run called again
+trains nothing: it loads the last adapter and returns its losses and records.
 
 Works on any :class:`repro.llm.torchlm.TorchLM` (the pretrained model or a tiny one); the adapter
 is injected into ``lm.module`` in place, so ``lm`` generates with it afterwards.
@@ -25,27 +34,28 @@ is injected into ``lm.module`` in place, so ``lm`` generates with it afterwards.
 
 from __future__ import annotations
 
-import glob
+import hashlib
 import json
 import logging
 import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.nn import functional as F
 
-from repro.io import atomic_open, atomic_path
+from repro.io import atomic_open, atomic_path, read_json
 from repro.llm.torchlm import TorchLM
 from repro.logs import progress
+from repro.provenance import config_hash
 from repro.seeding import job_seed, make_rng
 
 __all__ = ["LoraConfig", "LoraResult", "finetune_lora", "add_adapter", "load_lora", "checkpoints", "encode_examples",
-           "loss_on", "lm_loss"]
+           "loss_on", "lm_loss", "run_hash"]
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +75,7 @@ class LoraConfig:
     """AdamW learning rate (constant)"""
     weight_decay: float = 0.0
     steps: int = 20
-    """total optimiser steps (a resumed run continues up to this)"""
+    """total optimiser steps (part of the configuration hash: a checkpoint resumes only a run with the same steps)"""
     batch_size: int = 4
     max_length: int = 256
     """tokens per example (longer ones are cut)"""
@@ -83,7 +93,11 @@ class LoraResult:
     checkpoint: Path
     """the last checkpoint folder"""
     resumed_from: int
-    """step the run resumed from (0: a fresh start)"""
+    """step the run resumed from (0: a fresh start; ``cfg.steps``: a finished run, loaded)"""
+    records: dict[int, Any] = field(default_factory=dict)
+    """``on_checkpoint``'s value at every checkpoint step, those before a resume included"""
+    config_hash: str = ""
+    """the hash of the configuration (see the module docstring) stored in every checkpoint"""
 
 
 def encode_examples(lm: TorchLM, data: Sequence[str] | Sequence[Sequence[Mapping[str, str]]], *,
@@ -156,23 +170,83 @@ def _peft_config(cfg: LoraConfig, lm: TorchLM):
                            bias="none", task_type="CAUSAL_LM" if is_hf else None)
 
 
-def _save(out_dir: Path, step: int, peft_model, opt: torch.optim.Optimizer, losses: list[float], base: str) -> Path:
+def _weights_digest(module: torch.nn.Module) -> str:
+    """sha256 of every tensor of ``module``'s state (name, dtype, shape and bytes)."""
+    h = hashlib.sha256()
+    for name, t in sorted(module.state_dict().items()):
+        t = t.detach().cpu().contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}\n".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    return h.hexdigest()
+
+
+def _examples_digest(examples: Sequence[tuple[list[int], list[bool]]]) -> str:
+    h = hashlib.sha256()
+    for ids, target in examples:
+        h.update(json.dumps([ids, target], separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def run_hash(lm: TorchLM, examples: Sequence[tuple[list[int], list[bool]]], cfg: LoraConfig, seed: int,
+             fingerprint: Any = None) -> str:
+    """The configuration hash of a run: base model (name and weights), encoded examples, every field of
+    ``cfg``, the seed and the caller's JSON-able ``fingerprint``. Call it before adapters are added."""
+    return config_hash({"base": lm.name, "weights": _weights_digest(lm.module), "examples": _examples_digest(examples),
+                        "lora": asdict(cfg), "seed": seed, "fingerprint": fingerprint})
+
+
+def _read_state(checkpoint: Path) -> dict[str, Any]:
+    state = read_json(checkpoint / "state.json")  # a damaged file: a ValueError naming it
+    if not isinstance(state, dict):
+        raise ValueError(f"{checkpoint / 'state.json'}: not a LoRA checkpoint state (a JSON {type(state).__name__})")
+    return state
+
+
+def _resume_point(out_dir: Path, digest: str, resume: bool) -> tuple[Path, dict[str, Any]] | None:
+    """The last checkpoint of this configuration and its state, or None after clearing ``out_dir``'s
+    checkpoints of another configuration (or all of them when ``resume`` is False)."""
+    found = sorted(p for p in out_dir.glob("step-*") if p.is_dir() and re.fullmatch(r"step-\d+", p.name))
+    if not found:
+        return None
+    done = checkpoints(out_dir)
+    if not resume:
+        why = "resume=False"
+    elif not done:
+        why = "no complete checkpoint"
+    else:
+        try:
+            state = _read_state(done[-1])
+        except ValueError as e:
+            state, why = None, str(e)
+        if state is not None:
+            if state.get("config_hash") == digest:
+                return done[-1], state
+            why = (f"{done[-1].name} was written by another configuration (hash {state.get('config_hash')}, "
+                   f"this run's is {digest}: base model, data, hyperparameters or seed changed)")
+    log.warning("LoRA: not resuming from %s: %s; removing its %d checkpoint(s) and training from scratch",
+                out_dir, why, len(found))
+    for p in found:
+        shutil.rmtree(p)
+    return None
+
+
+def _save(out_dir: Path, step: int, peft_model, opt: torch.optim.Optimizer, losses: list[float], base: str,
+          digest: str, records: Mapping[int, Any]) -> Path:
     from safetensors.torch import save_file
 
     final = out_dir / f"step-{step:06d}"
-    for stale in out_dir.glob(f".{glob.escape(final.name)}.*"):
-        shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
     state = opt.state_dict()
     tensors = {f"{i}.{k}": v.detach().cpu().contiguous() for i, s in state["state"].items() for k, v in s.items()
                if torch.is_tensor(v)}
-    with atomic_path(final) as tmp:
+    with atomic_path(final) as tmp:  # replaces a folder already there; clears a killed writer's temporary one
         tmp.unlink()
         tmp.mkdir()
         peft_model.save_pretrained(str(tmp))
         save_file(tensors, str(tmp / "optimizer.safetensors"))
         with atomic_open(tmp / "state.json", "w", encoding="utf-8") as fh:
-            json.dump({"step": step, "losses": losses, "base": base, "param_groups": state["param_groups"]}, fh,
-                      indent=1)
+            json.dump({"step": step, "losses": losses, "records": {str(k): v for k, v in sorted(records.items())},
+                       "base": base, "config_hash": digest, "param_groups": state["param_groups"]}, fh, indent=1)
     return final
 
 
@@ -192,10 +266,17 @@ def add_adapter(lm: TorchLM, cfg: LoraConfig, seed: int):
 
 
 def finetune_lora(lm: TorchLM, data, cfg: LoraConfig, out_dir: str | os.PathLike, seed: int, *,
-                  resume: bool = True, on_step: Callable[[int, float], None] | None = None) -> LoraResult:
+                  resume: bool = True, on_step: Callable[[int, float], None] | None = None,
+                  on_checkpoint: Callable[[int], Any] | None = None, fingerprint: Any = None) -> LoraResult:
     """Train LoRA adapters on ``lm`` (see the module docstring); returns the adapted model and losses.
 
     ``on_step(step, loss)`` is called after each optimiser step (1-based step), e.g. to time steps.
+    ``on_checkpoint(step)`` is called at each checkpoint step, before the checkpoint is written, with
+    the module in eval mode (no adapter dropout), e.g. to measure a held-out loss; its JSON-able value
+    is stored in the checkpoint and returned in ``records``, so a resumed run has every record.
+    ``fingerprint``: JSON-able things the records depend on beyond the training configuration (the
+    held-out documents); part of the configuration hash. ``resume=False`` removes the checkpoints in
+    ``out_dir`` and trains from scratch.
     """
     import peft
     from safetensors.torch import load_file
@@ -208,25 +289,28 @@ def finetune_lora(lm: TorchLM, data, cfg: LoraConfig, out_dir: str | os.PathLike
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     examples = encode_examples(lm, data, completion_only=cfg.completion_only, max_length=cfg.max_length)
+    digest = run_hash(lm, examples, cfg, seed, fingerprint)  # before the adapter changes lm.module
     peft_model, params = add_adapter(lm, cfg, seed)
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    start, losses = 0, []
-    done = checkpoints(out_dir) if resume else []
-    if done:
-        last = done[-1]
-        state = json.loads((last / "state.json").read_text(encoding="utf-8"))
-        if state["base"] != lm.name:
-            raise ValueError(f"{last} was trained on {state['base']!r}, not {lm.name!r}; use another out_dir")
-        peft.set_peft_model_state_dict(peft_model, load_file(str(last / "adapter_model.safetensors")))
-        moments = load_file(str(last / "optimizer.safetensors"))
+    start, losses, records = 0, [], {}
+    checkpoint = None
+    found = _resume_point(out_dir, digest, resume)
+    if found is not None:
+        checkpoint, state = found
+        peft.set_peft_model_state_dict(peft_model, load_file(str(checkpoint / "adapter_model.safetensors")))
+        moments = load_file(str(checkpoint / "optimizer.safetensors"))
         per_param: dict[int, dict[str, Any]] = {}
         for key, value in moments.items():
             i, name = key.split(".", 1)
             per_param.setdefault(int(i), {})[name] = value
         opt.load_state_dict({"state": per_param, "param_groups": state["param_groups"]})
         start, losses = int(state["step"]), list(state["losses"])
-        log.info("LoRA: resuming %s from %s (step %d)", lm.name, last, start)
-    checkpoint = done[-1] if done else None
+        records = {int(k): v for k, v in state.get("records", {}).items()}
+        if start >= cfg.steps:
+            log.info("LoRA: %s already holds the finished run of this configuration (step %d); loaded it",
+                     checkpoint, start)
+        else:
+            log.info("LoRA: resuming %s from %s (step %d)", lm.name, checkpoint, start)
     pad = lm.tokenizer.pad_id
     lm.module.train()
     try:
@@ -243,13 +327,16 @@ def finetune_lora(lm: TorchLM, data, cfg: LoraConfig, out_dir: str | os.PathLike
             if on_step is not None:
                 on_step(step + 1, losses[-1])
             if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps:
-                checkpoint = _save(out_dir, step + 1, peft_model, opt, losses, lm.name)
+                if on_checkpoint is not None:
+                    lm.module.eval()
+                    records[step + 1] = on_checkpoint(step + 1)
+                    lm.module.train()
+                checkpoint = _save(out_dir, step + 1, peft_model, opt, losses, lm.name, digest, records)
     finally:
         lm.module.eval()
-    if checkpoint is None:  # resumed at or past cfg.steps
-        raise ValueError(f"LoRA: {out_dir} already holds step {start} >= steps {cfg.steps}; nothing to do")
-    log.info("LoRA %s: steps %d -> %d, loss %.3f -> %.3f", lm.name, start, cfg.steps, losses[0], losses[-1])
-    return LoraResult(lm, losses, checkpoint, start)
+    if start < cfg.steps:
+        log.info("LoRA %s: steps %d -> %d, loss %.3f -> %.3f", lm.name, start, cfg.steps, losses[0], losses[-1])
+    return LoraResult(lm, losses, checkpoint, start, records, digest)
 
 
 def load_lora(lm: TorchLM, checkpoint: str | os.PathLike) -> TorchLM:

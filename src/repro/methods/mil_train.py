@@ -2,7 +2,8 @@
 
 - Data: :func:`prepare_cohort` reads the WSI stage's bags (``repro.wsi.bags.load_bags``) and
   manifest, optionally reduces the patch features by PCA (fitted on all patches, no labels), and
-  builds each slide's grid graph once; :func:`load_prepared` gives :class:`CohortData` back.
+  builds each slide's grid graph once; :func:`save_prepared` writes it (tensors and plain values) and
+  :func:`load_prepared` gives :class:`CohortData` back (``weights_only=True``).
 - Folds: :func:`make_folds`, stratified by subtype x event, fixed by a seed, shared by every task
   and method.
 - Tasks: any object with the :class:`MILTask` surface (targets, loss, score and metric of one
@@ -19,6 +20,7 @@ summary is mean +- sample sd (ddof = 1) over folds.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -30,7 +32,7 @@ import torch
 from repro.claims import sample
 from repro.methods.mil import SlideBag, create_mil_model
 
-__all__ = ["CohortData", "prepare_cohort", "load_prepared", "make_folds", "fold_of", "MILTask", "fit_fold", "FoldResult",
+__all__ = ["CohortData", "prepare_cohort", "save_prepared", "load_prepared", "make_folds", "fold_of", "MILTask", "fit_fold", "FoldResult",
            "summarize_folds", "region_ari", "tile_ari", "FIDELITY_KEYS"]
 
 log = logging.getLogger(__name__)
@@ -93,9 +95,20 @@ def prepare_cohort(bags_path: str, manifest_path: str, *, pca_dim: int | None = 
             "patch_size_level0": step}
 
 
-def load_prepared(path: str) -> CohortData:
-    """The :func:`prepare_cohort` dict saved with ``torch.save``, as :class:`CohortData`."""
-    blob = torch.load(path, weights_only=False)
+def save_prepared(blob: dict, path: str | os.PathLike) -> None:
+    """Write a :func:`prepare_cohort` dict (tensors and plain values: :func:`load_prepared` reads it with
+    ``weights_only=True``), atomically."""
+    from repro.io import save_torch
+
+    save_torch(blob, path)
+
+
+def load_prepared(path: str | os.PathLike) -> CohortData:
+    """The :func:`prepare_cohort` dict written by :func:`save_prepared`, as :class:`CohortData`
+    (``weights_only=True``: no code in the file runs; a damaged file is named)."""
+    from repro.io import load_torch
+
+    blob = load_torch(path)
     bags = [SlideBag(x=s["x"], grid=s["grid"], nbr8=s["nbr8"], knn=s["knn"],
                      patch_types=s["patch_types"].numpy().astype(np.int16), slide_id=s["slide_id"])
             for s in blob["slides"]]

@@ -140,10 +140,12 @@ def save_dataset(data: Dataset, path) -> None:
 
 
 def read_dataset(path, dtype=torch.float32) -> Dataset:
-    """Read a :class:`Dataset` written by :func:`save_dataset`."""
-    with np.load(path) as f:
-        return Dataset(torch.as_tensor(f["x_train"], dtype=dtype), torch.as_tensor(f["y_train"]),
-                       torch.as_tensor(f["x_val"], dtype=dtype), torch.as_tensor(f["y_val"]), int(f["n_classes"]))
+    """Read a :class:`Dataset` written by :func:`save_dataset` (a damaged file is a ValueError naming it)."""
+    from repro.io import load_npz
+
+    f = load_npz(path, ["x_train", "y_train", "x_val", "y_val", "n_classes"])
+    return Dataset(torch.as_tensor(f["x_train"], dtype=dtype), torch.as_tensor(f["y_train"]),
+                   torch.as_tensor(f["x_val"], dtype=dtype), torch.as_tensor(f["y_val"]), int(f["n_classes"]))
 
 
 def _sklearn_loader(name: str):

@@ -297,7 +297,9 @@ def save_policy(policy: TD3BCPolicy, history: list[dict[str, float]], path, crit
 
 def load_policy(path) -> TD3BCPolicy:
     """The policy written by :func:`save_policy`, ready to act."""
-    blob = torch.load(path, weights_only=True)  # dims, tensors and float diagnostics: no code runs
+    from repro.io import load_torch
+
+    blob = load_torch(path)  # dims, tensors and float diagnostics (weights_only=True: no code runs)
     policy = TD3BCPolicy(*blob["dims"])
     policy.load_state_dict(blob["policy"])
     return policy.eval()
@@ -305,7 +307,9 @@ def load_policy(path) -> TD3BCPolicy:
 
 def load_critic(path) -> TwinCritic:
     """The critic stored beside the policy by :func:`save_policy` (``critic=``), for online fine-tuning."""
-    blob = torch.load(path, weights_only=True)
+    from repro.io import load_torch
+
+    blob = load_torch(path)
     if "critic" not in blob:
         raise ValueError(f"{path}: no critic stored (written without save_policy(..., critic=)); retrain it")
     s_dim, a_dim, hidden = blob["dims"]

@@ -18,7 +18,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from repro.io import atomic_path
+from repro.io import atomic_path, load_npz, open_h5
 
 __all__ = ["Bag", "load_bags", "read_bag_attrs", "write_bags", "patch_types_from_truth", "build_bags"]
 
@@ -77,7 +77,7 @@ def write_bags(path: str | os.PathLike, bags: Mapping[str, Bag], *, encoder: str
 
 def read_bag_attrs(path: str | os.PathLike) -> dict[str, Any]:
     """File attributes of a bags file (``tissue_types`` decoded from JSON)."""
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         attrs = {k: (v.decode() if isinstance(v, bytes) else v.item() if isinstance(v, np.generic) else v)
                  for k, v in f.attrs.items()}
     if "tissue_types" in attrs:
@@ -88,7 +88,7 @@ def read_bag_attrs(path: str | os.PathLike) -> dict[str, Any]:
 def load_bags(path: str | os.PathLike) -> dict[str, Bag]:
     """All slides of a bags file, ``{slide_id: Bag}`` in sorted slide order."""
     out: dict[str, Bag] = {}
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         if "slides" not in f:
             raise ValueError(f"{path}: no /slides group (not a bags file)")
         for sid in sorted(f["slides"]):
@@ -118,9 +118,9 @@ def build_bags(feature_files: Mapping[str, str | os.PathLike], out_path: str | o
             raise ValueError(f"{fpath}: patch_size_level0 {attrs['patch_size_level0']} differs from the cohort's {size0}")
         types = np.full(len(coords), -1, dtype=np.int16)
         if truth_files and sid in truth_files:
-            with np.load(truth_files[sid]) as t:
-                tissue_types = [str(x) for x in t["tissue_types"]]
-                types = patch_types_from_truth(coords, size0, t["type_map"], float(t["downsample"]), len(tissue_types))
+            t = load_npz(truth_files[sid], ["tissue_types", "type_map", "downsample"])
+            tissue_types = [str(x) for x in t["tissue_types"]]
+            types = patch_types_from_truth(coords, size0, t["type_map"], float(t["downsample"]), len(tissue_types))
         bags[sid] = Bag(features=feats, coords=coords, patch_types=types)
     write_bags(out_path, bags, encoder=encoder or "unknown", patch_size_level0=size0 or 0, tissue_types=tissue_types,
                cohort=cohort)

@@ -39,7 +39,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from repro.io import atomic_path
+from repro.io import atomic_path, open_h5
 from repro.nn.encoders_offline import (EFFICIENTNET_LITE0_DIM, IMAGENET_MEAN, IMAGENET_STD, checkpoint_state_dict,
                                        load_efficientnet_lite0)
 from repro.registry import Registry
@@ -270,7 +270,7 @@ def read_features(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, dict
     from repro.wsi.patching import read_coords
 
     coords, attrs = read_coords(path)
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         if "features" not in f:
             raise ValueError(f"{path}: no 'features' dataset")
         feats = f["features"][()]

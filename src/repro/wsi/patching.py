@@ -24,7 +24,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from repro.io import atomic_path
+from repro.io import atomic_path, open_h5
 from repro.config import from_dict
 from repro.wsi.reader import Slide
 from repro.wsi.tissue import TissueMask
@@ -119,7 +119,7 @@ def write_coords(path: str | os.PathLike, grid: PatchGrid) -> None:
 
 def read_coords(path: str | os.PathLike) -> tuple[np.ndarray, dict[str, Any]]:
     """``coords`` (N, 2) int64 and its attributes from a patch (or features) HDF5 file."""
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         if "coords" not in f:
             raise ValueError(f"{path}: no 'coords' dataset (not a patch file)")
         d = f["coords"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.io import atomic_path
+from repro.io import atomic_path, load_npz
 from repro.wsi.reader import open_slide
 from repro.wsi.tissue import TissueMask, detect_tissue
 
@@ -39,10 +39,10 @@ def tissue_step(slide_path: str | os.PathLike, out_npz: str | os.PathLike, cfg: 
 
 
 def load_tissue(path: str | os.PathLike) -> TissueMask:
-    with np.load(path) as z:
-        return TissueMask(mask=z["mask"].astype(bool), downsample=float(z["downsample"]),
-                          threshold=float(z["threshold"]), seg_mpp=float(z["seg_mpp"]),
-                          modality=str(z["modality"]) if "modality" in z.files else "brightfield")
+    z = load_npz(path)
+    return TissueMask(mask=z["mask"].astype(bool), downsample=float(z["downsample"]),
+                      threshold=float(z["threshold"]), seg_mpp=float(z["seg_mpp"]),
+                      modality=str(z["modality"]) if "modality" in z else "brightfield")
 
 
 def patch_step(slide_path: str | os.PathLike, tissue_npz: str | os.PathLike, out_h5: str | os.PathLike,

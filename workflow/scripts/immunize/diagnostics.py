@@ -1,8 +1,8 @@
 """Per seed, model and defence: the defence objective's per-term gradient norms and the benign features' drift."""
-import numpy as np
 import pandas as pd
 
 from repro.figures.style import save_csv, save_table
+from repro.io import load_npz
 from repro.jobs import Job
 from repro.papers.immunize.diagnostics import diagnose_unit, summarise
 from repro.papers.immunize.synth import make_tasks
@@ -13,8 +13,7 @@ rows = []
 for path, seed in zip(snakemake.input.thetas, snakemake.params.seeds, strict=True):
     # the unit's seeds (workflow/scripts/immunize/unit.py): the same split and plateau samples as its defences
     tasks = make_tasks(job.seed_for("immunize_data", seed=seed), **cfg.get("data", {}))
-    with np.load(path) as npz:
-        thetas = {k: npz[k] for k in npz.files}
+    thetas = load_npz(path)
     rows += diagnose_unit(cfg, tasks, thetas, seed, job.seed_for("immunize_train", seed=seed))
 table = pd.DataFrame(rows).sort_values(["model", "method", "seed"], kind="stable").reset_index(drop=True)
 save_csv(table, snakemake.output.table)

@@ -59,9 +59,11 @@ class DistilledSet:
 
     @classmethod
     def load(cls, path) -> "DistilledSet":
-        with np.load(path) as z:
-            return cls(image=z["image"], text=z["text"], targets=z["targets"] if "targets" in z else None,
-                       seen_seeds=[int(s) for s in z["seen_seeds"]], trace=[float(v) for v in z["trace"]])
+        from repro.io import load_npz
+
+        z = load_npz(path)
+        return cls(image=z["image"], text=z["text"], targets=z["targets"] if "targets" in z else None,
+                   seen_seeds=[int(s) for s in z["seen_seeds"]], trace=[float(v) for v in z["trace"]])
 
 
 class Standardizer:

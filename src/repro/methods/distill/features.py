@@ -83,5 +83,6 @@ def read_features(path: str | os.PathLike) -> dict[str, SplitFeatures]:
         with h5py.File(path, "r") as h5:
             return {s: SplitFeatures(image=h5[s]["image"][:], text=h5[s]["text"][:],
                                      caption_image=h5[s]["caption_image"][:]) for s in h5}
-    except (OSError, KeyError) as err:
-        raise ValueError(f"{path}: not a caption feature file: {err}") from None
+    except (OSError, KeyError, RuntimeError) as err:  # RuntimeError: h5py on a damaged object header
+        raise ValueError(f"{path}: not a caption feature file (truncated or corrupted: {err}); delete it to rebuild"
+                         ) from None

@@ -132,7 +132,12 @@ def heldout_split(n: int, share: float, seed: int) -> tuple[list[int], list[int]
 def finetune(lm, docs: Sequence[Mapping[str, Any]], cfg: Mapping[str, Any], out_dir: str | os.PathLike,
              seed: int) -> dict[str, Any]:
     """LoRA on ``docs`` for ``cfg['epochs']`` epochs; the checkpoint with the lowest held-out loss is
-    copied to ``out_dir/best`` (see the module docstring). Returns the training summary."""
+    copied to ``out_dir/best`` (see the module docstring). Returns the training summary.
+
+    The checkpoints go to ``out_dir/checkpoints``; each carries the held-out losses measured so far and
+    a hash of the whole configuration (``cfg``, the documents, the base model, the seed), so a rerun
+    resumes only its own configuration and selects the same best checkpoint as an uninterrupted run
+    (:func:`repro.llm.lora.finetune_lora`). ``out_dir/best`` is replaced whole or not at all."""
     from repro.llm.lora import LoraConfig, checkpoints, finetune_lora, loss_on
 
     texts = [training_text(d, lm.render_chat) for d in docs]
@@ -144,19 +149,16 @@ def finetune(lm, docs: Sequence[Mapping[str, Any]], cfg: Mapping[str, Any], out_
                       lr=cfg["lr"], steps=steps, batch_size=cfg["batch_size"], max_length=cfg["max_length"],
                       save_every=every)
     heldout = {0: loss_on(lm, held, max_length=cfg["max_length"])}
-
-    def on_step(step: int, loss: float) -> None:
-        if step % every == 0 or step == steps:
-            lm.module.eval()  # no adapter dropout while measuring
-            heldout[step] = loss_on(lm, held, max_length=cfg["max_length"])
-            lm.module.train()
-
     out_dir = Path(out_dir)
-    result = finetune_lora(lm, train, lcfg, out_dir / "checkpoints", seed, on_step=on_step)
+    # a checkpoint is taken every `every` steps and at the last: the held-out loss is measured there
+    result = finetune_lora(lm, train, lcfg, out_dir / "checkpoints", seed,
+                           on_checkpoint=lambda step: loss_on(lm, held, max_length=cfg["max_length"]),
+                           fingerprint={"evalmeta": dict(cfg), "heldout": held})
+    heldout.update(result.records)
     trained = {s: v for s, v in heldout.items() if s > 0}
     best = min(trained, key=lambda s: (trained[s], s))
     source = next(p for p in checkpoints(out_dir / "checkpoints") if int(p.name.split("-")[1]) == best)
-    with atomic_path(out_dir / "best") as tmp:
+    with atomic_path(out_dir / "best") as tmp:  # swaps the folder whole; a failed copy leaves nothing behind
         tmp.unlink(missing_ok=True)
         shutil.copytree(source, tmp)
     log.info("LoRA: %d steps, held-out loss %.3f -> best %.3f at step %d", steps, heldout[0], trained[best], best)

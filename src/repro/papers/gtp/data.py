@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.io import atomic_path
+from repro.io import atomic_path, load_npz
 from repro.papers.gtp.maze import Maze, expert_actions, move
 
 __all__ = ["DatasetConfig", "collect", "save_dataset", "load_dataset", "FIELDS"]
@@ -103,8 +103,8 @@ def load_dataset(path: str | Path, sha256: str | None = None) -> dict[str, np.nd
         want = side.read_text().split()[0]
     if want is not None and hashlib.sha256(path.read_bytes()).hexdigest() != want:
         raise ValueError(f"{path}: sha256 does not match {want} (the file is corrupt or was changed)")
-    with np.load(path) as z:
-        missing = [k for k in FIELDS if k not in z.files]
-        if missing:
-            raise ValueError(f"{path}: missing fields {missing}")
-        return {k: z[k] for k in FIELDS}
+    z = load_npz(path)  # a damaged archive: a ValueError naming the file
+    missing = [k for k in FIELDS if k not in z]
+    if missing:
+        raise ValueError(f"{path}: missing fields {missing}")
+    return {k: z[k] for k in FIELDS}

@@ -140,15 +140,18 @@ def train_td3bc(data: dict[str, np.ndarray], td3bc_cfg: dict, seed: int, where: 
 
 
 def save_models(wm: WorldModel, prior: ActionDiffusion, cfg: dict, path) -> None:
-    from repro.io import atomic_path
+    """Write both models' weights, their settings and dimensions (tensors and plain values only)."""
+    from repro.io import save_torch
 
-    with atomic_path(path) as tmp:
-        torch.save({"cfg": cfg, "world_model": wm.state_dict(), "prior": prior.state_dict(),
-                    "dims": [wm.s_dim, wm.a_dim, prior.dim]}, tmp)
+    save_torch({"cfg": cfg, "world_model": wm.state_dict(), "prior": prior.state_dict(),
+                "dims": [wm.s_dim, wm.a_dim, prior.dim]}, path)
 
 
 def load_models(path) -> tuple[WorldModel, ActionDiffusion]:
-    blob = torch.load(path, weights_only=False)
+    """The models written by :func:`save_models` (``weights_only=True``: no code in the file runs)."""
+    from repro.io import load_torch
+
+    blob = load_torch(path)
     s_dim, a_dim, dim = blob["dims"]
     wm = WorldModel(s_dim, a_dim, from_dict(ModelConfig, blob["cfg"]["model"], "gtp.model"))
     wm.load_state_dict(blob["world_model"])

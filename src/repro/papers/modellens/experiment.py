@@ -355,6 +355,8 @@ def lookup_embedding(texts: np.ndarray, emb: np.ndarray):
 def unit_inputs(job, emb_path: str) -> tuple[int, int, object]:
     """A seed job's data seed and method seed (both from the unit, never the method: paired) and its ``embed``."""
     seed = int(job.wildcards["seed"])
-    table = np.load(emb_path)
+    from repro.io import load_npz
+
+    table = load_npz(emb_path, ["texts", "emb"])
     return (job.seed_for("modellens_data", seed=seed), job.seed_for("modellens_method", seed=seed),
             lookup_embedding(table["texts"], table["emb"]))

@@ -41,7 +41,7 @@ import torch
 
 import repro.methods.tmevolve  # noqa: F401 - registers TMEvolve, its ablations and its grid as MIL models
 from repro.claims import require_paired, sample
-from repro.io import atomic_path, read_json
+from repro.io import atomic_path, load_npz, load_torch, read_json, save_torch
 from repro.methods.mil import create_mil_model
 from repro.methods.mil_train import (FIDELITY_KEYS, CohortData, FoldResult, fit_fold, fold_of, load_prepared,
                                      make_folds, region_ari, summarize_folds)
@@ -290,14 +290,18 @@ def train_repeat(method: str, task: str, data: CohortData, folds: pd.DataFrame, 
             for f in sorted(seeds)}
 
 
+def _checkpoint(result: FoldResult, method: str) -> dict:
+    """A fold's weights and what rebuilds its model, as tensors and plain values (read with weights_only=True)."""
+    return {"state_dict": result.state_dict, "model_cfg": result.model_cfg, "method": method,
+            "in_dim": int(result.in_dim), "out_dim": int(result.out_dim)}
+
+
 def save_repeat(results: dict[str, dict[int, FoldResult]], model_path: str, *, task: str, repeat: int,
                 seeds: dict[int, int]) -> dict:
     """Write one training job's weights (one ``.pt``, method -> fold -> checkpoint); return the fold records
     of every method (for the JSON, ``{"folds": [...]}``; each record names its method)."""
-    with atomic_path(model_path) as tmp:
-        torch.save({m: {f: {"state_dict": r.state_dict, "model_cfg": r.model_cfg, "method": base_method(m),
-                            "in_dim": r.in_dim, "out_dim": r.out_dim} for f, r in folds.items()}
-                    for m, folds in results.items()}, tmp)
+    save_torch({m: {f: _checkpoint(r, base_method(m)) for f, r in folds.items()} for m, folds in results.items()},
+               model_path)
     return {"folds": [{"metric": r.metric, "metric_name": TASKS.get(task).metric_name, "method": m, "task": task,
                        "repeat": int(repeat), "fold": int(f), "id": unit_id(repeat, f), "seed": int(seeds[f]),
                        "diagnostics": r.diagnostics, "predictions": r.predictions.to_dict(orient="list")}
@@ -314,8 +318,7 @@ def save_concepts(path: str | os.PathLike, names: list[str], texts: list[str], e
 
 
 def load_concepts(path: str | os.PathLike) -> np.ndarray:
-    with np.load(path) as z:
-        return z["emb"]
+    return load_npz(path, ["emb"])["emb"]
 
 
 def train_seed(job, *, cohort: str, task: str, fold: int, repeat: int = 0) -> int:
@@ -333,9 +336,7 @@ def train_seed(job, *, cohort: str, task: str, fold: int, repeat: int = 0) -> in
 
 def save_fold(result: FoldResult, model_path: str, *, method: str, task: str, fold: int, seed: int) -> dict:
     """Write the fold's weights (``.pt``); return its metric, predictions and diagnostics (for the JSON)."""
-    with atomic_path(model_path) as tmp:
-        torch.save({"state_dict": result.state_dict, "model_cfg": result.model_cfg, "method": method,
-                    "in_dim": result.in_dim, "out_dim": result.out_dim}, tmp)
+    save_torch(_checkpoint(result, method), model_path)
     return {"metric": result.metric, "metric_name": TASKS.get(task).metric_name, "method": method, "task": task,
             "fold": fold, "seed": int(seed), "diagnostics": result.diagnostics, "predictions": result.predictions.to_dict(orient="list")}
 
@@ -489,7 +490,7 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
     if not test:
         raise ValueError(f"{folds_path}: fold {fold} has no slides")
     bag = sorted(test, key=lambda b: -b.n)[min(slide_index, len(test) - 1)]   # the largest test slides first
-    ckpt = torch.load(model_path, weights_only=False)
+    ckpt = load_torch(model_path)                                           # weights_only=True: no code runs
     ckpt = ckpt.get(method, ckpt)                                            # a job file: method -> fold -> checkpoint
     ckpt = ckpt[fold] if fold in ckpt else ckpt
     model = create_mil_model(ckpt["method"], ckpt["in_dim"], ckpt["out_dim"], concept_emb=load_concepts(concepts_path),
