@@ -14,12 +14,10 @@ Nothing here reaches a hub: every path is local and ``local_files_only=True`` is
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import inspect
 import logging
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -190,12 +188,7 @@ def save_folder(lm: TorchLM, out_dir: str | os.PathLike, *, manifest: dict | Non
         raise ValueError(f"save_folder writes Hugging Face models; {lm.name} is {type(lm.core).__name__}")
     out_dir = Path(out_dir)
     model = lm.core._base()
-    # A temporary folder of a killed job cannot be removed by atomic_path (it unlinks files only).
-    for stale in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*"):
-        if stale.is_dir():
-            shutil.rmtree(stale, ignore_errors=True)
-    old = None
-    with atomic_path(out_dir) as tmp:
+    with atomic_path(out_dir) as tmp:  # swaps a whole folder in; clears a killed job's leftovers
         tmp.unlink()
         tmp.mkdir()
         save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
@@ -209,10 +202,5 @@ def save_folder(lm: TorchLM, out_dir: str | os.PathLike, *, manifest: dict | Non
         write_json(tmp / "manifest.json", {"name": lm.name, "dtype": str(next(model.parameters()).dtype),
                                            "n_parameters": sum(p.numel() for p in model.parameters()),
                                            **(manifest or {})})
-        if out_dir.exists():
-            old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-            os.replace(out_dir, old)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
     log.info("wrote %s", out_dir)
     return out_dir

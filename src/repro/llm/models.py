@@ -13,6 +13,10 @@ Names resolve in this order:
 ``root`` is ``resources/llm`` relative to the working directory (Snakemake's ``--directory``)
 unless given. An OpenAI-compatible server is not a name: use :func:`repro.llm.connect` or
 :func:`repro.llm.from_config`.
+
+``backend="llamacpp"`` runs a GGUF file with llama.cpp instead (:mod:`repro.llm.llamacpp`): a
+registered name is its shipped GGUF file, read as it is (no dequantised copy, no cache); a path must
+be a ``.gguf`` file; tiny models and Hugging Face folders are torch only.
 """
 
 from __future__ import annotations
@@ -97,7 +101,8 @@ def cache_model(name: str, root: str | os.PathLike | None = None) -> Path:
 
 
 def load(name: str | os.PathLike, *, root: str | os.PathLike | None = None, dtype: str = "float32",
-         device: str = "cpu") -> LanguageModel:
+         device: str = "cpu", backend: str = "torch", n_threads: int | None = None,
+         n_ctx: int | None = None) -> LanguageModel:
     """The language model called ``name`` (see the module docstring for how names resolve).
 
     Parameters
@@ -105,9 +110,22 @@ def load(name: str | os.PathLike, *, root: str | os.PathLike | None = None, dtyp
     name : registered name, ``tiny-<task>``, or a path (``.gguf`` file, Hugging Face folder, tiny folder).
     root : folder of cached and trained models (default ``resources/llm``).
     dtype : float32 (default), bfloat16 or float16 for Hugging Face models; tiny models stay float32.
-    device : torch device.
+        The llamacpp backend ignores it (the weights stay as quantised in the file).
+    device : torch device; the llamacpp backend runs on the CPU only.
+    backend : ``torch`` (default: :class:`repro.llm.torchlm.TorchLM`) or ``llamacpp``
+        (:class:`repro.llm.llamacpp.LlamaCppLM`, GGUF files only).
+    n_threads, n_ctx : llamacpp only: CPU threads (default: the job's, else 1) and KV-cache cells
+        (default: the model's training context).
     """
     text = str(name)
+    if backend == "llamacpp":
+        return _load_llamacpp(text, device=device, n_threads=n_threads, n_ctx=n_ctx)
+    if backend != "torch":
+        raise ValueError(f"backend {backend!r} unknown; expected torch or llamacpp (an OpenAI-compatible server: "
+                         "repro.llm.connect)")
+    if n_threads is not None or n_ctx is not None:
+        raise ValueError("n_threads and n_ctx are settings of backend='llamacpp'; the torch backend takes its threads "
+                         "from torch.set_num_threads (repro.jobs sets them)")
     if text in MODELS:
         return MODELS.create(text, root=root, dtype=dtype, device=device)
     if text.startswith(("http://", "https://")):
@@ -134,3 +152,29 @@ def load(name: str | os.PathLike, *, root: str | os.PathLike | None = None, dtyp
         return load_folder(path, dtype=dtype, device=device)
     raise ValueError(f"unknown language model {text!r}: not a registered name ({', '.join(MODELS.names())}), "
                      f"not tiny-<task>, and not a .gguf file or model folder on disk")
+
+
+def _load_llamacpp(text: str, *, device: str, n_threads: int | None, n_ctx: int | None) -> LanguageModel:
+    """``text`` (a registered name with a shipped GGUF file, or a .gguf path) on the llamacpp backend."""
+    from repro.llm.llamacpp import LlamaCppLM
+
+    if device != "cpu":
+        raise ValueError(f"backend llamacpp runs on the CPU (this llama-cpp-python build); device {device!r} needs "
+                         "the torch backend")
+    if text in SHIPPED_GGUF:
+        return LlamaCppLM(shipped_gguf(text), name=text, n_threads=n_threads, n_ctx=n_ctx)
+    if text in MODELS:
+        raise ValueError(f"{text} has no GGUF file for backend llamacpp; use the torch backend")
+    if text.startswith(("http://", "https://")):
+        raise ValueError(f"{text} is a URL: use repro.llm.connect(base_url, model) or from_config(...) for an "
+                         "OpenAI-compatible server")
+    path = Path(text)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; backend llamacpp reads .gguf files only (tiny and Hugging Face "
+                         "models run on the torch backend)")
+    if text.startswith("tiny-") and not path.exists():
+        raise ValueError(f"tiny model {text!r}: tiny models run on the torch backend only")
+    if path.suffix != ".gguf":
+        raise ValueError(f"unknown language model {text!r} for backend llamacpp: not a registered name with a GGUF "
+                         f"file ({', '.join(sorted(SHIPPED_GGUF))}) and not a .gguf path")
+    return LlamaCppLM(path, n_threads=n_threads, n_ctx=n_ctx)
