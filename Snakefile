@@ -2,9 +2,19 @@
 #   snakemake reports/tmevolve_fig3.pdf            one figure (profiles/default supplies --cores)
 #   snakemake --config scale=smoke                 everything, at the smallest scale
 #   snakemake reports/artifact_evaluation.md       the claim-by-claim report
+import sys
+from pathlib import Path
+
 from snakemake.utils import min_version, validate
 
 min_version("9")
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from repro.config import load_yaml_file
+
+# Snakemake's message for a config file that does not parse names no line: read it first.
+if Path("config.yaml").is_file():
+    load_yaml_file("config.yaml")
 
 
 configfile: "config.yaml"

@@ -19,16 +19,18 @@ guards library calls from notebooks and tests, which no schema sees.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
-import copy
+import re
 import typing
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["block_scale", "from_dict", "known_keys", "load_presets", "merge", "preset_error",
-           "rule_block", "with_presets", "workflow_config"]
+__all__ = ["block_scale", "coerce_to_schema", "coerce_workflow_config", "from_dict", "known_keys", "load_presets",
+           "load_yaml_file", "merge", "preset_error", "rule_block", "schema_error", "unknown_top_level_keys",
+           "with_presets", "workflow_config"]
 
 C = TypeVar("C")
 
@@ -76,26 +78,201 @@ def preset_error(preset: Any, schema_path: str, where: str) -> str:
     ``"tmevolve.small.model.dropuot: unknown key; tmevolve.small.model takes: ..."`` for a misspelt
     key, else ``"<where>.<path>: <jsonschema message>"``. Used by the workflow's config check.
     """
-    import jsonschema
-    import yaml
+    return schema_error(preset, schema_path, where) or f"{where}: invalid"
 
-    with open(schema_path, encoding="utf-8") as fh:
-        schema = yaml.safe_load(fh)
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(preset),
+
+def schema_error(instance: Any, schema_path: str | Path, where: str) -> str | None:
+    """The first JSON-schema error of ``instance`` as one line naming its path from ``where``; None if valid."""
+    import jsonschema
+
+    schema = _load_schema(schema_path)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(instance),
                     key=lambda e: (e.validator != "additionalProperties", list(e.absolute_path)))
     if not errors:
-        return f"{where}: invalid"
+        return None
     err = errors[0]
     at = ".".join([where, *map(str, err.absolute_path)])
     if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
-        import re
-
         allowed = list(err.schema.get("properties", {}))
         patterns = list(err.schema.get("patternProperties", {}))
         extra = [k for k in err.instance if k not in allowed and not any(re.search(p, k) for p in patterns)]
         return (f"{', '.join(f'{at}.{k}' for k in extra)}: unknown key; {at} takes: "
                 f"{', '.join(allowed) or 'no keys'}")
     return f"{at}: {err.message}"
+
+
+def _load_schema(path: str | Path) -> dict[str, Any]:
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def load_yaml_file(path: str | Path) -> Any:
+    """The YAML document in ``path``; a syntax error is a ValueError naming the file, line and column.
+
+    Snakemake's own message for a config file that does not parse names neither, so the Snakefile
+    reads ``config.yaml`` with this first.
+    """
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        context = ""
+        if err.context and err.context_mark is not None and err.context_mark is not mark:
+            context = f" ({err.context} at line {err.context_mark.line + 1}, column {err.context_mark.column + 1})"
+        raise ValueError(f"{path}{where}: {err.problem or err.context}{context}: not valid YAML") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML: {err}") from None
+
+
+def unknown_top_level_keys(config: Mapping[str, Any], global_keys: Sequence[str], blocks: Sequence[str]) -> str | None:
+    """A one-line error for the top-level keys of ``config`` that are neither global keys nor blocks; None if none.
+
+    Each names the key it most likely meant (``unknown key 'scal' (did you mean 'scale'?)``).
+    """
+    known = [*global_keys, *blocks]
+    unknown = [key for key in config if key not in known]
+    if not unknown:
+        return None
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(str(key), known, 1)
+        named.append(f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return (f"config: {'; '.join(named)}; the global keys are {', '.join(global_keys)}, and a block is named "
+            f"after a stage or paper of workflow/papers.yaml: {', '.join(blocks)}")
+
+
+_TRUE, _FALSE = ("true", "yes", "on"), ("false", "no", "off")
+_NULL = ("null", "~")
+_INT = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+
+
+def _allowed_types(schema: Mapping[str, Any], root: Mapping[str, Any]) -> set[str] | None:
+    """The JSON types a value may take at ``schema`` (None: any), across $ref, allOf, anyOf and oneOf."""
+    schema = _resolve(schema, root)
+    types: set[str] | None = None
+    if "type" in schema:
+        types = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
+    elif "enum" in schema or "const" in schema:
+        values = schema.get("enum", [schema.get("const")])
+        types = {_json_type(v) for v in values}
+    for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
+        sub = _allowed_types(branch, root)
+        if sub is None:
+            return None
+        types = (types or set()) | sub
+    for branch in schema.get("allOf", []):
+        sub = _allowed_types(branch, root)
+        if sub is not None:
+            types = sub if types is None else types & sub
+    return types
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "array" if isinstance(value, list) else "object"
+
+
+def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with a local ``$ref`` (``#/$defs/name``) merged in."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return schema
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node[part]
+    return {**_resolve(node, root), **{k: v for k, v in schema.items() if k != "$ref"}}
+
+
+def _scalar(text: str, schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
+    """``text`` read as the number, boolean or null the schema asks for where it takes no string; else unchanged."""
+    types = _allowed_types(schema, root)
+    if types is None or "string" in types:
+        return text
+    enum = _resolve(schema, root).get("enum")
+    candidates = []
+    word = text.strip()
+    if "null" in types and word in _NULL + ("Null", "NULL"):
+        candidates.append(None)
+    if "boolean" in types and word.lower() in _TRUE + _FALSE:
+        candidates.append(word.lower() in _TRUE)
+    if types & {"integer", "number"} and _INT.fullmatch(word):
+        candidates.append(int(word))
+    elif "number" in types and _FLOAT.fullmatch(word):
+        candidates.append(float(word.lower().replace(".inf", "inf").replace(".nan", "nan")))
+    for value in candidates:
+        if enum is None or value in enum:
+            return value
+    return text
+
+
+def coerce_to_schema(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> Any:
+    """``value`` with each string converted where ``schema`` takes no string but a number, boolean or null.
+
+    Snakemake reads ``--config key=value`` itself: ``True``/``False`` and plain numbers at the top
+    level, but a dict literal (``"driftbench={'smoke': {'repetitions': 3}}"``) and a word like
+    ``false`` arrive with every scalar a string. Where the schema leaves no doubt (the value may not
+    be a string, and the text reads as one of the types it may be: ``3``, ``0.5``, ``1e-3``,
+    ``false``, ``no``, ``null``) the value is converted; anything else is left for the schema check
+    to refuse by name. Values from YAML files are typed already and pass through unchanged.
+    """
+    root = schema if root is None else root
+    schema = _resolve(schema, root)
+    for branch in schema.get("allOf", []):
+        value = coerce_to_schema(value, branch, root)
+    if isinstance(value, str):
+        return _scalar(value, schema, root)
+    if isinstance(value, dict):
+        props, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            if key in props:
+                sub = props[key]
+            else:
+                sub = next((p for pattern, p in patterns.items() if re.search(pattern, str(key))), None)
+                if sub is None and isinstance(extra, Mapping):
+                    sub = extra
+            if isinstance(sub, Mapping):
+                value[key] = coerce_to_schema(item, sub, root)
+        return value
+    if isinstance(value, list):
+        prefix, items = schema.get("prefixItems", []), schema.get("items")
+        for i, item in enumerate(value):
+            sub = prefix[i] if i < len(prefix) else items
+            if isinstance(sub, Mapping):
+                value[i] = coerce_to_schema(item, sub, root)
+        return value
+    return value
+
+
+def coerce_workflow_config(config: MutableMapping[str, Any], schemas_dir: str | Path,
+                           scales: Sequence[str] = ("smoke", "small", "paper")) -> None:
+    """Convert, in place, what Snakemake's ``--config`` left as strings: the global keys by
+    ``config.schema.yaml``, each block's presets by ``<key>.schema.yaml`` (see :func:`coerce_to_schema`)."""
+    schemas_dir = Path(schemas_dir)
+    coerce_to_schema(config, _load_schema(schemas_dir / "config.schema.yaml"))
+    for key, block in config.items():
+        path = schemas_dir / f"{key}.schema.yaml"
+        if not isinstance(block, dict) or not path.exists():
+            continue
+        schema = _load_schema(path)
+        for scale in scales:
+            if isinstance(block.get(scale), dict):
+                coerce_to_schema(block[scale], schema)
 
 
 def merge(base: dict, override: Mapping) -> dict:

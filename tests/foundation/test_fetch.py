@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.data.fetch import FetchError, fetch_url, load_tensors, safe_extract
+from repro.data.fetch import FetchError, fetch_url, load_tensors, partial_path, safe_extract
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB, every byte value
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -85,6 +85,52 @@ def test_resume_from_existing_part_file(server, tmp_path):
     fetch_url(f"{base}/data.bin", tmp_path / "p.bin", sha256=SHA, backoff=0)
     assert (tmp_path / "p.bin").read_bytes() == PAYLOAD
     assert state["requests"][0][1] == "bytes=1000-"
+
+
+def test_a_failed_fetch_keeps_dest_part_and_the_next_one_resumes_it(server, tmp_path):
+    """One partial file per destination, under a name the next run finds: <dest>.part."""
+    base, state = server
+    with pytest.raises(FetchError, match=f"{base}/cut.bin: transfer failed .*the next run resumes"):
+        fetch_url(f"{base}/cut.bin", tmp_path / "c.bin", sha256=SHA, retries=0, backoff=0)
+    assert [p.name for p in tmp_path.iterdir()] == ["c.bin.part"] and partial_path(tmp_path / "c.bin").exists()
+    kept = (tmp_path / "c.bin.part").stat().st_size
+    assert 0 < kept < len(PAYLOAD)
+    fetch_url(f"{base}/cut.bin", tmp_path / "c.bin", sha256=SHA, retries=0, backoff=0)
+    assert state["requests"][-1] == ("/cut.bin", f"bytes={kept}-")
+    assert (tmp_path / "c.bin").read_bytes() == PAYLOAD
+    assert [p.name for p in tmp_path.iterdir()] == ["c.bin"]
+
+
+def test_a_part_of_another_file_is_downloaded_again_from_the_start(server, tmp_path):
+    base, state = server
+    (tmp_path / "o.bin.part").write_bytes(b"an older version of the file")
+    fetch_url(f"{base}/data.bin", tmp_path / "o.bin", sha256=SHA, backoff=0)
+    assert [r for _, r in state["requests"]] == ["bytes=28-", None]
+    assert (tmp_path / "o.bin").read_bytes() == PAYLOAD and [p.name for p in tmp_path.iterdir()] == ["o.bin"]
+
+
+def test_check_sees_the_verified_file_with_its_suffix_and_a_refusal_keeps_nothing(server, tmp_path):
+    base, _ = server
+    seen = []
+    fetch_url(f"{base}/data.bin", tmp_path / "ok.csv", sha256=SHA, backoff=0,
+              check=lambda path: seen.append((path.suffix, path.read_bytes() == PAYLOAD)))
+    assert seen == [(".csv", True)] and (tmp_path / "ok.csv").read_bytes() == PAYLOAD
+
+    def refuse(path):
+        raise ValueError(f"{path}: not a leaderboard")
+
+    with pytest.raises(ValueError, match="not a leaderboard"):
+        fetch_url(f"{base}/data.bin", tmp_path / "bad.csv", sha256=SHA, backoff=0, check=refuse)
+    assert [p.name for p in tmp_path.iterdir()] == ["ok.csv"]
+
+
+def test_stray_partials_of_random_temporary_names_are_removed(server, tmp_path):
+    """What fetching into a temporary name of repro.io.atomic_path used to leave behind."""
+    base, _ = server
+    stray = tmp_path / ".dump.k3j_x9.csv.tmp.csv.part"
+    stray.write_bytes(PAYLOAD[:10])
+    fetch_url(f"{base}/data.bin", tmp_path / "dump.csv", sha256=SHA, backoff=0)
+    assert [p.name for p in tmp_path.iterdir()] == ["dump.csv"]
 
 
 def test_server_without_range_restarts_cleanly(server, tmp_path):

@@ -1,6 +1,11 @@
 """Data of MDA-DD: the synthetic scene corpus (ground truth), the Karpathy loader, the feature cache."""
 
+import functools
+import hashlib
+import http.server
 import json
+import re
+import threading
 
 import numpy as np
 import pytest
@@ -98,6 +103,65 @@ def test_fetch_archive_checks_sha256(tmp_path):
     with pytest.raises(ValueError, match="sha256 mismatch"):
         fetch_archive(archive.as_uri(), tmp_path / "dl" / "b.zip", sha256="0" * 64)
     assert not (tmp_path / "dl" / "b.zip").exists()  # nothing partial is left
+
+
+def _zip_with_json(path):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("dataset_flickr30k.json", '{"images": []}')
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_fetch_archive_refuses_an_archive_without_a_sha256(tmp_path):
+    """Every download is checked: an archive whose digest the manifest does not give is refused, naming it."""
+    url = "http://127.0.0.1:9/caption_datasets.zip"
+    with pytest.raises(ValueError, match=rf"{re.escape(url)}.*sha256"):
+        fetch_archive(url, tmp_path / "archives" / "caption_datasets.zip", sha256=None)
+    assert not (tmp_path / "archives").exists()
+
+
+def test_a_failed_download_names_the_url_and_leaves_no_empty_folder(tmp_path):
+    url = "http://127.0.0.1:9/caption_datasets.zip"  # nothing listens on port 9: refused at once
+    with pytest.raises(ValueError, match=rf"{re.escape(url)}: transfer failed after 2 attempts"):
+        fetch_archive(url, tmp_path / "archives" / "caption_datasets.zip", sha256="0" * 64, retries=1, backoff=0,
+                      timeout=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _FlakyFolder(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder; the first request of each path gets a 503 (a host under load)."""
+
+    seen: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        type(self).seen.append(self.path)
+        if type(self).seen.count(self.path) == 1:
+            self.send_error(503, "busy")
+            return
+        super().do_GET()
+
+
+def test_fetch_archive_retries_through_repro_data_fetch(tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    digest = _zip_with_json(root / "caption_datasets.zip")
+    _FlakyFolder.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_FlakyFolder, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/caption_datasets.zip"
+        out = fetch_archive(url, tmp_path / "ds" / "archives" / "caption_datasets.zip", sha256=digest, backoff=0,
+                            extract_to=tmp_path / "ds")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _FlakyFolder.seen == ["/caption_datasets.zip"] * 2
+    assert out.is_file() and (tmp_path / "ds" / "dataset_flickr30k.json").is_file()
+    assert sorted(p.name for p in out.parent.iterdir()) == ["caption_datasets.zip"]
 
 
 def test_image_encoder_reads_files_like_arrays(karpathy_fixture):

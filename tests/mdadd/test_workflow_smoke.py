@@ -10,6 +10,7 @@ from tests.conftest import REPO
 
 TARGETS = ["reports/mdadd_table1.md", "reports/mdadd_fig1.pdf", "reports/mdadd_fig2.pdf", "reports/mdadd_fig3.pdf",
            "results/mdadd/metrics.json"]
+ARCHIVE = "{url: 'http://127.0.0.1:9/caption_datasets.zip', sha256: " + "a" * 64 + "}"
 
 
 def test_remote_source_resolves_to_a_fetch_of_its_dataset(tmp_path, workflow_run):
@@ -19,11 +20,28 @@ def test_remote_source_resolves_to_a_fetch_of_its_dataset(tmp_path, workflow_run
     once made "flickr30k" unmatchable here; the mdadd rules constrain their own wildcards.
     """
     overlay = tmp_path / "remote.yaml"
-    overlay.write_text("mdadd: {source: remote}\n")
+    overlay.write_text(f"mdadd: {{source: remote, smoke: {{data: {{archives: [{ARCHIVE}]}}}}}}\n")
     proc = workflow_run(tmp_path, "-n", "--configfile", str(REPO / "config.yaml"), str(overlay), "--", *TARGETS)
     out = proc.stdout + proc.stderr
     assert "rule mdadd_fetch:" in out and "resources/mdadd/flickr30k/dataset_flickr30k.json" in out
     assert "results/mdadd/features/flickr30k.h5" in out and "rule mdadd_corpus:" not in out
+
+
+@pytest.mark.parametrize("archives, message", [
+    ("[]", "mdadd.smoke.data.archives is empty"),
+    ("[{url: 'http://127.0.0.1:9/caption_datasets.zip'}]", "mdadd.smoke.data.archives.0: 'sha256' is a required"),
+    ("[{url: 'http://127.0.0.1:9/caption_datasets.zip', sha256: null}]", "mdadd.smoke.data.archives.0.sha256"),
+])
+def test_remote_archives_without_a_checksum_or_none_at_all_are_refused_by_name(tmp_path, workflow_run, archives,
+                                                                              message):
+    """Refused before any job runs, naming the preset key; never a download accepted unverified, nor
+    "the archives did not contain ..." after an empty list downloaded nothing."""
+    overlay = tmp_path / "remote.yaml"
+    overlay.write_text(f"mdadd: {{source: remote, smoke: {{data: {{archives: {archives}}}}}}}\n")
+    proc = workflow_run(tmp_path, "-n", "--configfile", str(REPO / "config.yaml"), str(overlay), "--", *TARGETS,
+                        check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and message in out, out[-3000:]
 
 
 @pytest.mark.slow

@@ -6,7 +6,10 @@ later rules read.
 """
 
 import hashlib
+import http.server
 import json
+import socket
+import threading
 
 import pytest
 
@@ -75,3 +78,57 @@ def test_remote_without_url_is_refused_at_parse_time(tmp_path, workflow_run):
 def test_download_without_checksum_is_refused(tmp_path, workflow_run):
     proc = workflow_run(tmp_path, "-n", *TARGETS, config=_remote("http://127.0.0.1:9/dump.csv", None), check=False)
     assert proc.returncode != 0 and "modellens.remote.sha256 is required" in proc.stdout + proc.stderr
+
+
+class _CutOnce(http.server.BaseHTTPRequestHandler):
+    """Serves ``body`` at /dump.csv with Range support; while ``cut`` is set, every transfer dies half-way."""
+
+    body, cut, ranges = b"", True, []
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        rng = self.headers.get("Range")
+        type(self).ranges.append(rng)
+        start = int(rng.split("=")[1].split("-")[0]) if rng else 0
+        self.send_response(206 if rng else 200)
+        if rng:
+            self.send_header("Content-Range", f"bytes {start}-{len(self.body) - 1}/{len(self.body)}")
+        self.send_header("Content-Length", str(len(self.body) - start))
+        self.end_headers()
+        if self.cut:
+            self.wfile.write(self.body[start:start + (len(self.body) - start) // 2])
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.wfile.write(self.body[start:])
+
+
+@pytest.mark.slow
+def test_a_cut_download_resumes_from_its_part_file_on_the_next_run(tmp_path, workflow_run):
+    """The first run fails naming the URL and keeps <dump>.part; the next asks only for the missing
+    bytes (Range) and lands the whole, verified dump; no other partial file is left beside it."""
+    lb = simulate_leaderboard(LeaderboardConfig(n_models=80, n_datasets=16), 11)
+    _CutOnce.body, _CutOnce.cut, _CutOnce.ranges = leaderboard_dump(lb).to_csv(index=False).encode(), True, []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CutOnce)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/dump.csv"
+    work = tmp_path / "work"
+    config = _remote(url, hashlib.sha256(_CutOnce.body).hexdigest())
+    try:
+        failed = workflow_run(work, DUMP, config=config, check=False)
+        log = failed.stdout + failed.stderr + (work / "logs/modellens/fetch.log").read_text()
+        assert failed.returncode != 0 and url in log
+        part = work / (DUMP + ".part")
+        assert part.is_file() and 0 < part.stat().st_size < len(_CutOnce.body)
+        assert sorted(p.name for p in part.parent.iterdir()) == [part.name]
+        kept = part.stat().st_size
+        _CutOnce.cut, _CutOnce.ranges = False, []
+        workflow_run(work, DUMP, config=config)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _CutOnce.ranges == [f"bytes={kept}-"]
+    assert (work / DUMP).read_bytes() == _CutOnce.body
+    assert sorted(p.name for p in (work / DUMP).parent.iterdir()) == ["leaderboard.csv"]

@@ -90,3 +90,26 @@ def test_snakemake_html_report_holds_the_registered_figures(smoke_dir, reference
     run_snakemake(smoke_dir, "--report", str(report), "reports/cmcboot_fig1.pdf", "reports/cmcboot_fig2.pdf")
     html = report.read_text(errors="replace")
     assert "cmcboot_fig1.pdf" in html and "cmcboot_fig2.pdf" in html
+
+
+@pytest.mark.slow
+def test_a_failed_aggregate_makes_the_figure_command_rebuild_it(tmp_path):
+    """Snakemake removes the outputs of a failed job but records its metadata, and never reruns a job
+    only because an input it read has gone: after cmcboot's aggregate failed, the figure command must
+    rerun it (and fail again while its input is bad), never report "Nothing to be done" over a figure
+    from the old aggregate."""
+    fig, metrics = tmp_path / "reports/cmcboot_fig1.pdf", tmp_path / "results/cmcboot/metrics.json"
+    run_snakemake(tmp_path, "reports/cmcboot_fig1.pdf")
+    plotted = (tmp_path / "reports/cmcboot_fig1.csv").read_bytes()
+    chunk = sorted((tmp_path / "results/cmcboot/chunks").rglob("chunk*.json"))[0]
+    chunk.write_text(chunk.read_text()[:100])  # a corrupt chunk: the aggregate fails on it
+    failed = run_snakemake(tmp_path, "reports/cmcboot_fig1.pdf", check=False)
+    assert failed.returncode != 0 and "cmcboot_aggregate" in failed.stdout + failed.stderr
+    assert fig.exists() and not metrics.exists()  # what the probe found: a figure from the old aggregate
+    again = run_snakemake(tmp_path, "reports/cmcboot_fig1.pdf", check=False)
+    out = again.stdout + again.stderr
+    assert "Nothing to be done" not in out, out[-3000:]
+    assert again.returncode != 0 and "Error in rule cmcboot_aggregate" in out, out[-3000:]
+    chunk.unlink()  # the chunk's job rebuilds it; then the aggregate and the figure
+    run_snakemake(tmp_path, "reports/cmcboot_fig1.pdf")
+    assert metrics.exists() and (tmp_path / "reports/cmcboot_fig1.csv").read_bytes() == plotted

@@ -91,6 +91,7 @@ rule cmcboot_aggregate:
 rule cmcboot_fig1:
     input:
         table=rules.cmcboot_aggregate.output.table,
+        upstream_logs=logs_of(rules.cmcboot_aggregate),
     output:
         pdf=figure("cmcboot", "fig1"),
         csv="reports/cmcboot_fig1.csv",
@@ -112,6 +113,7 @@ rule cmcboot_fig1:
 rule cmcboot_fig2:
     input:
         table=rules.cmcboot_aggregate.output.table,
+        upstream_logs=logs_of(rules.cmcboot_aggregate),
     output:
         pdf=figure("cmcboot", "fig2"),
         csv="reports/cmcboot_fig2.csv",
@@ -133,6 +135,7 @@ rule cmcboot_fig2:
 rule cmcboot_table1:
     input:
         table=rules.cmcboot_aggregate.output.table,
+        upstream_logs=logs_of(rules.cmcboot_aggregate),
     output:
         csv="reports/cmcboot_table1.csv",
         md="reports/cmcboot_table1.md",

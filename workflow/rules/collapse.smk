@@ -118,6 +118,7 @@ rule collapse_aggregate:
 rule collapse_fig1:
     input:
         generations="results/collapse/generations.csv",
+        upstream_logs=logs_of(rules.collapse_aggregate),
     output:
         pdf=figure("collapse", "fig1"),
         csv="reports/collapse_fig1.csv",
@@ -137,6 +138,7 @@ rule collapse_fig1:
 rule collapse_fig2:
     input:
         generations="results/collapse/generations.csv",
+        upstream_logs=logs_of(rules.collapse_aggregate),
     output:
         pdf=figure("collapse", "fig2"),
         csv="reports/collapse_fig2.csv",
@@ -157,6 +159,7 @@ rule collapse_fig3:
     input:
         generations="results/collapse/generations.csv",
         metrics="results/collapse/metrics.json",
+        upstream_logs=logs_of(rules.collapse_aggregate),
     output:
         pdf=figure("collapse", "fig3"),
         csv="reports/collapse_fig3.csv",
@@ -176,6 +179,7 @@ rule collapse_fig3:
 rule collapse_table1:
     input:
         metrics="results/collapse/metrics.json",
+        upstream_logs=logs_of(rules.collapse_aggregate),
     output:
         csv="reports/collapse_table1.csv",
         md="reports/collapse_table1.md",
@@ -196,6 +200,7 @@ rule collapse_table1:
 rule collapse_fig4:
     input:
         neural="results/collapse/neural_generations.csv",
+        upstream_logs=logs_of(rules.collapse_aggregate),
     output:
         pdf=figure("collapse", "fig4"),
         csv="reports/collapse_fig4.csv",

@@ -9,15 +9,35 @@ REPO = Path(workflow.basedir)  # the checkout; the working directory (results/, 
 SRC = str(REPO / "src")
 sys.path.insert(0, SRC)
 from repro.runtime import configure_environment
-from repro.config import block_scale, preset_error, with_presets
-
-with_presets(config, REPO / "workflow/presets")  # each block's presets, beneath the user's values
-configure_environment(SRC, offline=config.get("offline", True))
+from repro.config import block_scale, coerce_workflow_config, preset_error, schema_error
+from repro.config import unknown_top_level_keys, with_presets
 
 SCALES = ("smoke", "small", "paper")
 GLOBAL_KEYS = ("scale", "seed", "device", "offline", "partial")
 PAPERS_YAML = yaml.safe_load((REPO / "workflow/papers.yaml").read_text(encoding="utf-8"))
 BLOCKS = [*PAPERS_YAML["stages"], *(p["key"] for p in PAPERS_YAML["papers"])]
+
+
+def check_config():
+    """Check the configuration before the rule files read it (known top-level keys), put the presets
+    beneath the user's values, type the strings Snakemake's --config leaves, check the global keys.
+
+    Every error is one line naming the key: a misspelt key with the key it could be (``unknown key
+    'scal' (did you mean 'scale'?)``), a wrong value with its path (``config.offline: 'maybe' is not
+    of type 'boolean'``). Each block's presets are checked by register_targets (validate_block).
+    """
+    unknown = unknown_top_level_keys(config, GLOBAL_KEYS, BLOCKS)
+    if unknown:
+        raise ValueError(unknown)
+    with_presets(config, REPO / "workflow/presets")  # each block's presets, beneath the user's values
+    coerce_workflow_config(config, REPO / "workflow/schemas", SCALES)  # --config's "false", "3", ...
+    error = schema_error(config, REPO / "workflow/schemas/config.schema.yaml", "config")
+    if error:
+        raise ValueError(error)
+
+
+check_config()
+configure_environment(SRC, offline=config.get("offline", True))
 
 # Every rules/<key>.smk registers its final targets here: rule all and the AE report read it.
 PAPER_TARGETS = {}
@@ -68,6 +88,36 @@ def bench(step):
     return f"benchmarks/{step}.tsv"
 
 
+def logs_of(*producers, files=None):
+    """The logs of the jobs of `producers` (`rules.<name>`) that write `files`; all their logs without `files`.
+
+    A figure, table or report takes, as the input `upstream_logs`, the log of every job whose output
+    it reads. Snakemake removes the outputs of a failed job but keeps (and rewrites) its log, and it
+    never reruns a job only because an input it read has gone; with the log as an input, a figure
+    whose aggregate failed after it was built is older than that log, so the figure command alone
+    reruns the aggregate and the figure instead of reporting "Nothing to be done" over a figure of
+    the old aggregate. tests/workflow/test_layout_dag.py checks every job that writes under reports/.
+    """
+    if files is None:
+        return [str(f) for producer in producers for f in producer.log]
+    found = []
+    for path in [files] if isinstance(files, str) else files:
+        path = str(path)
+        for producer, pattern in ((p, pattern) for p in producers for pattern in p.output):
+            matched = glob_wildcards(pattern, files=[path])._asdict()
+            values = {name: [got[0]] for name, got in matched.items() if got}
+            if len(values) == len(matched) and expand(str(pattern), **values) == [path]:
+                break
+        else:
+            names = ", ".join(p.rule.name for p in producers)
+            raise ValueError(f"logs_of: {path} is not an output of {names}")
+        for log in producer.log:
+            concrete = expand(str(log), **values)[0]
+            if concrete not in found:
+                found.append(concrete)
+    return found
+
+
 def figure(key, name):
     """A figure of paper `key` in the HTML report: reports/<key>_<name>.pdf, captioned by
     workflow/report/<key>_<name>.rst (relative to the rule files), in the paper's category."""
@@ -108,19 +158,6 @@ def rule_files():
     """Files of rules to include, in papers.yaml order: each shared stage, then each paper that has one."""
     files = [f"workflow/rules/{key}.smk" for key in BLOCKS if (REPO / f"workflow/rules/{key}.smk").exists()]
     return files + ["workflow/rules/aereport.smk"]
-
-
-def check_blocks():
-    """Every top-level key of the config is a global key or a known stage's or paper's block."""
-    unknown = [key for key in config if key not in GLOBAL_KEYS and key not in BLOCKS]
-    if unknown:
-        raise ValueError(
-            f"config: unknown top-level keys {unknown}; blocks are named after the stages "
-            f"and papers of workflow/papers.yaml: {', '.join(BLOCKS)}"
-        )
-
-
-check_blocks()
 
 
 def source_of(key, sources=("synthetic",)):

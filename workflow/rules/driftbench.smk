@@ -128,6 +128,7 @@ rule driftbench_fig1:
     input:
         runs=rules.driftbench_aggregate.output.runs,
         recall=rules.driftbench_aggregate.output.recall,
+        upstream_logs=logs_of(rules.driftbench_aggregate),
     output:
         pdf=figure("driftbench", "fig1"),
         csv="reports/driftbench_fig1.csv",
@@ -147,6 +148,7 @@ rule driftbench_fig1:
 rule driftbench_fig2:
     input:
         table=rules.driftbench_aggregate.output.table,
+        upstream_logs=logs_of(rules.driftbench_aggregate),
     output:
         pdf=figure("driftbench", "fig2"),
         csv="reports/driftbench_fig2.csv",
@@ -166,6 +168,7 @@ rule driftbench_fig2:
 rule driftbench_table1:
     input:
         table=rules.driftbench_aggregate.output.table,
+        upstream_logs=logs_of(rules.driftbench_aggregate),
     output:
         csv="reports/driftbench_table1.csv",
         md="reports/driftbench_table1.md",

@@ -82,6 +82,9 @@ rule evalmeta_finetune:
     output:
         adapter="results/evalmeta/lora/{corpus}/seed{seed}/best/adapter_model.safetensors",
         summary="results/evalmeta/lora/{corpus}/seed{seed}/train.json",
+        # the resumable state (each checkpoint carries its configuration's hash and held-out losses);
+        # declared, so Snakemake removes it before a rerun and with --delete-all-output
+        checkpoints=directory("results/evalmeta/lora/{corpus}/seed{seed}/checkpoints"),
     log:
         logs("evalmeta/finetune/{corpus}/seed{seed}"),
     benchmark:
@@ -153,6 +156,7 @@ rule evalmeta_aggregate:
 rule evalmeta_table1:
     input:
         table=rules.evalmeta_aggregate.output.table,
+        upstream_logs=logs_of(rules.evalmeta_aggregate),
     output:
         csv="reports/evalmeta_table1.csv",
         md="reports/evalmeta_table1.md",
@@ -173,6 +177,7 @@ rule evalmeta_table1:
 rule evalmeta_fig1:
     input:
         shifts=rules.evalmeta_aggregate.output.shifts,
+        upstream_logs=logs_of(rules.evalmeta_aggregate),
     output:
         pdf=figure("evalmeta", "fig1"),
         csv="reports/evalmeta_fig1.csv",
@@ -192,6 +197,7 @@ rule evalmeta_fig1:
 rule evalmeta_fig2:
     input:
         shifts=rules.evalmeta_aggregate.output.shifts,
+        upstream_logs=logs_of(rules.evalmeta_aggregate),
     output:
         pdf=figure("evalmeta", "fig2"),
         csv="reports/evalmeta_fig2.csv",
@@ -260,6 +266,8 @@ rule evalmeta_table2:
     input:
         runs=lambda wc: evalmeta_grid.probe_targets(preset("evalmeta")),
         probe_data=rules.evalmeta_probe_data.output.data,
+        upstream_logs=lambda wc: logs_of(rules.evalmeta_probe, files=evalmeta_grid.probe_targets(preset("evalmeta")))
+        + logs_of(rules.evalmeta_probe_data),
     output:
         metrics="results/evalmeta/probe.json",
         csv="reports/evalmeta_table2.csv",

@@ -90,6 +90,7 @@ rule grokcap_fig1:
     input:
         metrics="results/grokcap/metrics.json",
         runs="results/grokcap/runs.csv",
+        upstream_logs=logs_of(rules.grokcap_aggregate),
     output:
         pdf=figure("grokcap", "fig1"),
         csv="reports/grokcap_fig1.csv",
@@ -110,6 +111,7 @@ rule grokcap_fig2:
     input:
         metrics="results/grokcap/metrics.json",
         curves="results/grokcap/curves.csv",
+        upstream_logs=logs_of(rules.grokcap_aggregate),
     output:
         pdf=figure("grokcap", "fig2"),
         csv="reports/grokcap_fig2.csv",
@@ -130,6 +132,7 @@ rule grokcap_fig3:
     input:
         metrics="results/grokcap/metrics.json",
         runs="results/grokcap/runs.csv",
+        upstream_logs=logs_of(rules.grokcap_aggregate),
     output:
         pdf=figure("grokcap", "fig3"),
         csv="reports/grokcap_fig3.csv",
@@ -149,6 +152,7 @@ rule grokcap_fig3:
 rule grokcap_table1:
     input:
         metrics="results/grokcap/metrics.json",
+        upstream_logs=logs_of(rules.grokcap_aggregate),
     output:
         csv="reports/grokcap_table1.csv",
         md="reports/grokcap_table1.md",

@@ -108,6 +108,7 @@ rule groupfdr_aggregate:
 rule groupfdr_realdata:
     input:
         table="resources/groupfdr/macrodata_long.csv",
+        upstream_logs=logs_of(rules.groupfdr_macrodata),
     output:
         csv="reports/groupfdr_table2.csv",
         md="reports/groupfdr_table2.md",
@@ -149,6 +150,7 @@ rule groupfdr_runtime:
 rule groupfdr_fig1:
     input:
         summary="results/groupfdr/summary.csv",
+        upstream_logs=logs_of(rules.groupfdr_aggregate),
     output:
         pdf=figure("groupfdr", "fig1"),
         csv="reports/groupfdr_fig1.csv",
@@ -170,6 +172,10 @@ rule groupfdr_fig1:
 rule groupfdr_fig2:
     input:
         run=lambda wc: f"results/groupfdr/runs/{preset('groupfdr', 'fig2_setting')}/group_gm/chunk0.json",
+        upstream_logs=lambda wc: logs_of(
+            rules.groupfdr_run,
+            files=f"results/groupfdr/runs/{preset('groupfdr', 'fig2_setting')}/group_gm/chunk0.json",
+        ),
     output:
         pdf=figure("groupfdr", "fig2"),
         csv="reports/groupfdr_fig2.csv",
@@ -192,6 +198,7 @@ rule groupfdr_fig2:
 rule groupfdr_table1:
     input:
         summary="results/groupfdr/summary.csv",
+        upstream_logs=logs_of(rules.groupfdr_aggregate),
     output:
         csv="reports/groupfdr_table1.csv",
         md="reports/groupfdr_table1.md",
@@ -232,6 +239,9 @@ rule groupfdr_symmetry:
 rule groupfdr_table3:
     input:
         runs=lambda wc: groupfdr_grid.symmetry_targets(preset("groupfdr")),
+        upstream_logs=lambda wc: logs_of(
+            rules.groupfdr_symmetry, files=groupfdr_grid.symmetry_targets(preset("groupfdr"))
+        ),
     output:
         csv="reports/groupfdr_table3.csv",
         md="reports/groupfdr_table3.md",

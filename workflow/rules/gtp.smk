@@ -108,6 +108,7 @@ rule gtp_value_diag:
 rule gtp_table3:
     input:
         diags=lambda wc: gtp_grid.diag_targets(preset("gtp")),
+        upstream_logs=lambda wc: logs_of(rules.gtp_value_diag, files=gtp_grid.diag_targets(preset("gtp"))),
     output:
         csv="reports/gtp_table3.csv",
         md="reports/gtp_table3.md",
@@ -152,6 +153,9 @@ rule gtp_td3bc:
 rule gtp_table4:
     input:
         diags=lambda wc: gtp_grid.td3bc_diag_targets(preset("gtp")),
+        upstream_logs=lambda wc: logs_of(
+            rules.gtp_td3bc, rules.gtp_control_td3bc, files=gtp_grid.td3bc_diag_targets(preset("gtp"))
+        ),
     output:
         csv="reports/gtp_table4.csv",
         md="reports/gtp_table4.md",
@@ -219,6 +223,7 @@ rule gtp_aggregate:
 rule gtp_fig1:
     input:
         tidy="results/gtp/online_summary.csv",
+        upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         pdf=figure("gtp", "fig1"),
         csv="reports/gtp_fig1.csv",
@@ -238,6 +243,7 @@ rule gtp_fig1:
 rule gtp_fig2:
     input:
         tidy="results/gtp/summary.csv",
+        upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         pdf=figure("gtp", "fig2"),
         csv="reports/gtp_fig2.csv",
@@ -259,6 +265,7 @@ rule gtp_fig2:
 rule gtp_fig3:
     input:
         tidy="results/gtp/summary.csv",
+        upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         pdf=figure("gtp", "fig3"),
         csv="reports/gtp_fig3.csv",
@@ -280,6 +287,7 @@ rule gtp_fig3:
 rule gtp_table1:
     input:
         tidy="results/gtp/summary.csv",
+        upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         csv="reports/gtp_table1.csv",
         md="reports/gtp_table1.md",
@@ -425,6 +433,7 @@ rule gtp_control_evaluate:
 rule gtp_table2:
     input:
         tidy="results/gtp/control_summary.csv",
+        upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         csv="reports/gtp_table2.csv",
         md="reports/gtp_table2.md",

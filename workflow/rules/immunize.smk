@@ -86,6 +86,7 @@ rule immunize_report:
         tidy="results/immunize/summary.csv",
         curves="results/immunize/curves.csv",
         scaling="results/immunize/scaling.csv",
+        upstream_logs=logs_of(rules.immunize_aggregate),
     output:
         fig1=figure("immunize", "fig1"),
         fig1_csv="reports/immunize_fig1.csv",

@@ -96,6 +96,7 @@ rule incrimination_aggregate:
 rule incrimination_fig1:
     input:
         table=rules.incrimination_aggregate.output.accuracy,
+        upstream_logs=logs_of(rules.incrimination_aggregate),
     output:
         pdf=figure("incrimination", "fig1"),
         csv="reports/incrimination_fig1.csv",
@@ -115,6 +116,7 @@ rule incrimination_fig1:
 rule incrimination_fig2:
     input:
         table=rules.incrimination_aggregate.output.effects,
+        upstream_logs=logs_of(rules.incrimination_aggregate),
     output:
         pdf=figure("incrimination", "fig2"),
         csv="reports/incrimination_fig2.csv",
@@ -134,6 +136,7 @@ rule incrimination_fig2:
 rule incrimination_table1:
     input:
         table=rules.incrimination_aggregate.output.verdicts,
+        upstream_logs=logs_of(rules.incrimination_aggregate),
     output:
         csv="reports/incrimination_table1.csv",
         md="reports/incrimination_table1.md",

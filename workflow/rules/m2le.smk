@@ -123,6 +123,7 @@ rule m2le_aggregate:
 rule m2le_table1:
     input:
         tidy="results/m2le/summary.csv",
+        upstream_logs=logs_of(rules.m2le_aggregate),
     output:
         csv="reports/m2le_table1.csv",
         md="reports/m2le_table1.md",
@@ -142,6 +143,7 @@ rule m2le_table1:
 rule m2le_fig1:
     input:
         curve="results/m2le/curve.csv",
+        upstream_logs=logs_of(rules.m2le_aggregate),
     output:
         pdf=figure("m2le", "fig1"),
         csv="reports/m2le_fig1.csv",
@@ -161,6 +163,7 @@ rule m2le_fig1:
 rule m2le_fig2:
     input:
         modulation="results/m2le/modulation.csv",
+        upstream_logs=logs_of(rules.m2le_aggregate),
     output:
         pdf=figure("m2le", "fig2"),
         csv="reports/m2le_fig2.csv",

@@ -126,6 +126,7 @@ rule matt_aggregate:
 rule matt_fig1:
     input:
         table=rules.matt_aggregate.output.table,
+        upstream_logs=logs_of(rules.matt_aggregate),
     output:
         pdf=figure("matt", "fig1"),
         csv="reports/matt_fig1.csv",
@@ -145,6 +146,7 @@ rule matt_fig1:
 rule matt_table1:
     input:
         table=rules.matt_aggregate.output.table,
+        upstream_logs=logs_of(rules.matt_aggregate),
     output:
         csv="reports/matt_table1.csv",
         md="reports/matt_table1.md",

@@ -124,6 +124,7 @@ rule mcpo_aggregate:
 rule mcpo_fig1:
     input:
         tidy="results/mcpo/summary.csv",
+        upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         pdf=figure("mcpo", "fig1"),
         csv="reports/mcpo_fig1.csv",
@@ -145,6 +146,7 @@ rule mcpo_fig1:
 rule mcpo_fig2:
     input:
         tidy="results/mcpo/summary.csv",
+        upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         pdf=figure("mcpo", "fig2"),
         csv="reports/mcpo_fig2.csv",
@@ -164,6 +166,7 @@ rule mcpo_fig2:
 rule mcpo_fig3:
     input:
         tidy="results/mcpo/summary.csv",
+        upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         pdf=figure("mcpo", "fig3"),
         csv="reports/mcpo_fig3.csv",
@@ -183,6 +186,7 @@ rule mcpo_fig3:
 rule mcpo_table1:
     input:
         tidy="results/mcpo/summary.csv",
+        upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         csv="reports/mcpo_table1.csv",
         md="reports/mcpo_table1.md",

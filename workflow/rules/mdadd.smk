@@ -43,6 +43,8 @@ rule mdadd_corpus:
 
 
 if MDADD_SOURCE == "remote":
+    # refused here, naming the key, rather than by the fetch job after the jobs before it ran
+    mdadd_grid.remote_archives(preset("mdadd", "data"), f"mdadd.{scale_of('mdadd')}.data")
 
     rule mdadd_fetch:
         output:
@@ -172,15 +174,12 @@ rule mdadd_cost:
 
 rule mdadd_aggregate:
     input:
-        evals=lambda wc: expand(
-            "results/mdadd/eval/{dataset}/{method}/n{n_pairs}_s{seed}.json",
-            dataset=MDADD_DATASET,
-            method=preset("mdadd", "methods"),
-            n_pairs=preset("mdadd", "n_pairs"),
-            seed=range(preset("mdadd", "distill_seeds")),
-        )
-        + [f"results/mdadd/eval/{MDADD_DATASET}/full/nall_s0.json"],
+        evals=lambda wc: mdadd_grid.eval_targets(preset("mdadd"), MDADD_DATASET),
         cost="results/mdadd/cost.csv",
+        upstream_logs=lambda wc: logs_of(
+            rules.mdadd_evaluate, files=mdadd_grid.eval_targets(preset("mdadd"), MDADD_DATASET)
+        )
+        + logs_of(rules.mdadd_cost),
     output:
         metrics="results/mdadd/metrics.json",
         tidy="results/mdadd/recall_tidy.csv",
@@ -206,6 +205,7 @@ rule mdadd_aggregate:
 rule mdadd_fig1:
     input:
         tidy="results/mdadd/recall_tidy.csv",
+        upstream_logs=logs_of(rules.mdadd_aggregate),
     output:
         pdf=figure("mdadd", "fig1"),
         csv="reports/mdadd_fig1.csv",
@@ -225,6 +225,7 @@ rule mdadd_fig1:
 rule mdadd_fig2:
     input:
         gap="results/mdadd/init_gap.csv",
+        upstream_logs=logs_of(rules.mdadd_aggregate),
     output:
         pdf=figure("mdadd", "fig2"),
         csv="reports/mdadd_fig2.csv",
@@ -244,6 +245,7 @@ rule mdadd_fig2:
 rule mdadd_fig3:
     input:
         cost="results/mdadd/cost.csv",
+        upstream_logs=logs_of(rules.mdadd_cost),
     output:
         pdf=figure("mdadd", "fig3"),
         csv="reports/mdadd_fig3.csv",

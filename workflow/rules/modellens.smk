@@ -112,6 +112,12 @@ rule modellens_ablation_table:
     input:
         runs=lambda wc: modellens_grid.run_targets(preset("modellens")),
         ablations=lambda wc: modellens_grid.ablation_targets(preset("modellens")),
+        upstream_logs=lambda wc: logs_of(
+            rules.modellens_run,
+            rules.modellens_ablation,
+            files=modellens_grid.run_targets(preset("modellens"))
+            + modellens_grid.ablation_targets(preset("modellens")),
+        ),
     output:
         csv="reports/modellens_ablations.csv",
         md="reports/modellens_ablations.md",
@@ -156,6 +162,7 @@ rule modellens_aggregate:
 rule modellens_fig1:
     input:
         tidy="results/modellens/summary.csv",
+        upstream_logs=logs_of(rules.modellens_aggregate),
     output:
         pdf=figure("modellens", "fig1"),
         csv="reports/modellens_fig1.csv",
@@ -178,6 +185,7 @@ rule modellens_fig2:
     input:
         regret="results/modellens/regret.csv",
         routing="results/modellens/routing.csv",
+        upstream_logs=logs_of(rules.modellens_aggregate),
     output:
         pdf=figure("modellens", "fig2"),
         csv="reports/modellens_fig2.csv",
@@ -197,6 +205,7 @@ rule modellens_fig2:
 rule modellens_fig3:
     input:
         routing="results/modellens/routing.csv",
+        upstream_logs=logs_of(rules.modellens_aggregate),
     output:
         pdf=figure("modellens", "fig3"),
         csv="reports/modellens_fig3.csv",
@@ -216,6 +225,7 @@ rule modellens_fig3:
 rule modellens_table1:
     input:
         tidy="results/modellens/summary.csv",
+        upstream_logs=logs_of(rules.modellens_aggregate),
     output:
         csv="reports/modellens_table1.csv",
         md="reports/modellens_table1.md",

@@ -121,6 +121,7 @@ rule munkey_aggregate:
 rule munkey_fig1:
     input:
         sweep="results/munkey/sweep.csv",
+        upstream_logs=logs_of(rules.munkey_aggregate),
     output:
         pdf=figure("munkey", "fig1"),
         csv="reports/munkey_fig1.csv",
@@ -140,6 +141,7 @@ rule munkey_fig1:
 rule munkey_table1:
     input:
         tidy="results/munkey/summary.csv",
+        upstream_logs=logs_of(rules.munkey_aggregate),
     output:
         csv="reports/munkey_table1.csv",
         md="reports/munkey_table1.md",

@@ -102,6 +102,11 @@ rule opinion_evaluate:
     input:
         agents=agent_runs(config["opinion"][scale_of("opinion")]),
         baselines=baseline_runs(config["opinion"][scale_of("opinion")]),
+        upstream_logs=logs_of(
+            rules.opinion_train,
+            rules.opinion_baselines,
+            files=agent_runs(preset("opinion")) + baseline_runs(preset("opinion")),
+        ),
     output:
         metrics="results/opinion/metrics.json",
         results="results/opinion/results.csv",
@@ -133,6 +138,7 @@ rule opinion_evaluate:
 rule opinion_fig1:
     input:
         results="results/opinion/results.csv",
+        upstream_logs=logs_of(rules.opinion_evaluate),
     output:
         pdf=figure("opinion", "fig1"),
     log:
@@ -151,6 +157,7 @@ rule opinion_fig1:
 rule opinion_fig2:
     input:
         results="results/opinion/results.csv",
+        upstream_logs=logs_of(rules.opinion_evaluate),
     output:
         pdf=figure("opinion", "fig2"),
     log:
@@ -169,6 +176,7 @@ rule opinion_fig2:
 rule opinion_fig3:
     input:
         attention="results/opinion/attention.csv",
+        upstream_logs=logs_of(rules.opinion_evaluate),
     output:
         pdf=figure("opinion", "fig3"),
     log:

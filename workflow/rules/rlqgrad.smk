@@ -137,26 +137,42 @@ rule rlqgrad_train:
         "../scripts/rlqgrad/train.py"
 
 
+# What rlqgrad_evaluate reads: the agreement check and every variance, benchmark and training run.
+RLQGRAD_RUNS = {
+    "agreement": ["results/rlqgrad/agreement.json"],
+    "variance": expand(
+        "results/rlqgrad/variance/n{n}/{method}/seed{seed}.json",
+        n=preset("rlqgrad", "variance", "qubits"),
+        method=preset("rlqgrad", "methods"),
+        seed=preset("rlqgrad", "variance", "seeds"),
+    ),
+    "benchmark": expand(
+        "results/rlqgrad/benchmark/n{n}/{method}.json",
+        n=preset("rlqgrad", "benchmark", "qubits"),
+        method=preset("rlqgrad", "methods"),
+    ),
+    "train": expand(
+        "results/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.json",
+        dataset=preset("rlqgrad", "datasets"),
+        n=preset("rlqgrad", "train", "qubits"),
+        method=preset("rlqgrad", "methods"),
+        seed=preset("rlqgrad", "seeds"),
+    ),
+}
+
+
 rule rlqgrad_evaluate:
     input:
-        agreement="results/rlqgrad/agreement.json",
-        variance=expand(
-            "results/rlqgrad/variance/n{n}/{method}/seed{seed}.json",
-            n=preset("rlqgrad", "variance", "qubits"),
-            method=preset("rlqgrad", "methods"),
-            seed=preset("rlqgrad", "variance", "seeds"),
-        ),
-        benchmark=expand(
-            "results/rlqgrad/benchmark/n{n}/{method}.json",
-            n=preset("rlqgrad", "benchmark", "qubits"),
-            method=preset("rlqgrad", "methods"),
-        ),
-        train=expand(
-            "results/rlqgrad/train/{dataset}/n{n}/{method}/seed{seed}.json",
-            dataset=preset("rlqgrad", "datasets"),
-            n=preset("rlqgrad", "train", "qubits"),
-            method=preset("rlqgrad", "methods"),
-            seed=preset("rlqgrad", "seeds"),
+        agreement=RLQGRAD_RUNS["agreement"][0],
+        variance=RLQGRAD_RUNS["variance"],
+        benchmark=RLQGRAD_RUNS["benchmark"],
+        train=RLQGRAD_RUNS["train"],
+        upstream_logs=logs_of(
+            rules.rlqgrad_agreement,
+            rules.rlqgrad_variance,
+            rules.rlqgrad_benchmark,
+            rules.rlqgrad_train,
+            files=[path for paths in RLQGRAD_RUNS.values() for path in paths],
         ),
     output:
         metrics="results/rlqgrad/metrics.json",
@@ -182,6 +198,7 @@ rule rlqgrad_evaluate:
 rule rlqgrad_fig1:
     input:
         variance="results/rlqgrad/variance.csv",
+        upstream_logs=logs_of(rules.rlqgrad_evaluate),
     output:
         pdf=figure("rlqgrad", "fig1"),
     log:
@@ -200,6 +217,7 @@ rule rlqgrad_fig1:
 rule rlqgrad_fig2:
     input:
         cost="results/rlqgrad/cost.csv",
+        upstream_logs=logs_of(rules.rlqgrad_evaluate),
     output:
         pdf=figure("rlqgrad", "fig2"),
     log:

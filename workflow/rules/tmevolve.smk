@@ -215,6 +215,7 @@ rule tmevolve_aggregate:
 rule tmevolve_tables:
     input:
         metrics="results/tmevolve/metrics.json",
+        upstream_logs=logs_of(rules.tmevolve_aggregate),
     output:
         *[f"{stem}.{ext}" for stem in TMEVOLVE_TABLES.values() for ext in ("csv", "md")],
     log:
@@ -249,6 +250,21 @@ rule tmevolve_fig3:
         model=TMEVOLVE_FIG3_MODEL,
         train=list(TMEVOLVE_FIG3_TRAIN),
         oracles=tmevolve_grid.oracle_file(TMEVOLVE["cohort"]),
+        upstream_logs=logs_of(
+            rules.tmevolve_prepare,
+            rules.tmevolve_folds,
+            rules.tmevolve_concepts,
+            rules.tmevolve_train,
+            rules.tmevolve_oracles,
+            files=[
+                f"{TMEVOLVE_DIR}/dataset.pt",
+                f"{TMEVOLVE_DIR}/folds.csv",
+                "results/tmevolve/concepts/minilm.npz",
+                TMEVOLVE_FIG3_MODEL,
+                *TMEVOLVE_FIG3_TRAIN,
+                tmevolve_grid.oracle_file(TMEVOLVE["cohort"]),
+            ],
+        ),
     output:
         fig=figure("tmevolve", "fig3"),
         table="reports/tmevolve_fig3.csv",

@@ -133,6 +133,7 @@ rule toolgap_aggregate:
 rule toolgap_fig1:
     input:
         table=rules.toolgap_aggregate.output.table,
+        upstream_logs=logs_of(rules.toolgap_aggregate),
     output:
         pdf=figure("toolgap", "fig1"),
         csv="reports/toolgap_fig1.csv",
@@ -152,6 +153,7 @@ rule toolgap_fig1:
 rule toolgap_fig2:
     input:
         layers=rules.toolgap_aggregate.output.layers,
+        upstream_logs=logs_of(rules.toolgap_aggregate),
     output:
         pdf=figure("toolgap", "fig2"),
         csv="reports/toolgap_fig2.csv",
@@ -171,6 +173,7 @@ rule toolgap_fig2:
 rule toolgap_table1:
     input:
         table=rules.toolgap_aggregate.output.table,
+        upstream_logs=logs_of(rules.toolgap_aggregate),
     output:
         csv="reports/toolgap_table1.csv",
         md="reports/toolgap_table1.md",

@@ -12,25 +12,21 @@ Karpathy & Fei-Fei (CVPR 2015) published one JSON per dataset (``dataset_flickr3
 into :class:`~repro.data.captions.ImageCaptionCorpus` (image paths, not pixels; the feature
 stage decodes them). ``restval`` is folded into ``train``, as in the usual 113k-image COCO
 training set and in LoRS / CovMatch. :func:`fetch_archive` downloads one archive of a manifest
-(``source: remote``) with a sha256 check and an atomic rename; ``source: local`` points at a
-folder where the user has put the JSON and the images.
+(``source: remote``) through :mod:`repro.data.fetch` (retries, resume, a required sha256, an
+atomic rename); ``source: local`` points at a folder where the user has put the JSON and the images.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import shutil
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from repro.data.captions import ImageCaptionCorpus
-from repro.io import atomic_path
 
 __all__ = ["load_karpathy", "fetch_archive", "KARPATHY_SPLITS"]
 
@@ -88,31 +84,31 @@ def load_karpathy(json_path: str | os.PathLike, image_root: str | os.PathLike, *
                               split=np.asarray(split), image_paths=paths)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def fetch_archive(url: str, dest: str | os.PathLike, *, sha256: str | None, extract_to: str | os.PathLike | None = None,
-                  timeout: float = 60.0) -> Path:
-    """Download ``url`` to ``dest`` (atomic), check its sha256, optionally unzip it into ``extract_to``.
+                  **fetch_kw) -> Path:
+    """Download ``url`` to ``dest`` through :func:`repro.data.fetch.fetch_url`, optionally unzip it into ``extract_to``.
 
-    A checksum mismatch is a ``ValueError`` naming the URL and both digests, and leaves nothing at
-    ``dest``. ``sha256=None`` skips the check (logged as a warning: only for archives whose digest
-    the manifest does not know yet). Members that would escape ``extract_to`` are refused.
+    The download retries, resumes a cut transfer from ``<dest>.part`` on the next run, checks the
+    sha256 and renames atomically (``fetch_kw``: ``retries``, ``timeout``, ``backoff``). Every
+    download is checked: an archive without a ``sha256`` is refused before anything is fetched. A
+    failure is a ``ValueError`` naming the URL (a checksum mismatch names both digests and leaves
+    nothing at ``dest``), and leaves no empty folder behind. Members that would escape
+    ``extract_to`` are refused.
     """
+    from repro.data.fetch import FetchError, fetch_url
+
+    if not sha256:
+        raise ValueError(f"{url}: no sha256 given; every download is checked, so give the archive's sha256 "
+                         "(sha256sum of the file) beside its url")
     dest = Path(dest)
-    with atomic_path(dest) as tmp:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as fh:
-            shutil.copyfileobj(response, fh, 1 << 20)
-        got = _sha256(tmp)
-        if sha256 is None:
-            log.warning("%s: no sha256 in the manifest; got %s", url, got)
-        elif got != sha256.lower():
-            raise ValueError(f"{url}: sha256 mismatch, expected {sha256}, got {got}")
+    created = not dest.parent.exists()
+    try:
+        fetch_url(url, dest, sha256=sha256, **fetch_kw)
+    except FetchError as err:
+        raise ValueError(str(err)) from None
+    finally:
+        if created and dest.parent.is_dir() and not any(dest.parent.iterdir()):
+            dest.parent.rmdir()  # nothing arrived: no empty folder (a partial file stays, to be resumed)
     if extract_to is not None:
         root = Path(extract_to).resolve()
         with zipfile.ZipFile(dest) as zf:

@@ -3,11 +3,14 @@ from pathlib import Path
 
 from repro.data.karpathy import fetch_archive
 from repro.jobs import Job
+from repro.papers.mdadd.grid import remote_archives
 
 job = Job.from_snakemake(snakemake)
 root = Path(snakemake.output.json).parent
-for archive in job.cfg["archives"]:
-    fetch_archive(archive["url"], root / "archives" / Path(archive["url"]).name, sha256=archive.get("sha256"),
+archives = remote_archives(job.cfg, f"mdadd.{job.scale}.data")
+for archive in archives:
+    fetch_archive(archive["url"], root / "archives" / Path(archive["url"]).name, sha256=archive["sha256"],
                   extract_to=root)
 if not Path(snakemake.output.json).is_file():
-    raise ValueError(f"the archives did not contain {snakemake.output.json}")
+    raise ValueError(f"the archives of mdadd.{job.scale}.data.archives "
+                     f"({', '.join(a['url'] for a in archives)}) did not contain {snakemake.output.json}")

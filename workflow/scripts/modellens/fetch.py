@@ -2,7 +2,6 @@
 from pathlib import Path
 
 from repro.data.fetch import fetch_url
-from repro.io import atomic_path
 from repro.jobs import Job
 from repro.papers.modellens.real import read_real
 
@@ -13,6 +12,6 @@ if "://" not in url:
     if not source.is_file():
         raise FileNotFoundError(f"modellens.remote.url: {url} is not a file")
     url = source.as_uri()
-with atomic_path(snakemake.output.dump) as tmp:
-    fetch_url(url, tmp, sha256=job.cfg["sha256"])
-    read_real(tmp)          # a malformed dump is an error here, and nothing lands where later rules read
+# into <dump>.part (a cut transfer resumes there on the next run); a malformed dump is an error here,
+# and nothing lands where later rules read
+fetch_url(url, snakemake.output.dump, sha256=job.cfg["sha256"], check=read_real)

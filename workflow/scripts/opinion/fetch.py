@@ -2,13 +2,14 @@
 import logging
 
 from repro.data.fetch import fetch_url
-from repro.io import atomic_path
 from repro.jobs import Job
 from repro.papers.opinion.graphs import load_edge_list
 
 job = Job.from_snakemake(snakemake)
-with atomic_path(snakemake.output.edges) as tmp:
-    fetch_url(job.cfg["url"], tmp, sha256=job.cfg["sha256"])
-    graph = load_edge_list(tmp)  # a malformed edge list is an error here, and nothing lands where training reads
-logging.getLogger("opinion_fetch").info("edge list %s: %d nodes, %d directed edges", job.cfg["url"], graph.n,
-                                        len(graph.src))
+graphs = []
+# into <edges>.part (a cut transfer resumes there on the next run); a malformed edge list is an error
+# here, and nothing lands where training reads
+fetch_url(job.cfg["url"], snakemake.output.edges, sha256=job.cfg["sha256"],
+          check=lambda path: graphs.append(load_edge_list(path)))
+logging.getLogger("opinion_fetch").info("edge list %s: %d nodes, %d directed edges", job.cfg["url"], graphs[0].n,
+                                        len(graphs[0].src))

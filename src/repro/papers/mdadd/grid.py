@@ -6,7 +6,7 @@ method's hyper-parameters (``distill.lors``) reruns that method's jobs and no ot
 
 from __future__ import annotations
 
-__all__ = ["DISTILL_BLOCKS", "USES_STUDENT", "distill_params"]
+__all__ = ["DISTILL_BLOCKS", "USES_STUDENT", "distill_params", "eval_targets", "remote_archives"]
 
 #: method -> the blocks of ``distill`` it reads (the methods are registered in repro.methods.distill).
 DISTILL_BLOCKS = {
@@ -27,3 +27,29 @@ def distill_params(method: str, student: dict, distill: dict) -> dict:
     if method in USES_STUDENT:
         cfg["student"] = student
     return cfg
+
+
+def eval_targets(cfg: dict, dataset: str) -> list[str]:
+    """Every evaluation the aggregate reads: each method, size and seed, then the full-data reference."""
+    return [f"results/mdadd/eval/{dataset}/{method}/n{n_pairs}_s{seed}.json"
+            for method in cfg["methods"] for n_pairs in cfg["n_pairs"] for seed in range(cfg["distill_seeds"])
+            ] + [f"results/mdadd/eval/{dataset}/full/nall_s0.json"]
+
+
+def remote_archives(data: dict, where: str) -> list[dict]:
+    """The archives ``source: remote`` downloads (``data["archives"]``, each ``{url, sha256}``).
+
+    ``where`` names the block, e.g. ``mdadd.paper.data``. An empty list, or an archive without its
+    sha256, is a ValueError naming the key: every download is checked, and a remote build with
+    nothing to download could only fail later, with a misleading "the archives did not contain ...".
+    """
+    archives = data.get("archives") or []
+    if not archives:
+        raise ValueError(f"config: mdadd.source is 'remote' but {where}.archives is empty; list the archives to "
+                         "download, each {url, sha256} (the Karpathy split JSON and the images, see "
+                         "workflow/presets/mdadd.yaml), or use source: local with the files under resources/")
+    for k, archive in enumerate(archives):
+        if not archive.get("sha256"):
+            raise ValueError(f"config: {where}.archives.{k} ({archive.get('url')}) has no sha256; every download "
+                             "is checked, so give the sha256 of the file beside its url")
+    return archives
