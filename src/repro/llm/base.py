@@ -134,3 +134,92 @@ def as_conversations(messages: Conversation | Sequence[Conversation]) -> tuple[l
                 raise ValueError(f"chat: conversation {k}, message {j} has role {msg['role']!r}; "
                                  "expected system, user or assistant")
     return [[dict(m) for m in conv] for conv in convs], single
+
+
+def check_generation(max_new_tokens: int, temperature: float, top_p: float, batch_size: int) -> None:
+    """Refuse generation settings no backend can honour."""
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+    if not 0.0 < top_p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """``text`` up to the first stop string, and whether one was found."""
+    hits = [i for s in stop if (i := text.find(s)) >= 0]
+    return (text[:min(hits)], True) if hits else (text, False)
+
+
+class TokenizedLM(LanguageModel):
+    """The part of a local backend above its tokens, written once for every backend that runs the model here
+    (torch, llama.cpp): prompts and chats are rendered and encoded with ``self.tokenizer``; a backend supplies
+    ``_generate_ids`` (new text after each list of prompt tokens) and ``score_tokens`` (log-probabilities of
+    target tokens after context tokens)."""
+
+    tokenizer: Any
+
+    def render_chat(self, messages) -> str:
+        convs, single = as_conversations(messages)
+        if not single:
+            raise ValueError("render_chat takes one conversation")
+        return self.tokenizer.render_chat(convs[0])
+
+    def generate(self, prompts, *, max_new_tokens=64, temperature=0.0, top_p=1.0, seed=0, stop=(), batch_size=8):
+        prompts = as_prompt_list(prompts)
+        return self._generate_ids([self.tokenizer.encode(p, prompt=True) for p in prompts], max_new_tokens=max_new_tokens,
+                                  temperature=temperature, top_p=top_p, seed=seed, stop=stop, batch_size=batch_size)
+
+    def chat(self, messages, **generate_kwargs):
+        convs, single = as_conversations(messages)
+        texts = [self.tokenizer.render_chat(c) for c in convs]
+        # The rendered template already holds every special token the model expects.
+        replies = self._generate_ids([self.tokenizer.encode(t, prompt=False) for t in texts], **generate_kwargs)
+        replies = [r.strip() for r in replies]
+        return replies[0] if single else replies
+
+    @abc.abstractmethod
+    def _generate_ids(self, prompt_ids: list[list[int]], *, max_new_tokens: int = 64, temperature: float = 0.0,
+                      top_p: float = 1.0, seed: int = 0, stop: Sequence[str] = (), batch_size: int = 8) -> list[str]:
+        """The text generated after each prompt's tokens, cut at the first stop string."""
+
+    @staticmethod
+    def _generation_request(prompt_ids: list[list[int]], max_new_tokens: int, temperature: float, top_p: float,
+                            batch_size: int, stop: str | Sequence[str]) -> list[str]:
+        """Check a generation request; the stop strings as a list."""
+        check_generation(max_new_tokens, temperature, top_p, batch_size)
+        if any(len(ids) == 0 for ids in prompt_ids):
+            raise ValueError("generate: a prompt encodes to no tokens (empty string?) and this tokenizer adds no BOS")
+        return [stop] if isinstance(stop, str) else list(stop)
+
+    @abc.abstractmethod
+    def score_tokens(self, contexts: list[list[int]], targets: list[list[int]], *, batch_size: int = 8) -> list:
+        """Log-probabilities (float64) of each token of ``targets[i]`` after ``contexts[i]`` (token ids)."""
+
+    def logprobs(self, prompts, continuations, *, per_token=False, batch_size=8):
+        prompts = as_prompt_list(prompts)
+        continuations = as_prompt_list(continuations, "continuations")
+        if len(prompts) != len(continuations):
+            raise ValueError(f"logprobs: {len(prompts)} prompts but {len(continuations)} continuations")
+        ctx, tgt = [], []
+        for i, (p, c) in enumerate(zip(prompts, continuations)):
+            pi = self._prompt_ids(p, i, "logprobs")
+            ci = self.tokenizer.encode(c, prompt=False)
+            if not ci:
+                raise ValueError(f"logprobs: continuation {i} ({c!r}) encodes to no tokens")
+            ctx.append(pi)
+            tgt.append(ci)
+        per = self.score_tokens(ctx, tgt, batch_size=batch_size)
+        return per if per_token else [float(p.sum()) for p in per]
+
+    def _prompt_ids(self, prompt: str, i: int, caller: str) -> list[int]:
+        """The tokens a scored continuation is conditioned on: the prompt's, or BOS alone for an empty prompt."""
+        ids = self.tokenizer.encode(prompt, prompt=True)
+        if ids:
+            return ids
+        if self.tokenizer.bos_id is None:
+            raise ValueError(f"{caller}: prompt {i} is empty and {self.name} has no BOS token to condition on")
+        return [self.tokenizer.bos_id]

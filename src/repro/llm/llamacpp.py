@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.llm.base import LanguageModel, UnsupportedOperation, as_conversations, as_prompt_list
+from repro.llm.base import TokenizedLM, UnsupportedOperation, cut_at_stop
 from repro.logs import progress
 from repro.seeding import job_seed, make_rng
 
@@ -127,23 +127,6 @@ class _NativeLog:
 
 
 _NATIVE = _NativeLog()
-
-
-# -- small helpers shared with the torch backend's conventions ----------------------------------------
-def _check_generation(max_new_tokens: int, temperature: float, top_p: float, batch_size: int) -> None:
-    if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
-    if not 0.0 < top_p <= 1.0:
-        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-
-
-def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
-    hits = [i for s in stop if (i := text.find(s)) >= 0]
-    return (text[:min(hits)], True) if hits else (text, False)
 
 
 def _sample(logits: np.ndarray, temperature: float, top_p: float, rng: np.random.Generator | None) -> int:
@@ -231,8 +214,7 @@ class LlamaCppTokenizer:
                                                  bos_token=text(self.bos_id), add_generation_prompt=True)
         return self._template(messages=messages).prompt
 
-
-class LlamaCppLM(LanguageModel):
+class LlamaCppLM(TokenizedLM):
     """A GGUF model run by llama.cpp (see the module docstring).
 
     Parameters
@@ -305,12 +287,6 @@ class LlamaCppLM(LanguageModel):
     def candidate_logprobs(self, prompts, candidates, *, grad: bool = False, batch_size: int = 8):
         raise UnsupportedOperation(f"{self.name} runs on llama.cpp (backend llamacpp): candidate_logprobs (packed, "
                                    "differentiable) needs the torch backend; logprobs() scores each pair here")
-
-    def render_chat(self, messages) -> str:
-        convs, single = as_conversations(messages)
-        if not single:
-            raise ValueError("render_chat takes one conversation")
-        return self.tokenizer.render_chat(convs[0])
 
     def close(self) -> None:
         """Free the context, the batch and the model now (otherwise at garbage collection)."""
@@ -452,26 +428,9 @@ class LlamaCppLM(LanguageModel):
                 on_logits(rows, logits)
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(self, prompts, *, max_new_tokens=64, temperature=0.0, top_p=1.0, seed=0, stop=(), batch_size=8):
-        prompts = as_prompt_list(prompts)
-        return self._generate_ids([self.tokenizer.encode(p, prompt=True) for p in prompts], max_new_tokens=max_new_tokens,
-                                  temperature=temperature, top_p=top_p, seed=seed, stop=stop, batch_size=batch_size)
-
-    def chat(self, messages, **generate_kwargs):
-        convs, single = as_conversations(messages)
-        texts = [self.tokenizer.render_chat(c) for c in convs]
-        # The rendered template already holds every special token the model expects.
-        replies = self._generate_ids([self.tokenizer.encode(t, prompt=False) for t in texts], **generate_kwargs)
-        replies = [r.strip() for r in replies]
-        return replies[0] if single else replies
-
     def _generate_ids(self, prompt_ids: list[list[int]], *, max_new_tokens: int = 64, temperature: float = 0.0,
                       top_p: float = 1.0, seed: int = 0, stop: Sequence[str] = (), batch_size: int = 8) -> list[str]:
-        _check_generation(max_new_tokens, temperature, top_p, batch_size)
-        if isinstance(stop, str):
-            stop = [stop]
-        if any(len(ids) == 0 for ids in prompt_ids):
-            raise ValueError("generate: a prompt encodes to no tokens (empty string?) and this tokenizer adds no BOS")
+        stop = self._generation_request(prompt_ids, max_new_tokens, temperature, top_p, batch_size, stop)
         for ids in prompt_ids:
             if len(ids) + max_new_tokens > self.max_length:
                 raise ValueError(f"generate: prompt of {len(ids)} tokens + max_new_tokens {max_new_tokens} exceeds "
@@ -521,7 +480,7 @@ class LlamaCppLM(LanguageModel):
                     continue
                 new[s].append(token)
                 if stop:
-                    texts[s], done[s] = _cut_at_stop(tok.decode(new[s]), stop)
+                    texts[s], done[s] = cut_at_stop(tok.decode(new[s]), stop)
             if all(done) or t == max_new_tokens - 1:
                 break
             # Finished sequences leave the batch: each step costs only what is still decoding.
@@ -533,18 +492,9 @@ class LlamaCppLM(LanguageModel):
             self._decode(ctx, tokens, pos, live, [True] * len(live), choose)
             for s in live:
                 length[s] += 1
-        return [_cut_at_stop(tok.decode(ids), stop)[0] for ids in new]
+        return [cut_at_stop(tok.decode(ids), stop)[0] for ids in new]
 
     # -- scoring ------------------------------------------------------------------------------
-    def _prompt_ids(self, prompt: str, i: int, caller: str) -> list[int]:
-        """The tokens a scored continuation is conditioned on: the prompt's, or BOS alone for an empty prompt."""
-        ids = self.tokenizer.encode(prompt, prompt=True)
-        if ids:
-            return ids
-        if self.tokenizer.bos_id is None:
-            raise ValueError(f"{caller}: prompt {i} is empty and {self.name} has no BOS token to condition on")
-        return [self.tokenizer.bos_id]
-
     def score_tokens(self, contexts: list[list[int]], targets: list[list[int]], *, batch_size: int = 8) -> list[np.ndarray]:
         """Log-probabilities (float64) of each token of ``targets[i]`` after ``contexts[i]`` (token ids)."""
         if batch_size < 1:
@@ -579,23 +529,6 @@ class LlamaCppLM(LanguageModel):
                 out[i] = values[start + c - 1:start + c - 1 + n].copy()
                 start += c + n
         return out
-
-    def logprobs(self, prompts, continuations, *, per_token=False, batch_size=8):
-        prompts = as_prompt_list(prompts)
-        continuations = as_prompt_list(continuations, "continuations")
-        if len(prompts) != len(continuations):
-            raise ValueError(f"logprobs: {len(prompts)} prompts but {len(continuations)} continuations")
-        ctx, tgt = [], []
-        for i, (p, c) in enumerate(zip(prompts, continuations)):
-            pi = self._prompt_ids(p, i, "logprobs")
-            ci = self.tokenizer.encode(c, prompt=False)
-            if not ci:
-                raise ValueError(f"logprobs: continuation {i} ({c!r}) encodes to no tokens")
-            ctx.append(pi)
-            tgt.append(ci)
-        per = self.score_tokens(ctx, tgt, batch_size=batch_size)
-        return per if per_token else [float(p.sum()) for p in per]
-
 
 def load_llamacpp(path: str | os.PathLike, *, name: str | None = None, n_threads: int | None = None,
                   n_ctx: int | None = None) -> LlamaCppLM:

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from repro.llm.base import LanguageModel, as_conversations, as_prompt_list
+from repro.llm.base import TokenizedLM, as_prompt_list, cut_at_stop
 from repro.logs import progress
 from repro.seeding import job_seed, torch_generator
 
@@ -97,23 +97,7 @@ def sample_next(logits: torch.Tensor, *, temperature: float, top_p: float,
     return out
 
 
-def _check_generation(max_new_tokens: int, temperature: float, top_p: float, batch_size: int) -> None:
-    if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
-    if not 0.0 < top_p <= 1.0:
-        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-
-
-def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
-    hits = [i for s in stop if (i := text.find(s)) >= 0]
-    return (text[:min(hits)], True) if hits else (text, False)
-
-
-class TorchLM(LanguageModel):
+class TorchLM(TokenizedLM):
     """A causal LM that runs in this process (see the module docstring).
 
     Parameters
@@ -140,33 +124,10 @@ class TorchLM(LanguageModel):
     def n_layers(self) -> int:
         return self.core.n_layers
 
-    def render_chat(self, messages) -> str:
-        convs, single = as_conversations(messages)
-        if not single:
-            raise ValueError("render_chat takes one conversation")
-        return self.tokenizer.render_chat(convs[0])
-
     # -- generation ---------------------------------------------------------------------------
-    def generate(self, prompts, *, max_new_tokens=64, temperature=0.0, top_p=1.0, seed=0, stop=(), batch_size=8):
-        prompts = as_prompt_list(prompts)
-        return self._generate_ids([self.tokenizer.encode(p, prompt=True) for p in prompts], max_new_tokens=max_new_tokens,
-                                  temperature=temperature, top_p=top_p, seed=seed, stop=stop, batch_size=batch_size)
-
-    def chat(self, messages, **generate_kwargs):
-        convs, single = as_conversations(messages)
-        texts = [self.tokenizer.render_chat(c) for c in convs]
-        # The rendered template already holds every special token the model expects.
-        replies = self._generate_ids([self.tokenizer.encode(t, prompt=False) for t in texts], **generate_kwargs)
-        replies = [r.strip() for r in replies]
-        return replies[0] if single else replies
-
     def _generate_ids(self, prompt_ids: list[list[int]], *, max_new_tokens: int = 64, temperature: float = 0.0,
                       top_p: float = 1.0, seed: int = 0, stop: Sequence[str] = (), batch_size: int = 8) -> list[str]:
-        _check_generation(max_new_tokens, temperature, top_p, batch_size)
-        if isinstance(stop, str):
-            stop = [stop]
-        if any(len(ids) == 0 for ids in prompt_ids):
-            raise ValueError("generate: a prompt encodes to no tokens (empty string?) and this tokenizer adds no BOS")
+        stop = self._generation_request(prompt_ids, max_new_tokens, temperature, top_p, batch_size, stop)
         order = sorted(range(len(prompt_ids)), key=lambda i: len(prompt_ids[i]))
         out: list[str] = [""] * len(prompt_ids)
         batches = [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
@@ -212,7 +173,7 @@ class TorchLM(LanguageModel):
                     continue
                 new[b].append(token)
                 if stop:
-                    texts[b], done[b] = _cut_at_stop(tok.decode(new[b]), stop)
+                    texts[b], done[b] = cut_at_stop(tok.decode(new[b]), stop)
             if all(done) or t == max_new_tokens - 1:
                 break
             keep = [r for r, b in enumerate(rows) if not done[b]]
@@ -225,7 +186,7 @@ class TorchLM(LanguageModel):
             mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=mask.dtype, device=self.device)], dim=1)
             pos = pos[:, -1:] + 1
             logits, state = self.core.step(nxt[:, None].to(self.device), mask, pos, state)
-        return [_cut_at_stop(tok.decode(ids_b), stop)[0] for ids_b in new]
+        return [cut_at_stop(tok.decode(ids_b), stop)[0] for ids_b in new]
 
     # -- scoring ------------------------------------------------------------------------------
     def _right_padded(self, seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -256,31 +217,6 @@ class TorchLM(LanguageModel):
                     tgt = torch.tensor(targets[i], device=lp.device)
                     out[i] = lp.gather(-1, tgt[:, None])[:, 0].cpu().numpy().astype(np.float64)
         return out
-
-    def logprobs(self, prompts, continuations, *, per_token=False, batch_size=8):
-        prompts = as_prompt_list(prompts)
-        continuations = as_prompt_list(continuations, "continuations")
-        if len(prompts) != len(continuations):
-            raise ValueError(f"logprobs: {len(prompts)} prompts but {len(continuations)} continuations")
-        ctx, tgt = [], []
-        for i, (p, c) in enumerate(zip(prompts, continuations)):
-            pi = self._prompt_ids(p, i, "logprobs")
-            ci = self.tokenizer.encode(c, prompt=False)
-            if not ci:
-                raise ValueError(f"logprobs: continuation {i} ({c!r}) encodes to no tokens")
-            ctx.append(pi)
-            tgt.append(ci)
-        per = self.score_tokens(ctx, tgt, batch_size=batch_size)
-        return per if per_token else [float(p.sum()) for p in per]
-
-    def _prompt_ids(self, prompt: str, i: int, caller: str) -> list[int]:
-        """The tokens a scored continuation is conditioned on: the prompt's, or BOS alone for an empty prompt."""
-        ids = self.tokenizer.encode(prompt, prompt=True)
-        if ids:
-            return ids
-        if self.tokenizer.bos_id is None:
-            raise ValueError(f"{caller}: prompt {i} is empty and {self.name} has no BOS token to condition on")
-        return [self.tokenizer.bos_id]
 
     def candidate_logprobs(self, prompts, candidates, *, grad: bool = False, batch_size: int = 8):
         """log p(candidate | prompt) in nats, summed over the candidate's tokens, for every prompt's row
