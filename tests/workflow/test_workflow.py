@@ -114,7 +114,7 @@ def test_every_rule_declares_log_benchmark_resources_and_conda():
             head = re.match(r"[ \t]*(?:checkpoint|rule)[ \t]*(\w*)[ \t]*:", chunk)
             name = head.group(1) or re.search(r"name:\s*(f?\"[^\"]+\")", chunk).group(1)
             blocks[name] = chunk.replace("**SMALL_JOB", "mem_mb=, runtime=")
-    assert "artifact_evaluation" in blocks and 'f"mcpo_{_task}"' in blocks
+    assert "artifact_evaluation" in blocks and "mcpo_safety" in blocks
     required = ["log:", "benchmark:", "threads:", "resources:", "mem_mb=", "runtime=", "conda:"]
     incomplete = {name: [d for d in required if d not in body] for name, body in blocks.items()}
     assert not {k: v for k, v in incomplete.items() if v}, f"rules missing directives: {incomplete}"

@@ -44,58 +44,94 @@ rule mcpo_bandit:
         "../scripts/mcpo/bandit.py"
 
 
-# Tasks (ii) and (iii) have the same two rules, written once: the tiny reference model (smoke) and one
-# job per seed. Each keeps its own rule name (jobs stamp it into their metrics and seed), paths and script:
-# mcpo_arith_tiny (arith_tiny.py) and mcpo_arithmetic (arithmetic.py); mcpo_safety_tiny and mcpo_safety.
-MCPO_LM_TASKS = {"arithmetic": "arith", "safety": "safety"}  # task -> name of its tiny rule and script
+# Tasks (ii) and (iii): a tiny reference model (smoke) and one job per seed each. Written out rule by
+# rule: in a loop, Snakemake binds a rule's script path when the job runs, so every rule ran the last task's.
+rule mcpo_arith_tiny:
+    output:
+        model="results/mcpo/arithmetic/tiny/model.safetensors",
+        config="results/mcpo/arithmetic/tiny/config.json",
+    log:
+        logs("mcpo/arithmetic/tiny"),
+    benchmark:
+        bench("mcpo/arithmetic/tiny")
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "arithmetic"),
+    script:
+        "../scripts/mcpo/arith_tiny.py"
 
-for _task, _short in MCPO_LM_TASKS.items():
 
-    rule:
-        name:
-            f"mcpo_{_short}_tiny"
-        output:
-            model=f"results/mcpo/{_task}/tiny/model.safetensors",
-            config=f"results/mcpo/{_task}/tiny/config.json",
-        log:
-            logs(f"mcpo/{_task}/tiny"),
-        benchmark:
-            bench(f"mcpo/{_task}/tiny")
-        conda:
-            "../../envs/torch.yaml"
-        threads: 1
-        resources:
-            mem_mb=1000,
-            runtime=10,
-        params:
-            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
-        script:
-            f"../scripts/mcpo/{_short}_tiny.py"
+rule mcpo_arithmetic:
+    input:
+        model=lambda wc: mcpo_grid.task_base(preset("mcpo"), "arithmetic"),
+    output:
+        run="results/mcpo/arithmetic/seed{seed}.json",
+    log:
+        logs("mcpo/arithmetic/seed{seed}"),
+    benchmark:
+        bench("mcpo/arithmetic/seed{seed}")
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    conda:
+        "../../envs/llm.yaml"
+    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "arithmetic"),
+    script:
+        "../scripts/mcpo/arithmetic.py"
 
-    rule:
-        name:
-            f"mcpo_{_task}"
-        input:
-            model=lambda wc, task=_task: mcpo_grid.task_base(preset("mcpo"), task),
-        output:
-            run=f"results/mcpo/{_task}/seed{{seed}}.json",
-        log:
-            logs(f"mcpo/{_task}/seed{{seed}}"),
-        benchmark:
-            bench(f"mcpo/{_task}/seed{{seed}}")
-        wildcard_constraints:
-            seed=r"[0-9]+",
-        conda:
-            "../../envs/llm.yaml"
-        # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
-        threads: 1
-        resources:
-            mem_mb=4000,
-            runtime=30,
-        params:
-            cfg=lambda wc, task=_task: mcpo_grid.task_config(preset("mcpo"), task),
-        script:
-            f"../scripts/mcpo/{_task}.py"
+
+rule mcpo_safety_tiny:
+    output:
+        model="results/mcpo/safety/tiny/model.safetensors",
+        config="results/mcpo/safety/tiny/config.json",
+    log:
+        logs("mcpo/safety/tiny"),
+    benchmark:
+        bench("mcpo/safety/tiny")
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "safety"),
+    script:
+        "../scripts/mcpo/safety_tiny.py"
+
+
+rule mcpo_safety:
+    input:
+        model=lambda wc: mcpo_grid.task_base(preset("mcpo"), "safety"),
+    output:
+        run="results/mcpo/safety/seed{seed}.json",
+    log:
+        logs("mcpo/safety/seed{seed}"),
+    benchmark:
+        bench("mcpo/safety/seed{seed}")
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    conda:
+        "../../envs/llm.yaml"
+    # one thread: two OpenMP threads spin-wait each other on a busy node (see repro.llm's benchmark)
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        cfg=lambda wc: mcpo_grid.task_config(preset("mcpo"), "safety"),
+    script:
+        "../scripts/mcpo/safety.py"
 
 
 rule mcpo_aggregate:
