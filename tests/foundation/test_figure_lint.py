@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from repro.figures import lint
+from tests.conftest import REPO
 from repro.figures.style import (COLUMN_WIDTH, OURS, TEXT_WIDTH, Palette, interval_err, legend, lint_on_save,
                                  mean_se, new_figure, not_built, panel_letters, save, subplots)
 
@@ -222,3 +223,25 @@ def test_figure_helpers_draw_at_the_printed_widths():
     assert new_figure("text", 2.0).get_figwidth() == TEXT_WIDTH
     with pytest.raises(ValueError):
         new_figure("page")
+
+
+def test_the_saved_pdf_does_not_depend_on_whether_the_lint_ran(tmp_path, monkeypatch):
+    """The lint lays the figure out to measure it; save() lays it out once either way, so a build with
+    the lint (the tests) and one without (a user, a cluster) write the same bytes (cmcboot's Fig. 1 did
+    not, before: the constrained layout moves artists at each pass)."""
+    from repro.papers.cmcboot.figures import fig1
+    from repro.figures.style import save
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764633600")
+    table = pd.read_csv(REPO / "tests/data/figures/cmcboot_fig1.csv")
+    written = {}
+    for on in (False, True):
+        lint_on_save(on)
+        try:
+            fig, plotted = fig1(table, episode_length=50)
+            (tmp_path / str(on)).mkdir()
+            save(fig, plotted, tmp_path / str(on) / "cmcboot_fig1.pdf")
+        finally:
+            lint_on_save(None)
+        written[on] = (tmp_path / str(on) / "cmcboot_fig1.pdf").read_bytes()
+    assert written[False] == written[True]

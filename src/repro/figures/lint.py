@@ -210,9 +210,15 @@ def _legends(fig: plt.Figure) -> list[Legend]:
     return out
 
 
-def check(fig: plt.Figure) -> list[Problem]:
-    """Every problem of ``fig`` (see the module docstring); an empty list is a clean figure."""
-    fig.draw_without_rendering()
+def check(fig: plt.Figure, *, drawn: bool = False) -> list[Problem]:
+    """Every problem of ``fig`` (see the module docstring); an empty list is a clean figure.
+
+    ``drawn``: the figure was just laid out (``fig.draw_without_rendering()``) and must not be again;
+    :func:`repro.figures.style.save` lays out once whether or not it lints, because each layout pass of
+    the constrained layout engine moves the artists a little and the PDF must not depend on the lint.
+    """
+    if not drawn:
+        fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     problems: list[Problem] = []
     px_per_pt = fig.dpi / 72.0
