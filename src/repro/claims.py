@@ -939,11 +939,19 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m repro.claims", description=main.__doc__.splitlines()[0])
-    parser.add_argument("keys", nargs="+", help="paper keys (workflow/claims/KEY.yaml)")
+    parser.add_argument("keys", nargs="*", help="paper keys (workflow/claims/KEY.yaml)")
     parser.add_argument("--results", default="results", help="folder holding KEY/metrics.json (default: results)")
     parser.add_argument("--repo", default=".", help="repository root (default: the current folder)")
+    parser.add_argument("--stale", action="store_true",
+                        help="list the papers whose inputs changed since the published report (exit 1 if any)")
+    parser.add_argument("--published", default="docs/results", help="the published report's folder (with --stale)")
+    parser.add_argument("--mark", action="store_true", help="with --stale: rewrite the published page's banner")
     args = parser.parse_args(argv)
     repo = Path(args.repo)
+    if args.stale:
+        return _stale_main(repo, Path(args.published), mark=args.mark)
+    if not args.keys:
+        parser.error("name at least one paper key, or --stale")
     for key in args.keys:
         try:
             claims, diagnostics = load_claim_file(repo / f"workflow/claims/{key}.yaml",
@@ -961,6 +969,27 @@ def main(argv: list[str] | None = None) -> int:
             shown = str(m.interval) if m.interval is not None else "-"
             print(f"{key}.{m.diagnostic.id}: diagnostic  {shown}  {m.reason}".rstrip())
     return 0
+
+
+def _stale_main(repo: Path, published: Path, *, mark: bool) -> int:
+    """``--stale``: the papers whose inputs changed since the published report, and what changed."""
+    from repro.staleness import mark as mark_page
+    from repro.staleness import read_build, stale
+
+    folder = published if published.is_absolute() else repo / published
+    try:
+        build = read_build(folder)
+    except FileNotFoundError as err:
+        print(err)
+        return 2
+    found = stale({k: p["fingerprint"] for k, p in build["papers"].items()}, repo)
+    for key, diffs in sorted(found.items()):
+        print(f"{key}: stale ({len(diffs)} inputs differ from commit {build['commit'][:12]}): " + "; ".join(diffs))
+    if not found:
+        print(f"current: no paper's inputs changed since commit {build['commit'][:12]}")
+    if mark and mark_page(folder, repo):
+        print(f"{folder / 'README.md'}: banner rewritten")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

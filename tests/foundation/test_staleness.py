@@ -1,0 +1,146 @@
+"""What a paper's verdicts depend on, a published report's staleness, and the published report itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repro.claims import main as claims_main
+from repro.claims import read_claim_file
+from repro.provenance import git_commit
+from repro.publish import publish
+from repro.staleness import BANNER_END, BANNER_START, banner, fingerprint, mark, paper_inputs, stale
+from tests.conftest import REPO
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    """Two papers: ``a`` imports a shared module (absolutely, through its package), ``b`` lazily and
+    relatively, and reads the ``wsi`` stage; nothing imports ``repro.unused``."""
+    _write(tmp_path, {
+        "config.yaml": "seed: 1\n",
+        "workflow/schemas/claims.schema.yaml": "{}\n",
+        "src/repro/__init__.py": "",
+        "src/repro/claims.py": "from repro.io import x\n",
+        "src/repro/io.py": "x = 1\n",
+        "src/repro/unused.py": "",
+        "src/repro/stats/__init__.py": "",
+        "src/repro/stats/boot.py": "import numpy\n",
+        "src/repro/stats/other.py": "",
+        "src/repro/papers/__init__.py": "",
+        "src/repro/papers/a/__init__.py": "",
+        "src/repro/papers/a/experiment.py": "from repro.stats import boot\n",
+        "src/repro/papers/b/__init__.py": "",
+        "src/repro/papers/b/experiment.py": "def f():\n    from ...stats.other import y\n    return y\n",
+        "workflow/rules/a.smk": "rule a_x:\n    output: 'results/a/m.json'\n",
+        "workflow/rules/b.smk": "rule b_x:\n    input: 'results/wsi/c/bags.h5'\n",
+        "workflow/rules/wsi.smk": "rule wsi_x:\n    output: 'results/wsi/c/bags.h5'\n",
+        "workflow/presets/a.yaml": "a: {}\n",
+        "workflow/claims/a.yaml": "paper: a\n",
+        "workflow/scripts/a/run.py": "from repro.papers.a.experiment import boot\n",
+    })
+    return tmp_path
+
+
+def test_inputs_follow_imports_transitively_and_name_the_stages_a_paper_reads(tree):
+    a = paper_inputs("a", tree)
+    assert {"workflow/rules/a.smk", "workflow/presets/a.yaml", "workflow/claims/a.yaml", "workflow/scripts/a/run.py",
+            "src/repro/papers/a/experiment.py", "src/repro/stats/boot.py", "src/repro/stats/__init__.py",
+            "src/repro/__init__.py", "src/repro/claims.py", "src/repro/io.py", "config.yaml",
+            "workflow/schemas/claims.schema.yaml"} <= set(a)
+    assert "src/repro/stats/other.py" not in a and "workflow/rules/wsi.smk" not in a
+    assert "src/repro/unused.py" not in a and not any("papers/b" in p for p in a)
+    b = paper_inputs("b", tree)  # a relative import inside a function, and the stage it reads
+    assert {"src/repro/stats/other.py", "workflow/rules/wsi.smk"} <= set(b) and "src/repro/stats/boot.py" not in b
+    with pytest.raises(FileNotFoundError, match="no rule file"):
+        paper_inputs("nope", tree)
+
+
+def test_stale_names_exactly_the_papers_whose_inputs_changed(tree):
+    before = {k: fingerprint(k, tree) for k in ("a", "b")}
+    assert stale(before, tree) == {}
+    (tree / "src/repro/stats/boot.py").write_text("import numpy as np\n")
+    assert stale(before, tree) == {"a": ["changed src/repro/stats/boot.py"]}
+    (tree / "workflow/rules/wsi.smk").write_text("rule wsi_x:\n    output: 'results/wsi/c/other.h5'\n")
+    (tree / "src/repro/papers/b/experiment.py").write_text("from repro.unused import z\n")
+    found = stale(before, tree)
+    assert found["b"] == ["changed src/repro/papers/b/experiment.py", "changed workflow/rules/wsi.smk",
+                          "added src/repro/unused.py", "removed src/repro/stats/__init__.py",
+                          "removed src/repro/stats/other.py"]
+    (tree / "src/repro/io.py").write_text("x = 2\n")  # what judges every claim
+    assert set(stale(before, tree)) == {"a", "b"}
+
+
+def test_banner_and_stale_command_agree_and_mark_rewrites_only_the_banner(tree, capsys):
+    results = tree / "docs/results"
+    results.mkdir(parents=True)
+    build = {"commit": "0123456789abcdef", "papers": {k: {"fingerprint": fingerprint(k, tree)} for k in ("a", "b")}}
+    (results / "build.json").write_text(json.dumps(build))
+    (results / "README.md").write_text(f"# Report\n\n{BANNER_START}\nold\n{BANNER_END}\n\nthe table\n")
+    assert mark(results, tree) and "**Current**" in (results / "README.md").read_text()
+    assert claims_main(["--stale", "--repo", str(tree)]) == 0 and "current" in capsys.readouterr().out
+    (tree / "workflow/presets/a.yaml").write_text("a: {n: 2}\n")
+    assert claims_main(["--stale", "--repo", str(tree), "--mark"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("a: stale (1 inputs differ from commit 0123456789ab): changed workflow/presets/a.yaml")
+    page = (results / "README.md").read_text()
+    assert "**Stale for 1 of 2 papers**" in page and "- `a`: workflow/presets/a.yaml" in page
+    assert page.endswith("\n\nthe table\n") and page.count(BANNER_START) == 1
+    assert not mark(results, tree)  # idempotent
+
+
+def test_stale_without_a_published_report_says_how_to_make_one(tree, capsys):
+    assert claims_main(["--stale", "--repo", str(tree)]) == 2
+    assert "python -m repro.publish" in capsys.readouterr().out
+
+
+def test_publish_records_commit_costs_verdicts_and_fingerprints(tmp_path):
+    build = tmp_path / "build"
+    _write(build, {
+        "reports/artifact_evaluation.md": "# Artifact evaluation\n\nScale of this build: `smoke`.\n",
+        "reports/artifact_evaluation.html": "<html></html>\n",
+        "results/cmcboot/metrics.json": "{}\n",
+        "benchmarks/cmcboot/fit/s1.tsv": "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                                         "2.5\t0:00:02\t120.0\t1\t1\t1\t0\t0\t50\t2.0\n",
+        "benchmarks/cmcboot/figure.tsv": "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                                         "1.5\t0:00:01\t90.0\t1\t1\t1\t0\t0\t50\t1.0\n",
+    })
+    to = tmp_path / "published"
+    if git_commit(REPO)["dirty"]:  # a report of uncommitted code names no commit it is true of
+        with pytest.raises(ValueError, match="uncommitted"):
+            publish(build, to, REPO)
+    record = publish(build, to, REPO, allow_dirty=True)
+    assert record["scale"] == "smoke" and len(record["commit"]) == 40 and list(record["papers"]) == ["cmcboot"]
+    paper = record["papers"]["cmcboot"]
+    assert paper["cost"] | {"source": ""} == {"jobs": 2, "cpu_s": 3.0, "wall_s": 4.0, "peak_rss_mb": 120.0, "source": ""}
+    ids = [c.id for c in read_claim_file(REPO / "workflow/claims/cmcboot.yaml", REPO / "workflow/schemas/claims.schema.yaml").claims]
+    assert list(paper["claims"]) == ids and set(paper["claims"].values()) == {"NOT RUN"}  # no metrics in {}
+    assert paper["fingerprint"] == fingerprint("cmcboot", REPO)
+    page = (to / "README.md").read_text()
+    assert banner(json.loads((to / "build.json").read_text()), REPO) in page and "**Current**" in page
+    assert (to / "artifact_evaluation.html").is_file() and (to / "artifact_evaluation.md").is_file()
+
+
+PUBLISHED = REPO / "docs/results"
+
+
+@pytest.mark.skipif(not (PUBLISHED / "build.json").is_file(), reason="no report has been published yet")
+def test_the_published_report_matches_the_claim_files_and_says_whether_it_is_stale():
+    build = json.loads((PUBLISHED / "build.json").read_text())
+    changed = stale({k: p["fingerprint"] for k, p in build["papers"].items()}, REPO)
+    for key, paper in build["papers"].items():
+        if key in changed:  # the banner says so; its claims may have changed since
+            continue
+        claims = read_claim_file(REPO / f"workflow/claims/{key}.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+        assert list(paper["claims"]) == [c.id for c in claims.claims], f"{key}: the published claim ids differ"
+    assert banner(build, REPO) in (PUBLISHED / "README.md").read_text(), (
+        "the published page's banner is out of date: run python -m repro.claims --stale --mark")
