@@ -29,7 +29,7 @@ from typing import Any
 
 from repro.aereport import _verdicts_text, collect, kind_counts, load_papers
 from repro.claims import KINDS
-from repro.io import atomic_open, read_json, write_json
+from repro.io import atomic_open, atomic_path, read_json, write_json
 from repro.provenance import git_commit
 from repro.resources import collect as benchmark_rows
 from repro.staleness import banner, fingerprint
@@ -118,15 +118,20 @@ def publish(build_dir: str | Path, to: str | Path = "docs/results", repo: str | 
     record["total"] = {k: round(sum(p["cost"][k] for p in record["papers"].values()), 1)
                        for k in ("jobs", "cpu_s", "wall_s")}
     to.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(report, to / "artifact_evaluation.md")
+    _copy(report, to / "artifact_evaluation.md")
     html = build_dir / "reports/artifact_evaluation.html"
     has_html = html.is_file() and html.stat().st_size <= MAX_HTML_BYTES
     if has_html:
-        shutil.copyfile(html, to / "artifact_evaluation.html")
+        _copy(html, to / "artifact_evaluation.html")
     write_json(to / "build.json", record)
     with atomic_open(to / "README.md", "w", encoding="utf-8") as fh:
         fh.write(_page(record, repo, has_html))
     return record
+
+
+def _copy(source: Path, target: Path) -> None:
+    with atomic_path(target) as tmp:  # nothing half-copied under the published name
+        shutil.copyfile(source, tmp)
 
 
 def _scale(report: Path) -> str:
