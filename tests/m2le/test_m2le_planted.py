@@ -87,3 +87,21 @@ def test_bad_inputs_name_what_is_wrong():
         METHODS.create("lwf")
     with pytest.raises(ValueError, match="outside the task's classes"):
         local_labels(torch.tensor([3]), (0, 1))
+
+
+def test_own_and_merged_optima_agree_until_an_update_has_been_shrunk(blocks):
+    # Task 0 has no earlier curvature, so alpha = m = 1 and theta_0* is the merged weight after task 0: the pull
+    # g = h_0 ⊙ (theta_0* - theta_0) of task 1 is 0 and both forms merge task 1 alike. From task 2 on the pull of
+    # task 1 (shrunk by its merge) is not 0, and the forms part.
+    seq, state = blocks
+    runs = {}
+    for optima in ("own", "merged"):
+        cfg = {**CFG, "train": {**CFG["train"], "previous_optima": optima}}
+        runs[optima] = run_method(cfg, seq, state, "him", 7)
+    own, merged = (np.asarray(runs[k]["acc"]) for k in ("own", "merged"))
+    np.testing.assert_array_equal(own[:2], merged[:2])
+    assert runs["own"]["alphas"][:2] == pytest.approx(runs["merged"]["alphas"][:2], rel=1e-12)
+    assert runs["own"]["alphas"][2] != pytest.approx(runs["merged"]["alphas"][2], rel=1e-6)
+    assert all(0.0 <= a <= 1.0 for a in runs["own"]["alphas"])
+    with pytest.raises(ValueError, match="previous_optima must be one of"):
+        run_method({**CFG, "train": {**CFG["train"], "previous_optima": "mine"}}, seq, state, "pm", 7)

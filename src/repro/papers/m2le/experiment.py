@@ -12,12 +12,15 @@ only, never on the method:
 - ``seq``: sequential LoRA fine-tuning, each update merged whole (alpha = 1): the floor.
 - ``fixed``: every update scaled by one preset alpha.
 - ``pm``: Perturb-and-Merge's optimal scalar (arXiv 2505.22389 Eq. 8), one alpha per task over all
-  adapted layers, from the same diagonal Fisher HIM uses.
+  adapted layers, from the same diagonal Fisher and the same earlier optima HIM uses. This is P&M's
+  merge only: its other half, training with random perturbations along the task vector (its
+  finite-difference stand-in for a ``Delta^T H Delta`` regulariser), is absent from ``pm``.
 - ``olora``: O-LoRA (Wang et al. 2023, arXiv 2310.14152): the new ``A`` of each layer is pushed
   orthogonal to every previous task's ``A`` by ``lambda_orth sum_i |A_i A_t^T|_1``; merged whole.
 - ``ewc``: EWC (Kirkpatrick et al. 2017) on the LoRA update: ``lambda_ewc / 2 sum F_<t ⊙ (s B A)^2``,
   with ``F_<t`` the summed Fisher of the previous tasks; merged whole.
-- ``him``: HIM alone (element-wise modulation, Eq. E2 of repro.methods.merging, damped to P&M's alpha).
+- ``him``: HIM alone (element-wise modulation, Eq. E2 of repro.methods.merging, damped to P&M's alpha,
+  kept in [0, 1]).
 - ``m2le``: HIM + TSP.
 - ``joint``: one LoRA trained on the union of all tasks with the same number of steps as the
   whole sequence (the ceiling; it has no sequence, so no forgetting).
@@ -33,8 +36,15 @@ and BWT ``mean_{i<T} R[T, i] - R[i, i]`` (Lopez-Paz & Ranzato 2017; Chaudhry et 
   produce), or of the current update while no task is merged. ``rho = tsp.scale`` (preset).
 - The Fisher of task ``t`` is taken once, at its trained weights before the merge, on
   ``n_fisher`` training examples, and added to the running sum of previous tasks (no replay).
-- Previous tasks' optima are taken at the previous merged weights (as P&M does), so ``m`` is the
-  curvature ratio ``h_t / (h_t + sum_{i<t} h_i)``.
+- Each earlier task's optimum is its own trained weights before its merge, ``theta_i* = theta_{i-1} +
+  Delta_i`` (P&M's objective; ``train.previous_optima: own``, the default). Per adapted layer the
+  run keeps ``sum_i h_i`` and ``sum_i h_i ⊙ theta_i*`` (``repro.methods.merging.OptimaMemory``,
+  relative to the pretrained weight), so memory does not grow with the sequence. The variant
+  ``previous_optima: merged`` puts every earlier optimum at the last merged weights instead: ``m``
+  is then the curvature ratio ``h_t / (h_t + sum_{i<t} h_i)`` and each merge keeps about ``1/t`` of
+  an update when the tasks' curvatures are alike (this rebuild's first form; not P&M's objective).
+  Both forms apply to ``pm`` and ``him``/``m2le`` alike; EWC's penalty is unchanged (its anchor is
+  the current merged weights).
 - Task-incremental evaluation for split digits, shapes and remote (logits restricted to the task's
   classes; the class splits read the first k logits).
 - ``shapes`` and ``remote``: 10 classes form the base task the backbone is pretrained on, disjoint
@@ -70,7 +80,7 @@ import torch
 import torch.nn.functional as F
 
 from repro.claims import put_sample
-from repro.methods.merging import elementwise_modulation, pm_alpha
+from repro.methods.merging import OptimaMemory, elementwise_modulation, pm_alpha
 from repro.nn.lora_backbone import (BackboneConfig, LoraBackbone, accuracy, fisher_diag, local_labels, make_backbone,
                                      pretrain)
 from repro.papers.m2le.synth import Sequence, Task, make_sequence
@@ -102,6 +112,9 @@ class TrainConfig:
     """alpha of the fixed scalar merge"""
     damping: float = 1e-3
     """HIM damping toward P&M's alpha, relative to the mean curvature"""
+    previous_optima: str = "own"
+    """where the joint objective puts the earlier tasks' optima (P&M and HIM): ``own`` (each task's trained
+    weights, P&M's objective) or ``merged`` (the weights after the last merge: the curvature-ratio variant)"""
     tsp_scale: float = 0.5
     """rho: TSP perturbation norm relative to a merged update's norm"""
     lambda_orth: float = 0.5
@@ -119,6 +132,9 @@ class _Method:
 
     def __post_init__(self):
         self.needs_fisher = self.merge in ("pm", "him") or self.penalty == "ewc"
+
+
+PREVIOUS_OPTIMA = ("own", "merged")
 
 
 METHODS: Registry = Registry("m2le method")
@@ -230,6 +246,8 @@ def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor
                train_seed: int) -> dict[str, Any]:
     """One method over the whole sequence; returns the accuracy matrix and the merge record."""
     tc = TrainConfig(**cfg.get("train", {}))
+    if tc.previous_optima not in PREVIOUS_OPTIMA:
+        raise ValueError(f"m2le train.previous_optima must be one of {PREVIOUS_OPTIMA}; got {tc.previous_optima!r}")
     method = METHODS.create(method_name)
     model = _load(cfg, seq, state)
     T = len(seq.tasks)
@@ -253,6 +271,9 @@ def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor
     prev_A: list[list[torch.Tensor]] = []
     fisher_prev: list[torch.Tensor] | None = None
     merged_norms: list[list[float]] = [[] for _ in range(model.n_adapted)]
+    # each earlier task's own optimum (its weights before its merge) and curvature, per layer, relative to W0
+    memory = [OptimaMemory(tuple(model.merged(i).shape)) for i in range(model.n_adapted)]
+    own = tc.previous_optima == "own"
     alphas, modulation = [], []
     for t, task in enumerate(seq.tasks):
         # same LoRA init and batch order for task t whatever the method: paired
@@ -262,22 +283,30 @@ def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor
             n_f = min(tc.n_fisher, len(task.y_train))
             h_t = fisher_diag(model, task.x_train[:n_f], task.y_train[:n_f], task.classes)
             h_prev = fisher_prev if fisher_prev is not None else [torch.zeros_like(h) for h in h_t]
+            pulls = [mem.pull(model.merged(i)) for i, mem in enumerate(memory)] if own else None  # (E2)'s g
         if method.merge == "one":
             factors = [torch.ones_like(d) for d in deltas]
         elif method.merge == "fixed":
             factors = [torch.full_like(d, tc.fixed_alpha) for d in deltas]
         else:
             alpha = pm_alpha(torch.cat([d.flatten() for d in deltas]), torch.cat([h.flatten() for h in h_t]),
-                             torch.cat([h.flatten() for h in h_prev]))
+                             torch.cat([h.flatten() for h in h_prev]),
+                             torch.cat([g.flatten() for g in pulls]) if own else None)
             alphas.append(alpha)
             if method.merge == "pm":
                 factors = [torch.full_like(d, alpha) for d in deltas]
             else:
-                factors = [elementwise_modulation(h, hp, alpha, damping=tc.damping) for h, hp in zip(h_t, h_prev)]
+                factors = [elementwise_modulation(h, hp, alpha, delta=d if own else None,
+                                                  pull=pulls[i] if own else None, damping=tc.damping)
+                           for i, (h, hp, d) in enumerate(zip(h_t, h_prev, deltas))]
                 modulation.append({"task": t, "alpha": alpha, "layers": [
                     {"layer": i, "mean": float(m.mean()), "sd": float(m.std()),
+                     "at_zero": float((m <= 0).double().mean()), "at_one": float((m >= 1).double().mean()),
                      "hist": np.histogram(m.clamp(0, 1).numpy(), bins=MODULATION_BINS)[0].tolist()}
                     for i, m in enumerate(factors)]})
+        if method.merge in ("pm", "him") and own:
+            for i, (mem, h, d) in enumerate(zip(memory, h_t, deltas)):
+                mem.add(h, model.merged(i) + d)  # task t's own optimum, before its merge
         with torch.no_grad():
             for i, (d, m) in enumerate(zip(deltas, factors)):
                 model.merged(i).add_(m * d)
@@ -323,9 +352,12 @@ def aggregate(runs: dict[tuple[str, int], dict], cfg: dict[str, Any]):
     for (sequence, seed), run in sorted(runs.items()):
         for method, res in run["methods"].items():
             acc = np.asarray(res["acc"], dtype=float)
-            spreads = [layer["sd"] for rec in res["modulation"] for layer in rec["layers"]]
+            layers = [layer for rec in res["modulation"] for layer in rec["layers"]]
+            spreads = [layer["sd"] for layer in layers]
+            layer_mean = {f"mod_{k}": float(np.mean([layer[k] for layer in layers])) if layers else float("nan")
+                          for k in ("mean", "at_zero", "at_one")}
             rows.append({"sequence": sequence, "seed": seed, "method": method, **cl_metrics(acc),
-                         "mod_sd": float(np.mean(spreads)) if spreads else float("nan"),
+                         "mod_sd": float(np.mean(spreads)) if spreads else float("nan"), **layer_mean,
                          "alpha_mean": float(np.mean(res["alphas"])) if res["alphas"] else float("nan")})
             for t in range(acc.shape[0]):
                 if not np.isnan(acc[t, 0]):
