@@ -5,13 +5,23 @@ import pytest
 import torch
 
 from repro.methods.merging import elementwise_modulation
-from repro.papers.m2le.experiment import METHODS, TrainConfig, _train_task, build_sequence, pretrain_backbone, run_method
+from repro.papers.m2le.experiment import (
+    METHODS,
+    TrainConfig,
+    _train_task,
+    build_sequence,
+    pretrain_backbone,
+    run_method,
+)
 from repro.nn.lora_backbone import BackboneConfig, LoraMLP, fisher_diag, local_labels
 from repro.papers.m2le.synth import make_sequence
 from tests.m2le.fisher_loop import fisher_by_loop
 
-CFG = {"sequences": {"blocks": {"n_tasks": 3, "n_blocks": 4, "block_dim": 6, "n_per_task": 300}},
-       "backbone": {"kind": "mlp", "hidden": 16, "rank": 2, "lora_alpha": 2.0, "pretrain_epochs": 5}, "train": {"epochs": 2, "n_fisher": 60}}
+CFG = {
+    "sequences": {"blocks": {"n_tasks": 3, "n_blocks": 4, "block_dim": 6, "n_per_task": 300}},
+    "backbone": {"kind": "mlp", "hidden": 16, "rank": 2, "lora_alpha": 2.0, "pretrain_epochs": 5},
+    "train": {"epochs": 2, "n_fisher": 60},
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +41,7 @@ def test_fisher_lives_on_the_planted_blocks_and_him_keeps_private_columns(blocks
     # task 1 reads the shared block 0 and its private block 2: zero curvature on the blocks it never sees
     assert cols[0] > 0 and cols[2] > 0 and cols[1] == 0 and cols[3] == 0
     m = elementwise_modulation(fishers[1], fishers[0], 0.5, damping=0.0)
-    private = m[:, 2 * bd:3 * bd][fishers[1][:, 2 * bd:3 * bd] > 0]
+    private = m[:, 2 * bd : 3 * bd][fishers[1][:, 2 * bd : 3 * bd] > 0]
     shared = m[:, :bd][fishers[1][:, :bd] > 0]
     assert torch.allclose(private, torch.ones_like(private))  # no earlier task uses block 2: keep it whole
     assert float(shared.mean()) < 0.9  # task 0 also curves the shared block: the merge shrinks it there

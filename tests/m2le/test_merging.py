@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from repro.methods.merging import (OptimaMemory, elementwise_modulation, joint_minimiser, joint_quadratic,
-                                   pm_alpha, scalar_optimum)
+from repro.methods.merging import (
+    OptimaMemory,
+    elementwise_modulation,
+    joint_minimiser,
+    joint_quadratic,
+    pm_alpha,
+    scalar_optimum,
+)
 
 
 def _problem(seed, n_tasks=4, dim=50, isotropic=False):
@@ -102,8 +108,9 @@ def test_own_optima_by_hand():
     np.testing.assert_allclose(g.numpy(), [1.0, -3.0, 3.0])
     alpha = pm_alpha(delta, h_t, memory.curvature, g)
     assert alpha == pytest.approx(4 / 7, rel=1e-12)
-    assert alpha == pytest.approx(scalar_optimum(np.zeros(3), [opt_1.numpy(), delta.numpy()],
-                                                 [h_1.numpy(), h_t.numpy()]), rel=1e-12)
+    assert alpha == pytest.approx(
+        scalar_optimum(np.zeros(3), [opt_1.numpy(), delta.numpy()], [h_1.numpy(), h_t.numpy()]), rel=1e-12
+    )
     assert pm_alpha(delta, h_t, memory.curvature) == pytest.approx(3 / 7, rel=1e-12)
     m = elementwise_modulation(h_t, memory.curvature, alpha, delta=delta, pull=g, damping=0.0)
     np.testing.assert_allclose(m.numpy(), [0.75, 0.0, 1.0], rtol=1e-12)
@@ -114,8 +121,12 @@ def test_own_optima_by_hand():
     np.testing.assert_allclose(u, [1.5, -0.5, 2.0], rtol=1e-12)
     grid = np.linspace(0, 1, 1001)
     for k in range(3):
-        j = [joint_quadratic(np.eye(3)[k] * a * delta.numpy()[k], [opt_1.numpy(), delta.numpy()],
-                             [h_1.numpy(), h_t.numpy()]) for a in grid]
+        j = [
+            joint_quadratic(
+                np.eye(3)[k] * a * delta.numpy()[k], [opt_1.numpy(), delta.numpy()], [h_1.numpy(), h_t.numpy()]
+            )
+            for a in grid
+        ]
         assert abs(grid[int(np.argmin(j))] - float(m[k])) <= 1e-3
 
 

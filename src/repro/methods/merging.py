@@ -70,8 +70,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["joint_quadratic", "joint_minimiser", "scalar_optimum", "elementwise_modulation", "pm_alpha", "spread",
-           "OptimaMemory"]
+__all__ = [
+    "joint_quadratic",
+    "joint_minimiser",
+    "scalar_optimum",
+    "elementwise_modulation",
+    "pm_alpha",
+    "spread",
+    "OptimaMemory",
+]
 
 
 def _stack(xs) -> torch.Tensor:
@@ -134,8 +141,9 @@ class OptimaMemory:
 
     def add(self, h: torch.Tensor, optimum: torch.Tensor) -> None:
         if tuple(h.shape) != self.shape or tuple(optimum.shape) != self.shape:
-            raise ValueError(f"OptimaMemory of shape {self.shape} got curvature {tuple(h.shape)} and optimum "
-                             f"{tuple(optimum.shape)}")
+            raise ValueError(
+                f"OptimaMemory of shape {self.shape} got curvature {tuple(h.shape)} and optimum {tuple(optimum.shape)}"
+            )
         if (h < 0).any():
             raise ValueError("curvatures must be non-negative (a diagonal Fisher is)")
         self.h_sum += h.double()
@@ -151,8 +159,14 @@ class OptimaMemory:
         return self.h_theta_sum - self.h_sum * theta.double()
 
 
-def pm_alpha(delta: torch.Tensor, h_current: torch.Tensor, h_previous: torch.Tensor,
-             pull: torch.Tensor | None = None, *, alpha_max: float = 1.0) -> float:
+def pm_alpha(
+    delta: torch.Tensor,
+    h_current: torch.Tensor,
+    h_previous: torch.Tensor,
+    pull: torch.Tensor | None = None,
+    *,
+    alpha_max: float = 1.0,
+) -> float:
     """P&M's optimal scalar ``(D^T H_t D + D^T g) / D^T (H_t + H_<t) D``, kept in ``[0, alpha_max]``.
 
     ``pull`` is ``g = sum_{i<t} h_i ⊙ (theta_i* - theta_{t-1})`` (``OptimaMemory.pull``); ``None`` takes
@@ -168,9 +182,16 @@ def pm_alpha(delta: torch.Tensor, h_current: torch.Tensor, h_previous: torch.Ten
     return min(max(num / den, 0.0), alpha_max)
 
 
-def elementwise_modulation(h_current: torch.Tensor, h_previous: torch.Tensor, alpha: float, *,
-                           delta: torch.Tensor | None = None, pull: torch.Tensor | None = None,
-                           damping: float = 1e-3, m_max: float = 1.0) -> torch.Tensor:
+def elementwise_modulation(
+    h_current: torch.Tensor,
+    h_previous: torch.Tensor,
+    alpha: float,
+    *,
+    delta: torch.Tensor | None = None,
+    pull: torch.Tensor | None = None,
+    damping: float = 1e-3,
+    m_max: float = 1.0,
+) -> torch.Tensor:
     """HIM's modulation ``m`` (Eq. E2 with damping toward ``alpha``, clipped to ``[0, m_max]``).
 
     Parameters
