@@ -45,8 +45,9 @@ one on the other side lowers it.
 earlier task's optimum (``d_i = 0`` for ``i < t``, ``g = 0``) turns (E2) into the curvature ratio
 ``m_k = h_tk / (h_tk + sum_{i<t} h_ik)`` and (S1) into
 ``alpha* = Delta^T H_t Delta / Delta^T (H_t + sum_{i<t} H_i) Delta``. This is the first form of this
-rebuild, kept as a named variant; it is not P&M's published objective. Over a sequence it keeps
-about ``1/t`` of each update when the tasks' curvatures are alike. If every task's curvature has the
+rebuild, kept as a named variant; it is not P&M's published objective. Both forms share the
+denominator ``h_t + sum_{i<t} h_i``: with alike curvatures each merge keeps about ``1/t`` of an
+update in either, unless the pull ``g`` (own optima only) adds some back. If every task's curvature has the
 same profile across elements (``h_i = c_i v``), ``m_k = c_t / sum_i c_i = alpha*`` for every ``k``:
 HIM reduces to the scalar optimum (tests/m2le/test_merging.py checks both forms).
 
