@@ -5,13 +5,23 @@ import pytest
 import torch
 
 from repro.methods.merging import elementwise_modulation
-from repro.papers.m2le.experiment import METHODS, TrainConfig, _train_task, build_sequence, pretrain_backbone, run_method
+from repro.papers.m2le.experiment import (
+    METHODS,
+    TrainConfig,
+    _train_task,
+    build_sequence,
+    pretrain_backbone,
+    run_method,
+)
 from repro.nn.lora_backbone import BackboneConfig, LoraMLP, fisher_diag, local_labels
 from repro.papers.m2le.synth import make_sequence
 from tests.m2le.fisher_loop import fisher_by_loop
 
-CFG = {"sequences": {"blocks": {"n_tasks": 3, "n_blocks": 4, "block_dim": 6, "n_per_task": 300}},
-       "backbone": {"kind": "mlp", "hidden": 16, "rank": 2, "lora_alpha": 2.0, "pretrain_epochs": 5}, "train": {"epochs": 2, "n_fisher": 60}}
+CFG = {
+    "sequences": {"blocks": {"n_tasks": 3, "n_blocks": 4, "block_dim": 6, "n_per_task": 300}},
+    "backbone": {"kind": "mlp", "hidden": 16, "rank": 2, "lora_alpha": 2.0, "pretrain_epochs": 5},
+    "train": {"epochs": 2, "n_fisher": 60},
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +41,7 @@ def test_fisher_lives_on_the_planted_blocks_and_him_keeps_private_columns(blocks
     # task 1 reads the shared block 0 and its private block 2: zero curvature on the blocks it never sees
     assert cols[0] > 0 and cols[2] > 0 and cols[1] == 0 and cols[3] == 0
     m = elementwise_modulation(fishers[1], fishers[0], 0.5, damping=0.0)
-    private = m[:, 2 * bd:3 * bd][fishers[1][:, 2 * bd:3 * bd] > 0]
+    private = m[:, 2 * bd : 3 * bd][fishers[1][:, 2 * bd : 3 * bd] > 0]
     shared = m[:, :bd][fishers[1][:, :bd] > 0]
     assert torch.allclose(private, torch.ones_like(private))  # no earlier task uses block 2: keep it whole
     assert float(shared.mean()) < 0.9  # task 0 also curves the shared block: the merge shrinks it there
@@ -87,3 +97,21 @@ def test_bad_inputs_name_what_is_wrong():
         METHODS.create("lwf")
     with pytest.raises(ValueError, match="outside the task's classes"):
         local_labels(torch.tensor([3]), (0, 1))
+
+
+def test_own_and_merged_optima_agree_until_an_update_has_been_shrunk(blocks):
+    # Task 0 has no earlier curvature, so alpha = m = 1 and theta_0* is the merged weight after task 0: the pull
+    # g = h_0 ⊙ (theta_0* - theta_0) of task 1 is 0 and both forms merge task 1 alike. From task 2 on the pull of
+    # task 1 (shrunk by its merge) is not 0, and the forms part.
+    seq, state = blocks
+    runs = {}
+    for optima in ("own", "merged"):
+        cfg = {**CFG, "train": {**CFG["train"], "previous_optima": optima}}
+        runs[optima] = run_method(cfg, seq, state, "him", 7)
+    own, merged = (np.asarray(runs[k]["acc"]) for k in ("own", "merged"))
+    np.testing.assert_array_equal(own[:2], merged[:2])
+    assert runs["own"]["alphas"][:2] == pytest.approx(runs["merged"]["alphas"][:2], rel=1e-12)
+    assert runs["own"]["alphas"][2] != pytest.approx(runs["merged"]["alphas"][2], rel=1e-6)
+    assert all(0.0 <= a <= 1.0 for a in runs["own"]["alphas"])
+    with pytest.raises(ValueError, match="previous_optima must be one of"):
+        run_method({**CFG, "train": {**CFG["train"], "previous_optima": "mine"}}, seq, state, "pm", 7)

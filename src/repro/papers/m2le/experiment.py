@@ -12,12 +12,15 @@ only, never on the method:
 - ``seq``: sequential LoRA fine-tuning, each update merged whole (alpha = 1): the floor.
 - ``fixed``: every update scaled by one preset alpha.
 - ``pm``: Perturb-and-Merge's optimal scalar (arXiv 2505.22389 Eq. 8), one alpha per task over all
-  adapted layers, from the same diagonal Fisher HIM uses.
+  adapted layers, from the same diagonal Fisher and the same earlier optima HIM uses. This is P&M's
+  merge only: its other half, training with random perturbations along the task vector (its
+  finite-difference stand-in for a ``Delta^T H Delta`` regulariser), is absent from ``pm``.
 - ``olora``: O-LoRA (Wang et al. 2023, arXiv 2310.14152): the new ``A`` of each layer is pushed
   orthogonal to every previous task's ``A`` by ``lambda_orth sum_i |A_i A_t^T|_1``; merged whole.
 - ``ewc``: EWC (Kirkpatrick et al. 2017) on the LoRA update: ``lambda_ewc / 2 sum F_<t ⊙ (s B A)^2``,
   with ``F_<t`` the summed Fisher of the previous tasks; merged whole.
-- ``him``: HIM alone (element-wise modulation, Eq. E2 of repro.methods.merging, damped to P&M's alpha).
+- ``him``: HIM alone (element-wise modulation, Eq. E2 of repro.methods.merging, damped to P&M's alpha,
+  kept in [0, 1]).
 - ``m2le``: HIM + TSP.
 - ``joint``: one LoRA trained on the union of all tasks with the same number of steps as the
   whole sequence (the ceiling; it has no sequence, so no forgetting).
@@ -33,8 +36,15 @@ and BWT ``mean_{i<T} R[T, i] - R[i, i]`` (Lopez-Paz & Ranzato 2017; Chaudhry et 
   produce), or of the current update while no task is merged. ``rho = tsp.scale`` (preset).
 - The Fisher of task ``t`` is taken once, at its trained weights before the merge, on
   ``n_fisher`` training examples, and added to the running sum of previous tasks (no replay).
-- Previous tasks' optima are taken at the previous merged weights (as P&M does), so ``m`` is the
-  curvature ratio ``h_t / (h_t + sum_{i<t} h_i)``.
+- Each earlier task's optimum is its own trained weights before its merge, ``theta_i* = theta_{i-1} +
+  Delta_i`` (P&M's objective; ``train.previous_optima: own``, the default). Per adapted layer the
+  run keeps ``sum_i h_i`` and ``sum_i h_i ⊙ theta_i*`` (``repro.methods.merging.OptimaMemory``,
+  relative to the pretrained weight), so memory does not grow with the sequence. The variant
+  ``previous_optima: merged`` puts every earlier optimum at the last merged weights instead: ``m``
+  is then the curvature ratio ``h_t / (h_t + sum_{i<t} h_i)`` and each merge keeps about ``1/t`` of
+  an update when the tasks' curvatures are alike (this rebuild's first form; not P&M's objective).
+  Both forms apply to ``pm`` and ``him``/``m2le`` alike; EWC's penalty is unchanged (its anchor is
+  the current merged weights).
 - Task-incremental evaluation for split digits, shapes and remote (logits restricted to the task's
   classes; the class splits read the first k logits).
 - ``shapes`` and ``remote``: 10 classes form the base task the backbone is pretrained on, disjoint
@@ -70,9 +80,16 @@ import torch
 import torch.nn.functional as F
 
 from repro.claims import put_sample
-from repro.methods.merging import elementwise_modulation, pm_alpha
-from repro.nn.lora_backbone import (BackboneConfig, LoraBackbone, accuracy, fisher_diag, local_labels, make_backbone,
-                                     pretrain)
+from repro.methods.merging import OptimaMemory, elementwise_modulation, pm_alpha
+from repro.nn.lora_backbone import (
+    BackboneConfig,
+    LoraBackbone,
+    accuracy,
+    fisher_diag,
+    local_labels,
+    make_backbone,
+    pretrain,
+)
 from repro.papers.m2le.synth import Sequence, Task, make_sequence
 from repro.registry import Registry
 from repro.seeding import job_seed
@@ -80,8 +97,20 @@ from repro.seeding import job_seed
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TrainConfig", "METHODS", "build_sequence", "backbone_config", "pretrain_backbone", "run_method", "run_unit",
-           "aggregate", "table1", "cl_metrics", "MODULATION_BINS", "ORDER"]
+__all__ = [
+    "TrainConfig",
+    "METHODS",
+    "build_sequence",
+    "backbone_config",
+    "pretrain_backbone",
+    "run_method",
+    "run_unit",
+    "aggregate",
+    "table1",
+    "cl_metrics",
+    "MODULATION_BINS",
+    "ORDER",
+]
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +131,9 @@ class TrainConfig:
     """alpha of the fixed scalar merge"""
     damping: float = 1e-3
     """HIM damping toward P&M's alpha, relative to the mean curvature"""
+    previous_optima: str = "own"
+    """where the joint objective puts the earlier tasks' optima (P&M and HIM): ``own`` (each task's trained
+    weights, P&M's objective) or ``merged`` (the weights after the last merge: the curvature-ratio variant)"""
     tsp_scale: float = 0.5
     """rho: TSP perturbation norm relative to a merged update's norm"""
     lambda_orth: float = 0.5
@@ -121,10 +153,19 @@ class _Method:
         self.needs_fisher = self.merge in ("pm", "him") or self.penalty == "ewc"
 
 
+PREVIOUS_OPTIMA = ("own", "merged")
+
+
 METHODS: Registry = Registry("m2le method")
-for _name, _m in {"seq": _Method("one"), "fixed": _Method("fixed"), "pm": _Method("pm"),
-                  "olora": _Method("one", penalty="olora"), "ewc": _Method("one", penalty="ewc"),
-                  "him": _Method("him"), "m2le": _Method("him", tsp=True)}.items():
+for _name, _m in {
+    "seq": _Method("one"),
+    "fixed": _Method("fixed"),
+    "pm": _Method("pm"),
+    "olora": _Method("one", penalty="olora"),
+    "ewc": _Method("one", penalty="ewc"),
+    "him": _Method("him"),
+    "m2le": _Method("him", tsp=True),
+}.items():
     METHODS.register(_name)(lambda _m=_m: _m)
 METHODS.register("joint")(lambda: None)
 
@@ -153,9 +194,11 @@ def pretrain_backbone(cfg: dict[str, Any], seq: Sequence, seed: int) -> tuple[di
     torch.manual_seed(seed)
     model = make_backbone(bcfg, seq.n_features, seq.grid, seq.patch)
     losses = pretrain(model, seq.base.x_train, seq.base.y_train, seed)
-    stats = {"base_train_acc": accuracy(model, seq.base.x_train, seq.base.y_train, seq.base.classes),
-             "base_test_acc": accuracy(model, seq.base.x_test, seq.base.y_test, seq.base.classes),
-             "final_loss": losses[-1]}
+    stats = {
+        "base_train_acc": accuracy(model, seq.base.x_train, seq.base.y_train, seq.base.classes),
+        "base_test_acc": accuracy(model, seq.base.x_test, seq.base.y_test, seq.base.classes),
+        "final_loss": losses[-1],
+    }
     return model.state_dict(), stats
 
 
@@ -177,9 +220,17 @@ def _tsp_draw(model: LoraBackbone, ref: list[float], rho: float, g: torch.Genera
             model.perturb(i).copy_(rho * size * e / e.norm())
 
 
-def _train_task(model: LoraBackbone, tasks: list[Task], method: _Method | None, tc: TrainConfig, seed: int,
-                prev_A: list[list[torch.Tensor]], fisher_prev: list[torch.Tensor] | None,
-                merged_norms: list[list[float]], steps_per_epoch: int | None = None) -> None:
+def _train_task(
+    model: LoraBackbone,
+    tasks: list[Task],
+    method: _Method | None,
+    tc: TrainConfig,
+    seed: int,
+    prev_A: list[list[torch.Tensor]],
+    fisher_prev: list[torch.Tensor] | None,
+    merged_norms: list[list[float]],
+    steps_per_epoch: int | None = None,
+) -> None:
     """Train a fresh LoRA on ``tasks`` (one task, or all of them for ``joint``)."""
     g = torch.Generator().manual_seed(seed)
     model.reset_lora(g)
@@ -199,7 +250,7 @@ def _train_task(model: LoraBackbone, tasks: list[Task], method: _Method | None, 
     for _ in range(n_steps):
         if pos + bs > n:
             order, pos = torch.randperm(n, generator=g), 0
-        idx = order[pos:pos + bs]
+        idx = order[pos : pos + bs]
         pos += bs
         if method is not None and method.tsp:
             _tsp_draw(model, ref, tc.tsp_scale, g)
@@ -209,13 +260,15 @@ def _train_task(model: LoraBackbone, tasks: list[Task], method: _Method | None, 
         parts, start = [], 0
         for k, c in enumerate(counts):
             if c:
-                parts.append(F.cross_entropy(logits[start:start + c][:, cls[k]], targets[start:start + c],
-                                             reduction="sum"))
+                parts.append(
+                    F.cross_entropy(logits[start : start + c][:, cls[k]], targets[start : start + c], reduction="sum")
+                )
             start += c
         loss = sum(parts) / len(idx)
         if method is not None and method.penalty == "olora" and prev_A:
-            loss = loss + tc.lambda_orth * sum((a_prev @ model.A[i].T).abs().sum()
-                                               for As in prev_A for i, a_prev in enumerate(As))
+            loss = loss + tc.lambda_orth * sum(
+                (a_prev @ model.A[i].T).abs().sum() for As in prev_A for i, a_prev in enumerate(As)
+            )
         if method is not None and method.penalty == "ewc" and fisher_prev is not None:
             loss = loss + tc.lambda_ewc / 2 * sum((f * model.update(i) ** 2).sum() for i, f in enumerate(fisher_prev))
         opt.zero_grad()
@@ -226,10 +279,13 @@ def _train_task(model: LoraBackbone, tasks: list[Task], method: _Method | None, 
             model.perturb(i).zero_()
 
 
-def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor], method_name: str,
-               train_seed: int) -> dict[str, Any]:
+def run_method(
+    cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor], method_name: str, train_seed: int
+) -> dict[str, Any]:
     """One method over the whole sequence; returns the accuracy matrix and the merge record."""
     tc = TrainConfig(**cfg.get("train", {}))
+    if tc.previous_optima not in PREVIOUS_OPTIMA:
+        raise ValueError(f"m2le train.previous_optima must be one of {PREVIOUS_OPTIMA}; got {tc.previous_optima!r}")
     method = METHODS.create(method_name)
     model = _load(cfg, seq, state)
     T = len(seq.tasks)
@@ -247,12 +303,15 @@ def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor
                 model.merged(i).add_(model.update(i))
                 model.B[i].zero_()
         evaluate(T - 1)
-        acc[:T - 1] = np.nan
+        acc[: T - 1] = np.nan
         return {"acc": acc.tolist(), "alphas": [], "modulation": []}
 
     prev_A: list[list[torch.Tensor]] = []
     fisher_prev: list[torch.Tensor] | None = None
     merged_norms: list[list[float]] = [[] for _ in range(model.n_adapted)]
+    # each earlier task's own optimum (its weights before its merge) and curvature, per layer, relative to W0
+    memory = [OptimaMemory(tuple(model.merged(i).shape)) for i in range(model.n_adapted)]
+    own = tc.previous_optima == "own"
     alphas, modulation = [], []
     for t, task in enumerate(seq.tasks):
         # same LoRA init and batch order for task t whatever the method: paired
@@ -262,22 +321,48 @@ def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor
             n_f = min(tc.n_fisher, len(task.y_train))
             h_t = fisher_diag(model, task.x_train[:n_f], task.y_train[:n_f], task.classes)
             h_prev = fisher_prev if fisher_prev is not None else [torch.zeros_like(h) for h in h_t]
+            pulls = [mem.pull(model.merged(i)) for i, mem in enumerate(memory)] if own else None  # (E2)'s g
         if method.merge == "one":
             factors = [torch.ones_like(d) for d in deltas]
         elif method.merge == "fixed":
             factors = [torch.full_like(d, tc.fixed_alpha) for d in deltas]
         else:
-            alpha = pm_alpha(torch.cat([d.flatten() for d in deltas]), torch.cat([h.flatten() for h in h_t]),
-                             torch.cat([h.flatten() for h in h_prev]))
+            alpha = pm_alpha(
+                torch.cat([d.flatten() for d in deltas]),
+                torch.cat([h.flatten() for h in h_t]),
+                torch.cat([h.flatten() for h in h_prev]),
+                torch.cat([g.flatten() for g in pulls]) if own else None,
+            )
             alphas.append(alpha)
             if method.merge == "pm":
                 factors = [torch.full_like(d, alpha) for d in deltas]
             else:
-                factors = [elementwise_modulation(h, hp, alpha, damping=tc.damping) for h, hp in zip(h_t, h_prev)]
-                modulation.append({"task": t, "alpha": alpha, "layers": [
-                    {"layer": i, "mean": float(m.mean()), "sd": float(m.std()),
-                     "hist": np.histogram(m.clamp(0, 1).numpy(), bins=MODULATION_BINS)[0].tolist()}
-                    for i, m in enumerate(factors)]})
+                factors = [
+                    elementwise_modulation(
+                        h, hp, alpha, delta=d if own else None, pull=pulls[i] if own else None, damping=tc.damping
+                    )
+                    for i, (h, hp, d) in enumerate(zip(h_t, h_prev, deltas))
+                ]
+                modulation.append(
+                    {
+                        "task": t,
+                        "alpha": alpha,
+                        "layers": [
+                            {
+                                "layer": i,
+                                "mean": float(m.mean()),
+                                "sd": float(m.std()),
+                                "at_zero": float((m <= 0).double().mean()),
+                                "at_one": float((m >= 1).double().mean()),
+                                "hist": np.histogram(m.clamp(0, 1).numpy(), bins=MODULATION_BINS)[0].tolist(),
+                            }
+                            for i, m in enumerate(factors)
+                        ],
+                    }
+                )
+        if method.merge in ("pm", "him") and own:
+            for i, (mem, h, d) in enumerate(zip(memory, h_t, deltas)):
+                mem.add(h, model.merged(i) + d)  # task t's own optimum, before its merge
         with torch.no_grad():
             for i, (d, m) in enumerate(zip(deltas, factors)):
                 model.merged(i).add_(m * d)
@@ -290,8 +375,14 @@ def run_method(cfg: dict[str, Any], seq: Sequence, state: dict[str, torch.Tensor
     return {"acc": acc.tolist(), "alphas": alphas, "modulation": modulation}
 
 
-def run_unit(cfg: dict[str, Any], sequence: str, state: dict[str, torch.Tensor], data_seed: int,
-             train_seed: int, data_path: str | None = None) -> dict[str, Any]:
+def run_unit(
+    cfg: dict[str, Any],
+    sequence: str,
+    state: dict[str, torch.Tensor],
+    data_seed: int,
+    train_seed: int,
+    data_path: str | None = None,
+) -> dict[str, Any]:
     """Every method on one (sequence, seed) unit: same data, backbone, LoRA inits and batch orders."""
     seq = build_sequence(cfg, sequence, data_seed, data_path)
     out = {}
@@ -308,7 +399,7 @@ def cl_metrics(acc: np.ndarray) -> dict[str, float]:
     final = acc[-1]
     out = {"avg_acc": float(np.mean(final)), "task1_final": float(final[0])}
     if T > 1 and not np.isnan(acc[0, 0]):
-        out["forgetting"] = float(np.mean([np.max(acc[:T - 1, i]) - final[i] for i in range(T - 1)]))
+        out["forgetting"] = float(np.mean([np.max(acc[: T - 1, i]) - final[i] for i in range(T - 1)]))
         out["bwt"] = float(np.mean([final[i] - acc[i, i] for i in range(T - 1)]))
     else:
         out["forgetting"] = out["bwt"] = float("nan")
@@ -323,21 +414,50 @@ def aggregate(runs: dict[tuple[str, int], dict], cfg: dict[str, Any]):
     for (sequence, seed), run in sorted(runs.items()):
         for method, res in run["methods"].items():
             acc = np.asarray(res["acc"], dtype=float)
-            spreads = [layer["sd"] for rec in res["modulation"] for layer in rec["layers"]]
-            rows.append({"sequence": sequence, "seed": seed, "method": method, **cl_metrics(acc),
-                         "mod_sd": float(np.mean(spreads)) if spreads else float("nan"),
-                         "alpha_mean": float(np.mean(res["alphas"])) if res["alphas"] else float("nan")})
+            layers = [layer for rec in res["modulation"] for layer in rec["layers"]]
+            spreads = [layer["sd"] for layer in layers]
+            layer_mean = {
+                f"mod_{k}": float(np.mean([layer[k] for layer in layers])) if layers else float("nan")
+                for k in ("mean", "at_zero", "at_one")
+            }
+            rows.append(
+                {
+                    "sequence": sequence,
+                    "seed": seed,
+                    "method": method,
+                    **cl_metrics(acc),
+                    "mod_sd": float(np.mean(spreads)) if spreads else float("nan"),
+                    **layer_mean,
+                    "alpha_mean": float(np.mean(res["alphas"])) if res["alphas"] else float("nan"),
+                }
+            )
             for t in range(acc.shape[0]):
                 if not np.isnan(acc[t, 0]):
-                    curve.append({"sequence": sequence, "seed": seed, "method": method, "after_task": t + 1,
-                                  "task1_acc": acc[t, 0], "running_avg": float(np.mean(acc[t, :t + 1]))})
+                    curve.append(
+                        {
+                            "sequence": sequence,
+                            "seed": seed,
+                            "method": method,
+                            "after_task": t + 1,
+                            "task1_acc": acc[t, 0],
+                            "running_avg": float(np.mean(acc[t, : t + 1])),
+                        }
+                    )
             if method == "m2le" and seed == min(s for (q, s) in runs if q == sequence):
                 for rec in res["modulation"]:
                     for layer in rec["layers"]:
                         for b, count in enumerate(layer["hist"]):
-                            mod.append({"sequence": sequence, "task": rec["task"] + 1, "layer": layer["layer"],
-                                        "bin_low": MODULATION_BINS[b], "bin_high": MODULATION_BINS[b + 1],
-                                        "count": count, "alpha": rec["alpha"]})
+                            mod.append(
+                                {
+                                    "sequence": sequence,
+                                    "task": rec["task"] + 1,
+                                    "layer": layer["layer"],
+                                    "bin_low": MODULATION_BINS[b],
+                                    "bin_high": MODULATION_BINS[b + 1],
+                                    "count": count,
+                                    "alpha": rec["alpha"],
+                                }
+                            )
     tidy = pd.DataFrame(rows)
     metrics: dict[str, Any] = {}
 
@@ -353,15 +473,29 @@ def aggregate(runs: dict[tuple[str, int], dict], cfg: dict[str, Any]):
                     put_sample(metrics, (metric, sequence, method), vals, seeds, "seed")
         best = lambda names: np.max([wide[m].loc[seeds, "avg_acc"].to_numpy() for m in names], axis=0)
         if "m2le" in wide and baselines:
-            put_sample(metrics, ("m2le_minus_best_peft", sequence), wide["m2le"].loc[seeds, "avg_acc"].to_numpy()
-                - best([b for b in baselines + ["him"] if b in wide]), seeds, "seed")
+            put_sample(
+                metrics,
+                ("m2le_minus_best_peft", sequence),
+                wide["m2le"].loc[seeds, "avg_acc"].to_numpy() - best([b for b in baselines + ["him"] if b in wide]),
+                seeds,
+                "seed",
+            )
         if "him" in wide and scalars:
-            put_sample(metrics, ("him_minus_best_scalar", sequence), wide["him"].loc[seeds,
-                "avg_acc"].to_numpy() - best(scalars),
-                seeds, "seed")
+            put_sample(
+                metrics,
+                ("him_minus_best_scalar", sequence),
+                wide["him"].loc[seeds, "avg_acc"].to_numpy() - best(scalars),
+                seeds,
+                "seed",
+            )
         if "him" in wide and "m2le" in wide:
-            put_sample(metrics, ("tsp_gain", sequence), wide["m2le"].loc[seeds, "avg_acc"].to_numpy()
-                - wide["him"].loc[seeds, "avg_acc"].to_numpy(), seeds, "seed")
+            put_sample(
+                metrics,
+                ("tsp_gain", sequence),
+                wide["m2le"].loc[seeds, "avg_acc"].to_numpy() - wide["him"].loc[seeds, "avg_acc"].to_numpy(),
+                seeds,
+                "seed",
+            )
             put_sample(metrics, ("modulation_sd", sequence), wide["m2le"].loc[seeds, "mod_sd"], seeds, "seed")
     return metrics, tidy, pd.DataFrame(curve), pd.DataFrame(mod)
 
@@ -372,7 +506,9 @@ def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
 
     rows = []
     order = {m: k for k, m in enumerate(ORDER)}
-    for (sequence, method), g in sorted(tidy.groupby(["sequence", "method"]), key=lambda kv: (kv[0][0], order[kv[0][1]])):
+    for (sequence, method), g in sorted(
+        tidy.groupby(["sequence", "method"]), key=lambda kv: (kv[0][0], order[kv[0][1]])
+    ):
         row = {"sequence": sequence, "method": method, "n_seeds": len(g)}
         for c in ("avg_acc", "forgetting", "bwt"):
             v = g[c].dropna()
