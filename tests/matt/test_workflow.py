@@ -11,7 +11,14 @@ import yaml
 from repro.claims import load_claims, lookup_metric
 from tests.conftest import REPO
 
-TARGETS = ["reports/matt_fig1.pdf", "reports/matt_table1.md", "reports/matt_table1.csv", "results/matt/metrics.json"]
+TARGETS = [
+    "reports/matt_fig1.pdf",
+    "reports/matt_table1.md",
+    "reports/matt_table1.csv",
+    "reports/matt_table2.md",
+    "reports/matt_table2.csv",
+    "results/matt/metrics.json",
+]
 
 
 @pytest.mark.parametrize("scale, n_transfer, cached", [("smoke", 8, False), ("small", 8, True), ("paper", 12, True)])
@@ -19,6 +26,8 @@ def test_dry_run_fans_out_method_seed(tmp_path, workflow_run, scale, n_transfer,
     proc = workflow_run(tmp_path, *TARGETS, "-n", "--quiet", "rules", scale=scale)
     counts = {k: int(v) for k, v in (line.split()[:2] for line in proc.stdout.splitlines() if line.startswith("matt_"))}
     assert counts["matt_transfer"] == n_transfer and counts["matt_source"] == 1
+    # the paper's comparison: one calibration, then both arms for every seed (the variant's seeds)
+    assert counts["matt_calibrate"] == 1 and counts["matt_matched"] == 2 * n_transfer // 4
     assert ("llm_cache" in proc.stdout) == cached  # SmolLM2 at small and paper, the tiny source at smoke
 
 
@@ -50,3 +59,11 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     run_f = json.loads((smoke_dir / "results/matt/runs/focus/0.json").read_text())
     run_m = json.loads((smoke_dir / "results/matt/runs/matt/0.json").read_text())
     assert run_f["seed"] == run_m["seed"]
+    # the paper's comparison: both arms paired on the variant's seeds, AIM for its preset steps, next-token
+    # training for the calibrated steps, each run's training CPU time recorded
+    matched = metrics["matched"]
+    calibration = json.loads((smoke_dir / "results/matt/matched/calibration.json").read_text())
+    assert matched["steps"] == {"matt": 16, "focus_ntp": calibration["ntp_steps"]}
+    assert json.loads((smoke_dir / "results/matt/matched/matt/0.json").read_text())["seed"] == run_f["seed"]
+    assert all(v > 0 for v in matched["cpu_ratio_ntp_over_aim"]["values"])
+    assert set(pd.read_csv(smoke_dir / "reports/matt_table2.csv").arm) == {"matt", "focus_ntp"}

@@ -1,10 +1,18 @@
-"""matt's experiment: source model, target embeddings per method, LM training at one budget, evaluation.
+"""matt's experiment: source model, target embeddings per method, training, evaluation, recovery.
 
-Methods: ``mean`` (floor), ``fvt``, ``focus`` (heuristic initialisations, then next-token training)
-and ``matt`` (FOCUS, the AIM warm-up, then next-token training). Every method gets the same token
-budget (AIM's student tokens count against MATT's budget) and the same seed, so the same batches of
-the training stream; CPU-seconds are measured at every checkpoint. Next-token training updates the
-new embedding rows only (tied input/output rows), as AIM does; the paper trains the model further.
+Two protocols share the source model, the items and the evaluation:
+
+- the paper's comparison (:mod:`.matched`, the claims' arm): MATT (FOCUS, then AIM only) against FOCUS
+  followed by next-token training of the new rows, the two matched on CPU time of the training loop
+  and evaluated straight after, as the paper matches GPU time and evaluates without further training;
+- the token-budget variant (:func:`run_method`, below): methods ``mean`` (floor), ``fvt``, ``focus``
+  (heuristic initialisations, then next-token training) and ``matt`` (FOCUS, a few AIM steps, then
+  next-token training: MATT as a warm-up before language modelling), every method trained to the same
+  budgets of target tokens (AIM's student tokens count against MATT's), with the same seed, so the same
+  batches of the training stream; CPU-seconds are recorded at every checkpoint.
+
+Next-token training updates the new embedding rows only (tied input/output rows)
+(:mod:`repro.methods.tokenizer_transfer.ntp`), as the paper's baseline does (its other weights frozen).
 
 Recovery = target quality / source quality on the same items: multiple-choice accuracy, greedy
 completion accuracy, and bits per character (source bpc / target bpc, lower is better).
@@ -20,10 +28,22 @@ import torch
 from torch.nn import functional as F
 
 from repro.methods.tokenizer_transfer import aim, init
+from repro.methods.tokenizer_transfer.ntp import NextTokenTrainer
 from repro.papers.matt import tokens
 from repro.seeding import torch_generator
 
-__all__ = ["METHODS", "train_source", "Source", "initial_rows", "aim_rows", "run_method", "evaluate", "summarise"]
+__all__ = [
+    "METHODS",
+    "train_source",
+    "Source",
+    "initial_rows",
+    "aim_rows",
+    "lm_documents",
+    "run_method",
+    "evaluate",
+    "recovery",
+    "summarise",
+]
 
 METHODS = ("mean", "fvt", "focus", "matt")
 
@@ -33,21 +53,24 @@ class Source:
 
     def __init__(self, net, src_tok, tgt_tok) -> None:
         self.net, self.src_tok, self.tgt_tok = net, src_tok, tgt_tok
-        self.bos = src_tok.token_to_id(tokens.BOS) if src_tok.token_to_id(tokens.BOS) is not None else \
-            src_tok.token_to_id("<|im_start|>")
+        self.bos = (
+            src_tok.token_to_id(tokens.BOS)
+            if src_tok.token_to_id(tokens.BOS) is not None
+            else src_tok.token_to_id("<|im_start|>")
+        )
         self.W_src = net.source_embeddings.detach()
         self.new_ids = tokens.new_token_ids(src_tok, tgt_tok)
         if self.new_ids != list(range(len(self.W_src), len(self.W_src) + len(self.new_ids))):
             raise ValueError("the target tokenizer's new ids must follow the source vocabulary")
 
 
-def _windows(docs: list[list[int]], context: int, batch: int, gen: torch.Generator) -> torch.Tensor:
+def windows(docs: list[list[int]], context: int, batch: int, gen: torch.Generator) -> torch.Tensor:
     rows = []
     for _ in range(batch):
         seq: list[int] = []
         while len(seq) < context + 1:
             seq += docs[int(torch.randint(len(docs), (1,), generator=gen))]
-        rows.append(seq[:context + 1])
+        rows.append(seq[: context + 1])
     return torch.tensor(rows)
 
 
@@ -66,7 +89,7 @@ def train_source(texts: list[str], tok, model_cfg: dict, steps: int, batch_size:
     mask = torch.ones_like(pos)
     losses = []
     for step in range(steps):
-        batch = _windows(docs, cfg.context, batch_size, gen)
+        batch = windows(docs, cfg.context, batch_size, gen)
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, (step + 1) / 20) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps)))
         logits, _ = model(batch[:, :-1], mask, pos)
@@ -121,6 +144,7 @@ def _padded(seqs: list[list[int]]) -> torch.Tensor:
 @torch.no_grad()
 def evaluate(net, W: torch.Tensor, tok, bos: int, data: dict, context: int, max_new: int) -> dict:
     """Per-item scores of one model: mc (0/1), gen (0/1), bpc (per held-out document)."""
+
     def enc(text):
         return tok.encode(text, add_special_tokens=False).ids
 
@@ -153,6 +177,14 @@ def heldout_texts(src: Source, docs: list[str], context: int) -> list[str]:
     return [_fit(d, src.src_tok, context - 1) for d in docs]
 
 
+def lm_documents(src: Source, texts: list[str]) -> list[list[int]]:
+    """Next-token training documents: BOS, the target tokenisation of each text, EOS (where the
+    target tokenizer has one); :func:`windows` cuts training windows from their concatenation."""
+    eos = src.tgt_tok.token_to_id(tokens.EOS)
+    tail = [eos] if eos is not None else []
+    return [[src.bos, *src.tgt_tok.encode(t, add_special_tokens=False).ids, *tail] for t in texts]
+
+
 def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> dict:
     """Initialise, (matt: warm up with AIM), train next-token on the new rows, evaluate at each budget.
 
@@ -165,41 +197,42 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
     tokens_seen = 0
     if method == "matt":
         a = cfg["aim"]
-        rows = aim_rows(src, data["ukrainian_train"][:a["n_rows"]], cfg["context"])
-        new, record["aim_loss"], tokens_seen = aim.warm_up(src.net, src.W_src, new, rows, n_layers=a["n_layers"],
-                                                           steps=a["steps"], lr=a["lr"], batch_size=a["batch_size"],
-                                                           generator=torch_generator(seed + 1))
+        rows = aim_rows(src, data["ukrainian_train"][: a["n_rows"]], cfg["context"])
+        new, record["aim_loss"], tokens_seen = aim.warm_up(
+            src.net,
+            src.W_src,
+            new,
+            rows,
+            n_layers=a["n_layers"],
+            steps=a["steps"],
+            lr=a["lr"],
+            batch_size=a["batch_size"],
+            generator=torch_generator(seed + 1),
+        )
         record["aim_tokens"] = tokens_seen
     budgets = list(cfg["budgets"])
     nonzero = [b for b in budgets if b > 0]
     if nonzero and nonzero[0] < tokens_seen:
         raise ValueError(f"matt's AIM warm-up reads {tokens_seen} tokens, more than the first budget {nonzero[0]}")
-    eos = src.tgt_tok.token_to_id(tokens.EOS)
-    docs = [[src.bos, *src.tgt_tok.encode(t, add_special_tokens=False).ids] + ([eos] if eos is not None else [])
-            for t in data["ukrainian_train"]]
-    param = torch.nn.Parameter(new.clone())
-    opt = torch.optim.AdamW([param], lr=cfg["lr"], weight_decay=0.0)
+    docs = lm_documents(src, data["ukrainian_train"])
+    trainer = NextTokenTrainer(src.net, src.W_src, new, cfg["lr"])
     lm_gen = torch_generator(seed + 2)  # the same stream of batches for every method
     lm_loss = []
 
     def checkpoint(budget):
-        W = torch.cat([src.W_src, param.detach()])
+        W = torch.cat([src.W_src, trainer.rows])
         scores = evaluate(src.net, W, src.tgt_tok, src.bos, data, cfg["context"], cfg["max_new_tokens"])
-        record["checkpoints"].append({"budget": budget, "tokens": tokens_seen,
-                                      "cpu_s": time.process_time() - t0, **scores})
+        record["checkpoints"].append(
+            {"budget": budget, "tokens": tokens_seen, "cpu_s": time.process_time() - t0, **scores}
+        )
 
     if budgets[0] == 0:  # the initialisation (matt: after its warm-up, whose tokens are recorded)
         checkpoint(0)
         budgets = budgets[1:]
     for budget in budgets:
         while tokens_seen + cfg["batch_size"] * cfg["context"] <= budget:
-            batch = _windows(docs, cfg["context"], cfg["batch_size"], lm_gen)
-            logits = src.net.logits(batch[:, :-1], torch.cat([src.W_src, param]))
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            lm_loss.append(loss.item())
+            batch = windows(docs, cfg["context"], cfg["batch_size"], lm_gen)
+            lm_loss.append(trainer.step(batch))
             tokens_seen += batch.shape[0] * cfg["context"]
         checkpoint(budget)
     record["lm_loss"] = lm_loss
@@ -207,6 +240,15 @@ def run_method(src: Source, method: str, data: dict, cfg: dict, seed: int) -> di
 
 
 TASKS = ("mc", "gen", "bpc")
+
+
+def recovery(task: str, value: float, source_value: float) -> float:
+    """Target quality as a fraction of the source's: score / source score, and for bits per character
+    (lower is better) source / target, so that 1 is full recovery and less is worse; NaN for a task the
+    source never gets right."""
+    if task == "bpc":
+        return source_value / value
+    return value / source_value if source_value > 0 else float("nan")
 
 
 def save_source(out_dir, model, src_tok, tgt_tok) -> None:
@@ -268,43 +310,65 @@ def summarise(source_scores: dict, runs: dict[str, list[dict]]) -> tuple[dict, l
     budgets = [c["budget"] for c in next(iter(runs.values()))[0]["checkpoints"]]
     src_mean = {t: float(np.mean(source_scores[t])) for t in TASKS}
 
-    def recovery(task, value):
-        return src_mean[task] / value if task == "bpc" else (value / src_mean[task] if src_mean[task] > 0 else float("nan"))
+    def recovery_of(task, value):
+        return recovery(task, value, src_mean[task])
 
     table = []
     for method, rs in runs.items():
         for b, budget in enumerate(budgets):
-            row = {"method": method, "budget_tokens": budget,
-                   "tokens": float(np.mean([r["checkpoints"][b]["tokens"] for r in rs])),
-                   "cpu_s": float(np.mean([r["checkpoints"][b]["cpu_s"] for r in rs]))}
+            row = {
+                "method": method,
+                "budget_tokens": budget,
+                "tokens": float(np.mean([r["checkpoints"][b]["tokens"] for r in rs])),
+                "cpu_s": float(np.mean([r["checkpoints"][b]["cpu_s"] for r in rs])),
+            }
             for t in TASKS:
                 score = float(np.mean(_mean_over_seeds(rs, b, t)))
                 row[f"{t}"] = score
-                row[f"recovery_{t}"] = recovery(t, score)
+                row[f"recovery_{t}"] = recovery_of(t, score)
             table.append(row)
     last, first = len(budgets) - 1, 0
     item_ids = {t: [f"{t}{k}" for k in range(len(source_scores[t]))] for t in TASKS}
     metrics = {
         "source": {t: sample(source_scores[t], item_ids[t], "item") for t in TASKS},
-        "score": {t: {m: sample(_mean_over_seeds(rs, last, t).tolist(), item_ids[t], "item") for m, rs in runs.items()}
-                  for t in TASKS},
-        "score_first_budget": {t: {m: sample(_mean_over_seeds(rs, first, t).tolist(), item_ids[t], "item")
-                                   for m, rs in runs.items()} for t in TASKS},
+        "score": {
+            t: {m: sample(_mean_over_seeds(rs, last, t).tolist(), item_ids[t], "item") for m, rs in runs.items()}
+            for t in TASKS
+        },
+        "score_first_budget": {
+            t: {m: sample(_mean_over_seeds(rs, first, t).tolist(), item_ids[t], "item") for m, rs in runs.items()}
+            for t in TASKS
+        },
         # recovery is undefined for a task the source model never gets right (listed in recovery_undefined)
-        "recovery": {t: {m: sample([recovery(t, float(np.mean(r["checkpoints"][last][t]))) for r in rs], seeds, "seed")
-                         for m, rs in runs.items()} for t in TASKS if src_mean[t] > 0},
-        "recovery_first_budget": {t: {m: sample([recovery(t, float(np.mean(r["checkpoints"][first][t]))) for r in rs],
-                                                seeds, "seed") for m, rs in runs.items()} for t in TASKS if src_mean[t] > 0},
+        "recovery": {
+            t: {
+                m: sample([recovery_of(t, float(np.mean(r["checkpoints"][last][t]))) for r in rs], seeds, "seed")
+                for m, rs in runs.items()
+            }
+            for t in TASKS
+            if src_mean[t] > 0
+        },
+        "recovery_first_budget": {
+            t: {
+                m: sample([recovery_of(t, float(np.mean(r["checkpoints"][first][t]))) for r in rs], seeds, "seed")
+                for m, rs in runs.items()
+            }
+            for t in TASKS
+            if src_mean[t] > 0
+        },
         "recovery_undefined": [t for t in TASKS if src_mean[t] <= 0],
         "budgets_tokens": budgets,
         "cpu_s": {m: float(np.mean([r["checkpoints"][last]["cpu_s"] for r in rs])) for m, rs in runs.items()},
-        "aim": {"tokens": float(np.mean([r["aim_tokens"] for r in runs.get("matt", [])])) if "matt" in runs else None,
-                "loss_first": float(np.mean([r["aim_loss"][0] for r in runs["matt"]])) if "matt" in runs else None,
-                "loss_last": float(np.mean([r["aim_loss"][-1] for r in runs["matt"]])) if "matt" in runs else None},
+        "aim": {
+            "tokens": float(np.mean([r["aim_tokens"] for r in runs.get("matt", [])])) if "matt" in runs else None,
+            "loss_first": float(np.mean([r["aim_loss"][0] for r in runs["matt"]])) if "matt" in runs else None,
+            "loss_last": float(np.mean([r["aim_loss"][-1] for r in runs["matt"]])) if "matt" in runs else None,
+        },
     }
     if "matt" in runs and "focus" in runs:
         # the gain of MATT over FOCUS (bits per character saved) at the first budget minus at the last
         def gain(b):
             return _mean_over_seeds(runs["focus"], b, "bpc") - _mean_over_seeds(runs["matt"], b, "bpc")
+
         metrics["early_minus_late_gain_bpc"] = sample((gain(first) - gain(last)).tolist(), item_ids["bpc"], "item")
     return metrics, table
