@@ -171,11 +171,14 @@ def load_briefs(path: str | Path | None = None, ids: Sequence[str] | None = None
 
 
 def brief_text(brief: Brief) -> str:
-    """The brief as the model reads it (the reference renders the same fields as a list)."""
+    """The brief as the model reads it, laid out as the reference's ``render_brief_for_prompt``: a
+    ``Domain:`` line, then ``Objective:``, then each list under its title with items indented by two
+    spaces, sections separated by a blank line (our ``checks`` are never shown)."""
     def block(title, items):
-        return f"{title}:\n" + "\n".join(f"- {s}" for s in items)
+        return f"{title}:\n" + "\n".join(f"  - {s}" for s in items)
 
-    return "\n\n".join([f"Objective: {brief.objective}", block("Hard constraints", brief.hard_constraints),
+    return "\n\n".join([f"Domain: {brief.domain}\nObjective: {brief.objective}",
+                        block("Hard constraints", brief.hard_constraints),
                         block("Success criteria", brief.success_criteria),
                         block("Plausible directions", brief.plausible_directions),
                         block("Banned moves", brief.banned_moves)])
