@@ -62,10 +62,12 @@ class Check:
         """The agent's sentence that satisfies (``comply``) or breaks the check, numbers filled in."""
         text = self.comply if comply else self.violate
         if self.numeric:
-            inside = self.limit * (0.8 if self.kind == "max" else 1.25)
-            outside = self.limit * (1.5 if self.kind == "max" else 0.5)
-            value = inside if comply else outside
-            text = text.replace("{value}", f"{int(round(value))}")
+            # strictly inside the limit (a value at the limit reads as stretched), strictly outside it
+            if self.kind == "max":
+                inside, outside = min(round(self.limit * 0.8), self.limit - 1), round(self.limit * 1.5)
+            else:
+                inside, outside = max(round(self.limit * 1.25), self.limit + 1), round(self.limit * 0.5)
+            text = text.replace("{value}", f"{int(inside if comply else outside)}")
         return text
 
 

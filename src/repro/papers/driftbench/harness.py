@@ -95,7 +95,8 @@ def turn_plan(condition: str) -> list[tuple[str, bool]]:
 
 @dataclass(frozen=True)
 class Generation:
-    """Token budget and sampling of the model under test (temperature is the model's preset)."""
+    """Token budget and sampling of the model under test (temperature is the model's preset). The
+    reference gives a reply the model's ``max_tokens`` (4,096 for its subjects) and a probe 1,024."""
 
     max_new_tokens: int = 256
     probe_max_new_tokens: int = 192
