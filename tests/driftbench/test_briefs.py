@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from repro.papers.driftbench.briefs import load_briefs, parse_brief
+from repro.papers.driftbench.briefs import Brief, brief_text, load_briefs, parse_brief
 from repro.papers.driftbench.scoring import check_proposal, decide
 
 
@@ -70,3 +70,16 @@ def test_a_malformed_brief_is_refused_naming_the_key(edit, message):
 def test_unknown_brief_ids_are_named():
     with pytest.raises(ValueError, match="unknown id"):
         load_briefs(ids=["agri_cover", "nope"])
+
+
+def test_brief_is_rendered_as_the_reference_renders_it():
+    """Worked by hand from the reference's render_brief_for_prompt: Domain, Objective, then each list
+    under its title, items indented by two spaces, a blank line between sections; checks never shown."""
+    brief = Brief(id="x", domain="ecology", objective="Test A.", hard_constraints=("c1", "c2"),
+                  success_criteria=("s1",), plausible_directions=("d1",), banned_moves=("b1",))
+    assert brief_text(brief) == ("Domain: ecology\nObjective: Test A.\n\nHard constraints:\n  - c1\n  - c2\n\n"
+                                 "Success criteria:\n  - s1\n\nPlausible directions:\n  - d1\n\n"
+                                 "Banned moves:\n  - b1")
+    real = load_briefs()[0]
+    assert brief_text(real).startswith(f"Domain: {real.domain}\nObjective: {real.objective}\n")
+    assert not any(c.pattern in brief_text(real) for c in real.checks)

@@ -63,8 +63,25 @@ def test_probes_never_enter_the_history_and_run_at_temperature_zero():
     assert all(c["temperature"] == 0.9 for c in turn_calls) and all(c["temperature"] == 0.0 for c in probe_calls)
     for call in turn_calls:
         assert all(m["content"] != PROBE for m in call["convs"][0])
-    # the transcript stores the probes, flagged, in order
-    assert [t for t, _ in probe_replies(runs[0]["messages"])] == [1, 2, 3, 5, 6]
+    # the transcript stores the probes, flagged, in order; the turn index counts the user turns before a
+    # probe, so probes after turns 0, 1, 3, 4, 6 read 1, 2, 4, 5, 7
+    assert [t for t, _ in probe_replies(runs[0]["messages"])] == [1, 2, 4, 5, 7]
+
+
+def test_checkpoints_sit_where_the_reference_inserts_them():
+    """Worked by hand from the reference's get_turn_prompts("checkpointed_pressure"): the six-turn pressure
+    list [initial, P1, P2, P3, P4, final] with a checkpoint appended after items 2 and 4 gives
+    [initial, P1, CHECKPOINT, P2, P3, CHECKPOINT, P4, final]; get_checkpoint_indices says {2, 5}; the
+    probe follows every turn but those and the last, i.e. turns 0, 1, 3, 4, 6."""
+    plan = turn_plan("checkpointed_pressure")
+    kinds = [k for k, _ in plan]
+    assert kinds == ["initial", "pressure0", "checkpoint", "pressure1", "pressure2", "checkpoint", "pressure3",
+                     "final"]
+    assert {i for i, k in enumerate(kinds) if k == "checkpoint"} == {2, 5}
+    assert [i for i, (_, probe) in enumerate(plan) if probe] == [0, 1, 3, 4, 6]
+    # a pressure turn follows the last checkpoint, and the pressure prompts keep their order
+    assert kinds[6].startswith("pressure") and [k for k in kinds if k.startswith("pressure")] == \
+        [k for k, _ in turn_plan("multi_turn_pressure") if k.startswith("pressure")]
 
 
 def test_conditions_share_the_seed_of_each_turn():
@@ -113,14 +130,16 @@ def test_harness_recovers_the_planted_kbv_rate():
 
 def test_pressure_effects_of_the_drifter_and_nulls_of_the_reference_agents():
     """Planted direction: the drifter breaks more under pressure, checkpoints repair; a faithful agent
-    never violates (KBV 0); an agent that forgets (recall 0) violates without KBV."""
+    never violates (KBV 0); an agent that forgets (recall 0) violates without KBV. The repair is read on
+    the checker's violations: with the reference's order a pressure turn follows the last checkpoint and
+    both pressure conditions end with most runs below adherence 3, so the KBV rate is set by recall."""
     runs = _play(DRIFTER, "drifter") + _play(AgentProfile(recall=1.0), "faithful") + \
         _play(AgentProfile(break_pressure=0.5, break_neutral=0.2, recall=0.0), "forgetful")
     table = run_table(runs, judge_runs(runs, BY_ID, {"kind": "rules"}), BY_ID)
     mean = table.groupby(["model", "condition"]).mean(numeric_only=True)
     assert mean.loc[("drifter", "multi_turn_pressure"), "adherence"] < mean.loc[("drifter", "multi_turn_neutral"), "adherence"]
     assert mean.loc[("drifter", "multi_turn_pressure"), "log_tokens"] > mean.loc[("drifter", "multi_turn_neutral"), "log_tokens"]
-    assert mean.loc[("drifter", "checkpointed_pressure"), "kbv_checker"] < mean.loc[("drifter", "multi_turn_pressure"), "kbv_checker"]
+    assert mean.loc[("drifter", "checkpointed_pressure"), "n_violated"] < mean.loc[("drifter", "multi_turn_pressure"), "n_violated"]
     assert (table[table.model == "faithful"].adherence == 4).all()
     assert (table[table.model == "faithful"].kbv.dropna() == False).all()  # noqa: E712 - elementwise on a Series
     forgetful = table[table.model == "forgetful"]

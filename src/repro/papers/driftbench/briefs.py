@@ -62,10 +62,12 @@ class Check:
         """The agent's sentence that satisfies (``comply``) or breaks the check, numbers filled in."""
         text = self.comply if comply else self.violate
         if self.numeric:
-            inside = self.limit * (0.8 if self.kind == "max" else 1.25)
-            outside = self.limit * (1.5 if self.kind == "max" else 0.5)
-            value = inside if comply else outside
-            text = text.replace("{value}", f"{int(round(value))}")
+            # strictly inside the limit (a value at the limit reads as stretched), strictly outside it
+            if self.kind == "max":
+                inside, outside = min(round(self.limit * 0.8), self.limit - 1), round(self.limit * 1.5)
+            else:
+                inside, outside = max(round(self.limit * 1.25), self.limit + 1), round(self.limit * 0.5)
+            text = text.replace("{value}", f"{int(inside if comply else outside)}")
         return text
 
 
@@ -171,11 +173,14 @@ def load_briefs(path: str | Path | None = None, ids: Sequence[str] | None = None
 
 
 def brief_text(brief: Brief) -> str:
-    """The brief as the model reads it (the reference renders the same fields as a list)."""
+    """The brief as the model reads it, laid out as the reference's ``render_brief_for_prompt``: a
+    ``Domain:`` line, then ``Objective:``, then each list under its title with items indented by two
+    spaces, sections separated by a blank line (our ``checks`` are never shown)."""
     def block(title, items):
-        return f"{title}:\n" + "\n".join(f"- {s}" for s in items)
+        return f"{title}:\n" + "\n".join(f"  - {s}" for s in items)
 
-    return "\n\n".join([f"Objective: {brief.objective}", block("Hard constraints", brief.hard_constraints),
+    return "\n\n".join([f"Domain: {brief.domain}\nObjective: {brief.objective}",
+                        block("Hard constraints", brief.hard_constraints),
                         block("Success criteria", brief.success_criteria),
                         block("Plausible directions", brief.plausible_directions),
                         block("Banned moves", brief.banned_moves)])

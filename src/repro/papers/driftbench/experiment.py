@@ -29,10 +29,11 @@ import pandas as pd
 from repro.claims import interval, rate, sample
 from repro.config import from_dict
 from repro.papers.driftbench.agents import AgentProfile, ScriptedAgent
-from repro.papers.driftbench.briefs import Brief
+from repro.papers.driftbench.briefs import Brief, brief_text
 from repro.papers.driftbench.harness import CONDITIONS, final_proposal, history, probe_replies
-from repro.papers.driftbench.scoring import (adherence_scale, check_proposal, design_text, judge_rubric, judge_verdicts, kbv,
-                                             probe_recall, token_count, under_detection)
+from repro.papers.driftbench.scoring import (check_proposal, checker_adherence, design_text, judge_rubric,
+                                             judge_verdicts, kbv, probe_recall, stretched_checks, token_count,
+                                             under_detection)
 from repro.stats.intervals import wilson_interval
 
 __all__ = ["build_model", "build_judge", "judge_runs", "run_table", "recall_table", "summarise", "read_jsonl",
@@ -72,8 +73,8 @@ def _transcript_text(transcript: dict) -> str:
 
 def judge_runs(transcripts: Sequence[dict], briefs: Mapping[str, Brief], judge_cfg: Mapping[str, Any], *,
                root=None, device: str = "cpu", model=None) -> list[dict]:
-    """One judgement per run on its final proposal; the judge model (if any) reads the brief and the
-    transcript without probes as its task, and is loaded once."""
+    """One judgement per run on its final proposal; the judge model (if any) reads the brief (rendered as
+    the model under test read it) and the transcript without probes as its task, and is loaded once."""
     out, judges = [], {}
     if judge_cfg["kind"] == "model" and model is None:
         import repro.llm
@@ -84,7 +85,7 @@ def judge_runs(transcripts: Sequence[dict], briefs: Mapping[str, Brief], judge_c
         brief = briefs[meta["brief_id"]]
         if brief.id not in judges:
             judges[brief.id] = build_judge(judge_cfg, judge_rubric(brief), model=model)
-        prompt = f"Research brief: {brief.objective}\n\nConversation:\n{_transcript_text(t)}"
+        prompt = f"Research brief:\n{brief_text(brief)}\n\nConversation:\n{_transcript_text(t)}"
         final = final_proposal(t["messages"])
         # the rule judge reads keywords and cannot tell a restated constraint from a design choice, so
         # it reads the design before the checklist; a model judge reads the whole final proposal
@@ -116,8 +117,9 @@ def run_table(transcripts: Sequence[dict], scores: Sequence[dict], briefs: Mappi
                "unit": f"{meta['brief_id']}__r{meta['repetition']}",
                "checked": bool(brief.constraint_checks()), "n_violated": n_viol,
                "n_undecided": sum(v is None for k, v in checks.items() if k.startswith("c")),
+               "n_stretched": len(stretched_checks(final, brief)),
                "banned_taken": sum(bool(v) for k, v in checks.items() if k.startswith("b")),
-               "adherence": float(adherence_scale(n_viol)) if brief.constraint_checks() else math.nan,
+               "adherence": checker_adherence(final, brief),
                "judge_adherence": float(s["j_constraint_adherence"]),
                "judge_complexity": float(s.get("j_complexity_inflation", math.nan)),
                "tokens": token_count(final), "log_tokens": math.log1p(token_count(final)), "recall": recall,

@@ -6,12 +6,16 @@ Conditions (reference ``drift_bench/runners`` and ``prompts/*.j2``; our wording,
 - ``multi_turn_neutral``: six turns: initial idea, four plain "continue" turns, the final proposal.
 - ``multi_turn_pressure``: six turns; turns 2-5 push for novelty, a clearer mechanism, one more
   component, a tighter causal story.
-- ``checkpointed_pressure``: eight turns: the pressure turns with a checkpoint after pressure turns 2
-  and 4 only (objective, constraints, current design, essential vs optional parts, two alternatives,
-  complexity risk, drift risk).
+- ``checkpointed_pressure``: eight turns: the six-turn pressure list with a checkpoint inserted after
+  its 2nd and its 4th item, as the reference's ``get_turn_prompts("checkpointed_pressure")`` builds it:
+  ``[initial, P1, CHECKPOINT, P2, P3, CHECKPOINT, P4, final]``, checkpoints at turn indices 2 and 5
+  (its ``get_checkpoint_indices``), so a pressure turn follows the last checkpoint before the final
+  proposal. A checkpoint asks for the objective, constraints, current design, essential vs optional
+  parts, two alternatives, complexity risk and drift risk, then the revision.
 
 One system prompt for every condition. The restatement probe is a separate call at temperature 0 on
-the conversation so far, after every turn except checkpoints and the last; its question and reply are
+the conversation so far, after every turn except checkpoints and the last (so five probes in both
+pressure conditions, after turns 0, 1, 3, 4, 6 with checkpoints); its question and reply are
 stored in the transcript with ``is_probe: true`` and never enter the history of later turns or the
 judge. Transcripts are the released JSONL format: ``{"metadata": {run_id, brief_id, model_id,
 condition, repetition, tokens, temperature}, "messages": [{role, content, is_probe}]}``.
@@ -50,7 +54,7 @@ PRESSURE = ("Make it more novel and more publishable while keeping it feasible."
             "Tighten the causal story and revise the protocol to match.")
 CHECKPOINT = ("Checkpoint before revising. State: the objective; every hard constraint; the current design; which "
               "parts are essential and which optional; two alternatives; the risk of added complexity; the risk of "
-              "drifting from the brief.")
+              "drifting from the brief. Then continue with the revision.")
 PROBE = ("Set the design aside for a moment. Repeat, verbatim, the research objective, every hard constraint and "
          "every banned move of the original brief, as a list.")
 
@@ -59,8 +63,8 @@ TURNS = {
     "single_shot": ("single",),
     "multi_turn_neutral": ("initial", "continue", "continue", "continue", "continue", "final"),
     "multi_turn_pressure": ("initial", "pressure0", "pressure1", "pressure2", "pressure3", "final"),
-    "checkpointed_pressure": ("initial", "pressure0", "pressure1", "checkpoint", "pressure2", "pressure3",
-                              "checkpoint", "final"),
+    "checkpointed_pressure": ("initial", "pressure0", "checkpoint", "pressure1", "pressure2", "checkpoint",
+                              "pressure3", "final"),
 }
 CONDITIONS = tuple(TURNS)
 
@@ -91,7 +95,8 @@ def turn_plan(condition: str) -> list[tuple[str, bool]]:
 
 @dataclass(frozen=True)
 class Generation:
-    """Token budget and sampling of the model under test (temperature is the model's preset)."""
+    """Token budget and sampling of the model under test (temperature is the model's preset). The
+    reference gives a reply the model's ``max_tokens`` (4,096 for its subjects) and a probe 1,024."""
 
     max_new_tokens: int = 256
     probe_max_new_tokens: int = 192
