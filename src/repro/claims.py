@@ -5,7 +5,8 @@ lists claims. Each names a metric by its dotted path in ``results/<key>/metrics.
 
     check: {op: ">", rhs: survival.abmil, unit: fold_seed, level: 0.95}
 
-``op`` is ``>``, ``>=``, ``<``, ``<=``, ``within`` (with ``tol``: ``|quantity - rhs| <= tol``) or
+``op`` is ``>``, ``>=``, ``<``, ``<=``, ``within`` (with ``tol``: ``|quantity - rhs| <= tol``, equivalence),
+``outside`` (with ``tol``: ``|quantity - rhs| > tol``, "differs" in either direction, its complement) or
 ``noninferior`` ("matches": with ``margin`` and its ``margin_source``, PASS when the interval's lower end
 is above ``rhs - margin``, FAIL when its upper end is below it; ``better: lower`` mirrors it);
 ``rhs`` is a number or another metric's path; ``unit`` says what one independent observation is
@@ -150,6 +151,8 @@ class Claim:
         lhs = self.metric if self.statistic == "mean" else f"{self.statistic}({self.metric})"
         if self.op == "within":
             rel = f"|{lhs} - {self.rhs}| <= {self.tol}"
+        elif self.op == "outside":
+            rel = f"|{lhs} - {self.rhs}| > {self.tol}"
         elif self.op == "noninferior":
             sign, rel_op = ("-", ">") if self.better == "higher" else ("+", "<")
             rel = f"{lhs} {rel_op} {self.rhs} {sign} {self.margin:g} (non-inferiority; margin: {self.margin_source})"
@@ -357,8 +360,11 @@ def read_claim_file(path: str | Path, schema_path: str | Path) -> ClaimFile:
             raise ValueError(f"{path}: duplicate claim id {item['id']!r}")
         seen.add(item["id"])
         check = item["check"]
-        if check["op"] == "within" and ("tol" not in check or not isinstance(check["rhs"], (int, float))):
-            raise ValueError(f"{path}: claim {item['id']!r}: 'within' needs a numeric rhs and a tol")
+        if check["op"] in ("within", "outside") and ("tol" not in check or not isinstance(check["rhs"], (int, float))):
+            raise ValueError(f"{path}: claim {item['id']!r}: '{check['op']}' needs a numeric rhs and a tol")
+        if check["op"] == "outside" and not check["tol"] > 0:
+            raise ValueError(f"{path}: claim {item['id']!r}: 'outside' needs a positive tol (the smallest difference "
+                             "that counts; with 0 no interval could ever FAIL it)")
         if "ceiling" in item and check["op"] not in (">", ">=", "<", "<="):
             raise ValueError(f"{path}: claim {item['id']!r}: a ceiling needs a one-sided check (>, >=, <, <=)")
         own = "kind" in item
@@ -500,6 +506,9 @@ def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None, *
             better: str = "higher") -> str:
     """PASS / FAIL / INCONCLUSIVE: where ``interval`` lies with respect to the claimed side of ``rhs``.
 
+    ``within`` (equivalence): PASS when the interval lies wholly in ``rhs +- tol``, FAIL when wholly
+    outside it; ``outside`` ("differs", either direction) is its mirror: PASS when the interval lies
+    wholly outside the band, FAIL when wholly inside it.
     ``noninferior`` ("matches" within ``margin``): with ``better`` higher, PASS when the lower end is
     above ``rhs - margin`` and FAIL when the upper end is below it; with ``better`` lower, PASS when the
     upper end is below ``rhs + margin`` and FAIL when the lower end is above it.
@@ -507,11 +516,12 @@ def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None, *
     lo, hi = interval.low, interval.high
     if any(math.isnan(v) for v in (lo, hi, rhs)):
         return INCONCLUSIVE
-    if op == "within":
+    if op in ("within", "outside"):
         a, b = rhs - tol - _FLOAT_SLACK, rhs + tol + _FLOAT_SLACK
-        if a <= lo and hi <= b:
-            return PASS
-        return FAIL if hi < a or lo > b else INCONCLUSIVE
+        inside, outside = a <= lo and hi <= b, hi < a or lo > b
+        if op == "outside":
+            inside, outside = outside, inside
+        return PASS if inside else FAIL if outside else INCONCLUSIVE
     if op == "noninferior":
         if margin is None or not margin > 0:
             raise ValueError("a non-inferiority check needs a positive margin")
@@ -530,8 +540,8 @@ def verdict(interval: Interval, op: str, rhs: float, tol: float | None = None, *
 
 def _edges(claim: Claim, threshold: float) -> tuple[list[float], bool]:
     """The edge(s) an interval must clear for ``claim`` at ``threshold``, and whether a value above the
-    (single) edge is on the claimed side; ``within`` gives its band's two edges."""
-    if claim.op == "within":
+    (single) edge is on the claimed side; ``within`` and ``outside`` give their band's two edges."""
+    if claim.op in ("within", "outside"):
         return [threshold - claim.tol, threshold + claim.tol], True
     if claim.op == "noninferior":
         return ([threshold - claim.margin], True) if claim.better == "higher" else ([threshold + claim.margin], False)
@@ -599,12 +609,15 @@ def units_to_decide(claim: Claim, interval: Interval | None, threshold: float, *
     clustered = clustered or (interval is not None and "clusters" in interval.method)
     what = f"clusters of {claim.unit}" if clustered else claim.unit
     needs = []
-    if claim.op == "within" and edges[0] < est < edges[1]:
-        targets, side = [(est - edges[0], -1), (edges[1] - est, +1)], "PASS"  # both ends inside the band
+    band = claim.op in ("within", "outside")
+    if band and edges[0] < est < edges[1]:
+        targets = [(est - edges[0], -1), (edges[1] - est, +1)]  # both ends inside the band
+        side = "PASS" if claim.op == "within" else "FAIL"
     else:
         edge = min(edges, key=lambda e: abs(est - e))
         targets = [(abs(est - edge), +1 if edge > est else -1)]  # the end towards the edge must clear it
-        side = "PASS" if claim.op != "within" and (est > edge) == above_claimed else "FAIL"
+        side = ("FAIL" if claim.op == "within" else "PASS") if band else \
+            "PASS" if (est > edge) == above_claimed else "FAIL"
     for delta, direction in targets:
         if delta <= _FLOAT_SLACK * max(1.0, abs(est)):
             return None, f"no effect visible: the estimate {est:.4g} sits on the threshold"

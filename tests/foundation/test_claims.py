@@ -502,6 +502,43 @@ def test_noninferiority_planted_tie_passes_and_a_deficit_beyond_the_margin_fails
     assert evaluate([lower], _paired(tmp_path, 0.1))[0].status == FAIL
 
 
+def test_outside_is_within_mirrored_a_difference_either_way_passes_a_tie_fails(tmp_path):
+    """'outside' ("differs", either direction) against rhs 0 with tol 0.05, by hand on intervals: PASS when
+    the interval clears the band on either side, FAIL when it lies inside it, INCONCLUSIVE when it
+    straddles an edge; 'within' gives the opposite verdict on the same intervals. Then end to end on
+    planted paired differences of +0.2, -0.2 and 0 (noise 0.02, 20 seeds: an interval of about +-0.01)."""
+    from repro.claims import verdict
+    from repro.stats.intervals import Interval
+
+    def iv(lo, hi):
+        return Interval((lo + hi) / 2, lo, hi, 0.95, 20, "bootstrap")
+
+    for (lo, hi), expect in [((0.06, 0.3), PASS), ((-0.3, -0.06), PASS), ((-0.04, 0.04), FAIL),
+                             ((0.01, 0.08), INCONCLUSIVE), ((-0.08, 0.08), INCONCLUSIVE)]:
+        assert verdict(iv(lo, hi), "outside", 0.0, 0.05) == expect, (lo, hi)
+        mirrored = {PASS: FAIL, FAIL: PASS, INCONCLUSIVE: INCONCLUSIVE}[expect]
+        assert verdict(iv(lo, hi), "within", 0.0, 0.05) == mirrored, (lo, hi)
+    check = {"op": "outside", "rhs": 0, "tol": 0.05, "unit": "seed"}
+    claim, = load_claims(_write(tmp_path, _one(check)), SCHEMA)
+    assert claim.describe_check().startswith("|m - 0| > 0.05")
+
+    def planted(diff, noise=0.02):
+        values = diff + np.random.default_rng(0).normal(0, noise, 20)
+        write_json(tmp_path / "metrics.json", {"m": sample(values, [f"s{i}" for i in range(20)], "seed")})
+        return evaluate([claim], tmp_path / "metrics.json")[0]
+
+    assert planted(0.2).status == PASS and planted(-0.2).status == PASS and planted(0.0).status == FAIL
+    assert planted(0.05, noise=0.05).status == INCONCLUSIVE
+    # what would decide an open one: an estimate beyond the band is on its way to PASS, one inside it to FAIL
+    beyond, inside = planted(0.15, noise=0.3), planted(0.01, noise=0.1)
+    assert beyond.status == inside.status == INCONCLUSIVE
+    assert "(PASS side)" in beyond.to_decide and "(FAIL side)" in inside.to_decide
+    for bad, message in [({k: v for k, v in check.items() if k != "tol"}, "'outside' needs a numeric rhs and a tol"),
+                         ({**check, "tol": 0}, "'outside' needs a positive tol")]:
+        with pytest.raises(ValueError, match=message):
+            load_claims(_write(tmp_path, _one(bad)), SCHEMA)
+
+
 def test_a_metric_at_its_ceiling_is_undecidable_not_fail(tmp_path):
     """Coverage 1.0 in both arms on every seed: the strict '>' FAILs, the ceiling reports it UNDECIDABLE
     with its reason; a baseline with room under the bound keeps its verdict; in an 'each' claim one

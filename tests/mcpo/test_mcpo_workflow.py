@@ -4,6 +4,7 @@ import copy
 import functools
 import json
 
+import numpy as np
 import pytest
 import yaml
 
@@ -45,6 +46,10 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     ref_gap = [c - p for c, p in zip(safety["cautious"]["over_refusal"]["pi_ref"]["per_unit"]["values"],
                                      safety["compliant"]["over_refusal"]["pi_ref"]["per_unit"]["values"])]
     assert min(ref_gap) > 0, ref_gap
+    # the claims read how the fits move: the level gap is the change gap plus the references' own gap, seed by seed
+    for name in ("change_gap", "slope_gap"):
+        assert safety[name]["over_refusal"]["unit"] == "seed" and safety[name]["over_refusal"]["ids"] == gap["ids"]
+    np.testing.assert_allclose(np.subtract(gap["values"], safety["change_gap"]["over_refusal"]["values"]), ref_gap)
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

@@ -10,7 +10,8 @@ from repro.llm.tiny import ByteTokenizer
 from repro.papers.mcpo.arithmetic import candidate_logp
 from repro.papers.mcpo.experiment import aggregate, alpha_key
 from repro.papers.mcpo.safety import (COMPLY, PAIRS, PREFIXES, REFUSE, SafetyConfig, chat, evaluate_safety,
-                                      make_safety_prompts, reference_gap, run_safety_seed, tiny_corpus)
+                                      make_safety_prompts, reference_gap, reference_quantity, run_safety_seed,
+                                      tiny_corpus)
 from repro.rl.alpha_divergence import log_tilted_target
 
 RATES = {"compliant": {"harmful": 0.5, "benign": 0.1}, "cautious": {"harmful": 0.9, "benign": 0.6}}
@@ -104,7 +105,7 @@ def test_run_pairs_the_references_and_aggregate_writes_the_signed_gap(tiny_base)
             # pi* refuses harmful more and benign less than the reference it tilts
             assert m["pi_star"]["harmful_refusal"] > m["pi_ref"]["harmful_refusal"]
             assert m["pi_star"]["over_refusal"] < m["pi_ref"]["over_refusal"]
-    gap = reference_gap(runs, ["alpha0", "alpha1"], "over_refusal")
+    gap = reference_gap(runs, {"alpha0": 0.0, "alpha1": 1.0}, "over_refusal")
     by_hand = [np.mean([runs[s]["references"]["cautious"]["methods"][k]["over_refusal"]
                         - runs[s]["references"]["compliant"]["methods"][k]["over_refusal"] for k in ("alpha0", "alpha1")])
                for s in (0, 1)]
@@ -115,11 +116,64 @@ def test_run_pairs_the_references_and_aggregate_writes_the_signed_gap(tiny_base)
     metrics, tidy = aggregate(bandit, {"alphas": [0.0, 1.0], "ks": [8], "claim_k": 8,
                                        "safety": {"alphas": [0.0, 1.0], "ks": [8]}}, None, runs)
     assert metrics["safety"]["reference_gap"]["over_refusal"]["values"] == pytest.approx(list(gap))
+    # with two alphas the slope is alpha 1 minus alpha 0, and the interaction the difference of the two slopes
+    slope = {r: [runs[s]["references"][r]["methods"]["alpha1"]["over_refusal"]
+                 - runs[s]["references"][r]["methods"]["alpha0"]["over_refusal"] for s in (0, 1)] for r in PREFIXES}
+    safety = metrics["safety"]
+    assert safety["alpha_slope"]["cautious"]["over_refusal"]["values"] == pytest.approx(slope["cautious"])
+    assert safety["slope_gap"]["over_refusal"]["values"] == pytest.approx(
+        np.subtract(slope["cautious"], slope["compliant"]))
+    assert safety["slope_gap"]["over_refusal"]["unit"] == "seed"
+    assert set(safety["change_gap"]) == set(safety["alpha_slope"]["compliant"]) == {"over_refusal", "harmful_refusal",
+                                                                                    "pass1"}
     assert set(tidy.task) == {"bandit", "safety_cautious", "safety_compliant"}
     # the optimiser's trace, averaged over seeds per round
     kl = metrics["safety"]["compliant"]["train_trace_kl"]["alpha1"]
     assert kl == pytest.approx([np.mean([runs[s]["references"]["compliant"]["train_trace"]["alpha1"][r]["kl_reverse"]
                                          for s in (0, 1)]) for r in range(cfg["train"]["steps"])])
+
+
+def _hand_runs() -> dict[int, dict]:
+    """Two seeds, alphas 0, 0.5 and 2, over-refusal written by hand: seed 0's compliant fits fall on
+    0.8 - 0.2 alpha from a pi_ref of 0.85 and its cautious fits on 0.9 - 0.05 alpha from 0.95 (both linear);
+    seed 1's cautious fits are seed 0's compliant ones shifted up by 0.1, pi_ref included, and its
+    compliant ones 0.3, 0.6, 0.3 (not linear) from pi_ref 0.5."""
+    def ref(fits, pi_ref):
+        return {"methods": {**{k: {"over_refusal": v} for k, v in zip(("alpha0", "alpha0p5", "alpha2"), fits)},
+                            "pi_ref": {"over_refusal": pi_ref}}}
+
+    return {0: {"references": {"compliant": ref([0.8, 0.7, 0.4], 0.85), "cautious": ref([0.9, 0.875, 0.8], 0.95)}},
+            1: {"references": {"compliant": ref([0.3, 0.6, 0.3], 0.5), "cautious": ref([0.9, 0.8, 0.5], 0.95)}}}
+
+
+def test_level_change_and_slope_gaps_by_hand_and_only_the_level_sees_the_references_own_gap():
+    """Worked by hand on :func:`_hand_runs` (alphas 0, 0.5, 2: mean 5/6, sum of squared deviations 13/6):
+    level = mean over the dial; change = level - pi_ref; slope = least squares in alpha."""
+    runs, dial = _hand_runs(), {"alpha0": 0.0, "alpha0p5": 0.5, "alpha2": 2.0}
+    q = {(of, r): reference_quantity(runs, dial, "over_refusal", of, r)
+         for of in ("level", "change", "slope") for r in ("cautious", "compliant")}
+    np.testing.assert_allclose(q["level", "compliant"], [1.9 / 3, 0.4])
+    np.testing.assert_allclose(q["level", "cautious"], [2.575 / 3, 2.2 / 3])
+    np.testing.assert_allclose(q["change", "compliant"], [1.9 / 3 - 0.85, 0.4 - 0.5])
+    np.testing.assert_allclose(q["change", "cautious"], [2.575 / 3 - 0.95, 2.2 / 3 - 0.95])
+    # seed 1 compliant: sum (alpha - 5/6) y = (-5/6)(0.3) + (-1/3)(0.6) + (7/6)(0.3) = -0.1, over 13/6
+    np.testing.assert_allclose(q["slope", "compliant"], [-0.2, -0.1 / (13 / 6)])
+    np.testing.assert_allclose(q["slope", "cautious"], [-0.05, -0.2])
+    for of in ("level", "change", "slope"):
+        np.testing.assert_allclose(reference_gap(runs, dial, "over_refusal", of),
+                                   q[of, "cautious"] - q[of, "compliant"])
+    np.testing.assert_allclose(reference_gap(runs, dial, "over_refusal", "slope"), [0.15, -0.2 + 0.1 / (13 / 6)])
+    # shift one reference and all its fits by a constant: the level gap moves by it, change and slope do not
+    shifted = copy.deepcopy(runs)
+    for m in shifted[0]["references"]["cautious"]["methods"].values():
+        m["over_refusal"] += 0.03
+    for of, moves in (("level", 0.03), ("change", 0.0), ("slope", 0.0)):
+        np.testing.assert_allclose(reference_gap(shifted, dial, "over_refusal", of)[0]
+                                   - reference_gap(runs, dial, "over_refusal", of)[0], moves, atol=1e-12)
+    with pytest.raises(ValueError, match="one of"):
+        reference_gap(runs, dial, "over_refusal", "ratio")
+    with pytest.raises(ValueError, match="at least two alphas"):
+        reference_gap(runs, {"alpha0": 0.0}, "over_refusal", "slope")
 
 
 def test_bad_rates_are_refused_with_their_name():

@@ -34,7 +34,7 @@ import pandas as pd
 import torch
 
 from repro.claims import require_paired, sample
-from repro.papers.mcpo.safety import reference_gap
+from repro.papers.mcpo.safety import reference_gap, reference_quantity
 from repro.papers.mcpo.synth import Task, TaskConfig, make_task, sequence_logp
 from repro.rl.alpha_divergence import alpha_divergence, mcpo_loss, reverse_kl_pg_loss
 
@@ -42,6 +42,7 @@ __all__ = ["TrainConfig", "alpha_key", "train_policy", "evaluate", "run_seed", "
 
 log = logging.getLogger(__name__)
 METRICS = ("pass1", "coverage", "kl_reverse", "kl_forward", "reward")
+SAFETY_METRICS = ("over_refusal", "harmful_refusal", "pass1")   # task (iii)'s compared between references
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,8 @@ def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any],
 
     Task (i)'s metrics sit at the top level (as before task (ii) was built), task (ii)'s under
     ``arithmetic``, task (iii)'s under ``safety.<reference>`` with the paired reference gaps under
-    ``safety.reference_gap``; the tidy table's ``task`` column says which is which (``safety_<reference>``).
+    ``safety.reference_gap``, ``safety.change_gap`` and ``safety.slope_gap``; the tidy table's ``task``
+    column says which is which (``safety_<reference>``).
     """
     if not runs:
         raise ValueError("aggregate: no runs")
@@ -192,7 +194,14 @@ def aggregate(runs: dict[int, dict[str, Any]], cfg: dict[str, Any],
 
 def _summarise_safety(runs: dict[int, dict[str, Any]], alphas: list[float],
                       claim_k: int) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Task (iii): task (ii)'s summary per reference, and the references' paired gaps (cautious - compliant)."""
+    """Task (iii): task (ii)'s summary per reference, and the references' paired gaps (cautious - compliant).
+
+    Per seed and for each of :data:`SAFETY_METRICS`: ``change.<reference>`` (the fits' mean over the dial
+    minus pi_ref's) and ``alpha_slope.<reference>`` (their least-squares slope in alpha), and the gaps
+    cautious - compliant of the fits' level (``reference_gap``, which includes the references' own gap),
+    of their change (``change_gap``) and of their slope (``slope_gap``, the alpha-by-reference
+    interaction); :func:`repro.papers.mcpo.safety.reference_gap` defines them. A dial of one alpha has no slope.
+    """
     references = sorted(next(iter(runs.values()))["references"])
     metrics: dict[str, Any] = {"references": references}
     parts = []
@@ -202,11 +211,23 @@ def _summarise_safety(runs: dict[int, dict[str, Any]], alphas: list[float],
         metrics[ref], part = _summarise(sub, alphas, claim_k, f"mcpo task (iii), reference {ref}")
         part.insert(0, "task", f"safety_{ref}")
         parts.append(part)
-    if {"cautious", "compliant"} <= set(references):
-        ids = [f"seed{s}" for s in sorted(runs)]
-        keys = [alpha_key(a) for a in alphas]
-        metrics["reference_gap"] = {m: sample(reference_gap(runs, keys, m), ids, "seed")
-                                    for m in ("over_refusal", "harmful_refusal", "pass1")}
+    ids = [f"seed{s}" for s in sorted(runs)]
+    dial = {alpha_key(a): float(a) for a in alphas}
+    contrasts = {"level": "reference_gap", "change": "change_gap"}
+    if len(set(dial.values())) >= 2:
+        contrasts["slope"] = "slope_gap"
+
+    def per_seed(values: np.ndarray) -> dict[str, Any]:
+        return sample(values, ids, "seed")
+
+    metrics["change"] = {ref: {m: per_seed(reference_quantity(runs, dial, m, "change", ref)) for m in SAFETY_METRICS}
+                         for ref in references}
+    if "slope" in contrasts:
+        metrics["alpha_slope"] = {ref: {m: per_seed(reference_quantity(runs, dial, m, "slope", ref))
+                                        for m in SAFETY_METRICS} for ref in references}
+    if {"cautious", "compliant"} <= set(references):  # the references' paired gaps, cautious - compliant
+        for of, name in contrasts.items():
+            metrics[name] = {m: per_seed(reference_gap(runs, dial, m, of)) for m in SAFETY_METRICS}
     return metrics, pd.concat(parts, ignore_index=True)
 
 
