@@ -17,11 +17,14 @@ batch is node ``m``; ``src[e] -> dst[e]`` means ``dst`` sees ``src``; edges are 
 
 Environment protocol (what :func:`train_ippo` and :func:`rollout` call)::
 
-    obs = env.reset()            # Obs(own=(M, d_own), edge=(E, d_edge)); env.graph: GraphBatch
+    obs = env.reset()            # Obs(own=(M, d_own), edge=(E, d_edge)[, mask=(E,) bool]); env.graph: GraphBatch
     obs, reward, done = env.step(actions)    # actions (M,) long; reward (M,)
     env.aux_target               # (M,) long, the belief head's target (e.g. the truth)
 
-Episodes have a fixed horizon ``env.horizon``; ``done`` is True after the last step.
+Episodes have a fixed horizon ``env.horizon``; ``done`` is True after the last step. A graph whose
+ties switch within an episode keeps one edge list and marks the ties each agent sees at this step in
+``Obs.mask``: the attention runs over the marked in-edges only (an agent with none gets a zero
+message), as a masked softmax over a fixed edge list.
 """
 
 from __future__ import annotations
@@ -65,14 +68,26 @@ class GraphBatch(NamedTuple):
 class Obs(NamedTuple):
     own: torch.Tensor  # (M, d_own)
     edge: torch.Tensor  # (E, d_edge): what dst sees of src along each edge
+    mask: torch.Tensor | None = None  # (E,) bool: the edges seen at this step (None: every edge)
 
 
-def scatter_softmax(score: torch.Tensor, index: torch.Tensor, n: int) -> torch.Tensor:
-    """Softmax of ``score`` (E,) within each group of equal ``index`` (n groups); stable."""
-    amax = torch.full((n,), -math.inf, dtype=score.dtype).scatter_reduce(0, index, score, "amax", include_self=True)
-    ex = (score - amax[index]).exp()
+def scatter_softmax(score: torch.Tensor, index: torch.Tensor, n: int, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Softmax of ``score`` (E,) within each group of equal ``index`` (n groups); stable.
+
+    With ``mask`` (E,) bool the softmax runs over the masked-in entries of each group only; the others get 0, and
+    a group with none gets 0 everywhere (no NaN).
+    """
+    if mask is None:
+        amax = torch.full((n,), -math.inf, dtype=score.dtype).scatter_reduce(0, index, score, "amax", include_self=True)
+        ex = (score - amax[index]).exp()
+        den = torch.zeros(n, dtype=score.dtype).index_add(0, index, ex)
+        return ex / den[index]
+    masked = torch.where(mask, score, torch.full_like(score, -math.inf))
+    amax = torch.full((n,), -math.inf, dtype=score.dtype).scatter_reduce(0, index, masked, "amax", include_self=True)
+    amax = torch.where(torch.isfinite(amax), amax, torch.zeros_like(amax))
+    ex = torch.where(mask, (score - amax[index]).exp(), torch.zeros_like(score))
     den = torch.zeros(n, dtype=score.dtype).index_add(0, index, ex)
-    return ex / den[index]
+    return ex / den[index].clamp_min(torch.finfo(score.dtype).tiny)
 
 
 class GraphAttention(nn.Module):
@@ -85,10 +100,11 @@ class GraphAttention(nn.Module):
         self.v = nn.Linear(edge_dim, hidden)
         self.a = nn.Linear(hidden, 1, bias=False)
 
-    def forward(self, h: torch.Tensor, edge: torch.Tensor, graph: GraphBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """(message (M, hidden), attention (E,)); an agent without in-edges gets a zero message."""
+    def forward(self, h: torch.Tensor, edge: torch.Tensor, graph: GraphBatch, mask: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(message (M, hidden), attention (E,)); an agent without (seen) in-edges gets a zero message."""
         score = self.a(nn.functional.leaky_relu(self.q(h)[graph.dst] + self.k(edge), 0.2))[:, 0]  # GATv2 Eq. 7; (E,)
-        alpha = scatter_softmax(score, graph.dst, h.shape[0])  # (E,)
+        alpha = scatter_softmax(score, graph.dst, h.shape[0], mask)  # (E,)
         msg = torch.zeros(h.shape[0], self.v.out_features, dtype=h.dtype).index_add(0, graph.dst, alpha[:, None] * self.v(edge))
         return msg, alpha
 
@@ -116,7 +132,7 @@ class RecurrentGraphPolicy(nn.Module):
 
     def step(self, h: torch.Tensor, obs: Obs, graph: GraphBatch) -> tuple[torch.Tensor, ...]:
         """(h_t, logits (M, A), value (M,), belief logits (M, K), attention (E,))."""
-        msg, alpha = self.attn(h, obs.edge, graph)
+        msg, alpha = self.attn(h, obs.edge, graph, obs.mask)
         h = self.gru(torch.cat([self.enc(obs.own), msg], -1), h)
         return h, self.actor(h), self.critic(h)[:, 0], self.belief(h.detach()), alpha
 
@@ -135,6 +151,7 @@ class Rollout:
     attention: torch.Tensor  # (T, E)
     belief: torch.Tensor  # (T, M, K) belief probabilities
     aux_target: torch.Tensor  # (M,)
+    mask: torch.Tensor | None = None  # (T, E) bool: the edges seen at each step (None: every edge, every step)
 
 
 @torch.no_grad()
@@ -145,6 +162,7 @@ def rollout(policy: RecurrentGraphPolicy, env: Any, generator: torch.Generator, 
     h = policy.initial_state(graph.n_nodes)
     rec: dict[str, list[torch.Tensor]] = {k: [] for k in ("own", "edge", "actions", "logp", "values", "rewards",
                                                           "attention", "belief")}
+    masks: list[torch.Tensor] = []
     done = False
     while not done:
         h, logits, value, belief, alpha = policy.step(h, obs, graph)
@@ -152,11 +170,14 @@ def rollout(policy: RecurrentGraphPolicy, env: Any, generator: torch.Generator, 
         a = logits.argmax(-1) if greedy else torch.multinomial(dist.probs, 1, generator=generator)[:, 0]
         rec["own"].append(obs.own)
         rec["edge"].append(obs.edge)
+        if obs.mask is not None:
+            masks.append(obs.mask)
         obs, reward, done = env.step(a)
         for k, v in (("actions", a), ("logp", dist.log_prob(a)), ("values", value), ("rewards", reward),
                      ("attention", alpha), ("belief", belief.softmax(-1))):
             rec[k].append(v)
-    return Rollout(graph=graph, aux_target=env.aux_target.clone(), **{k: torch.stack(v) for k, v in rec.items()})
+    return Rollout(graph=graph, aux_target=env.aux_target.clone(), mask=torch.stack(masks) if masks else None,
+                   **{k: torch.stack(v) for k, v in rec.items()})
 
 
 def _replay(policy: RecurrentGraphPolicy, ro: Rollout, g0: int, g1: int) -> tuple[torch.Tensor, ...]:
@@ -167,7 +188,8 @@ def _replay(policy: RecurrentGraphPolicy, ro: Rollout, g0: int, g1: int) -> tupl
     h = policy.initial_state(n1 - n0)
     out: list[tuple[torch.Tensor, ...]] = []
     for t in range(ro.own.shape[0]):
-        h, logits, value, belief, _ = policy.step(h, Obs(ro.own[t, n0:n1], ro.edge[t, e0:e1]), graph)
+        mask = None if ro.mask is None else ro.mask[t, e0:e1]
+        h, logits, value, belief, _ = policy.step(h, Obs(ro.own[t, n0:n1], ro.edge[t, e0:e1], mask), graph)
         dist = torch.distributions.Categorical(logits=logits)
         out.append((dist.log_prob(ro.actions[t, n0:n1]), dist.entropy(), value, belief))
     return tuple(torch.stack(x) for x in zip(*out))

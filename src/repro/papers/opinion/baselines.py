@@ -16,6 +16,9 @@
 - ``majority`` (an addition): step 1 the private stance (uninformed agents wait); then the weighted
   majority of its own and its neighbours' non-waiting stances; a tie keeps its stance.
 - ``oracle`` (ceiling): the truth at every step. ``random`` (floor): 0 or 1 at random every step.
+
+On a network whose ties switch (the game's G6) every rule reads only the ties seen at the step (the
+round's interaction graph), as the learned agents do.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ class BayesHonest(Scripted):
         if game.t == 1:  # after the first round: add the first stances of the agents seen as votes
             q = 0.5 * (1 + math.erf(1 / (2 * game.cfg.sigma) / math.sqrt(2)))  # Phi(1 / (2 sigma))
             first = game.history[0][game.graph.src]
-            vote = torch.where(first == WAIT, 0.0, torch.where(first == 1, 1.0, -1.0)).double()
+            vote = torch.where((first == WAIT) | ~game.seen, 0.0, torch.where(first == 1, 1.0, -1.0)).double()
             self.logit = self.logit + torch.zeros_like(self.logit).index_add(0, game.graph.dst, vote) * math.log(q / (1 - q))
         return _sign(self.logit)
 
@@ -84,7 +87,7 @@ class DeGroot(Scripted):
 
     def act(self, game):
         if game.t > 0:
-            g, w = game.graph, game.weight.double()
+            g, w = game.graph, torch.where(game.seen, game.weight, 0.0).double()
             num = self.x + torch.zeros_like(self.x).index_add(0, g.dst, w * self.x[g.src])
             self.x = num / (1 + torch.zeros_like(self.x).index_add(0, g.dst, w))
         return _sign(self.x - 0.5)
@@ -101,8 +104,9 @@ class Voter(Scripted):
         g = game.graph
         # one uniform in-neighbour per agent: random keys, the edge with the largest key per dst wins
         key = torch.as_tensor(self.rng.random(len(g.src)))
+        key = torch.where(game.seen, key, -2.0)  # an unseen tie is never drawn
         best = torch.full((M,), -1.0, dtype=key.dtype).scatter_reduce(0, g.dst, key, "amax", include_self=True)
-        chosen = key == best[g.dst]
+        chosen = (key == best[g.dst]) & game.seen
         pick = torch.full((M,), -1, dtype=torch.long)
         pick[g.dst[chosen]] = g.src[chosen]
         prev = game.stance
@@ -117,7 +121,8 @@ class Majority(Scripted):
             return _sign(game.posterior - 0.5)
         g, prev = game.graph, game.stance
         vote = lambda s: torch.where(s == WAIT, 0.0, torch.where(s == 1, 1.0, -1.0))
-        tally = vote(prev) + torch.zeros(len(prev)).index_add(0, g.dst, game.weight * vote(prev[g.src]))
+        w = torch.where(game.seen, game.weight, 0.0)
+        tally = vote(prev) + torch.zeros(len(prev)).index_add(0, g.dst, w * vote(prev[g.src]))
         new = _sign(tally)
         return torch.where(new == WAIT, prev, new)
 

@@ -1,8 +1,17 @@
 """Train, evaluate and aggregate the opinion-dynamics experiment (paper 5, arXiv 2606.07487).
 
 The grid: graph family (``static``: one scale-free graph per seed, the same in every episode;
-``dynamic``: a small camp network rewired every episode) x alpha (the truth weight; low alpha =
-high conformity) x seed. Per cell the parameter-shared recurrent graph-attention agent
+``dynamic``: one camp network per seed whose ties switch between interacting and silent within each
+episode by the reference's two-state chain, game G6; at small both families have the same number of
+nodes, so that the comparison of the two is one of dynamics and topology, not of size) x alpha (the
+truth weight; low alpha = high conformity) x seed.
+
+Choices the reference leaves open for the dynamic family (ours; its q comes from the Hadza data, its
+r is a free parameter whose value sits in a config folder the index does not hold): q = 0.5 for a
+tie inside a camp and 0.2 for a tie between camps (a camp tie then interacts in 70% of rounds, a
+bridge in 35%: 1 - (1 - q) e^(-q r)), r = 1 (a tie's state keeps e^-1 = 0.37 of its correlation from
+one round to the next). The earlier protocol (a new camp network at every episode, every tie
+interacting at every round) stays as a variant: ``family: {rewire: true, switch_rate: null}``. Per cell the parameter-shared recurrent graph-attention agent
 (:mod:`repro.rl.marl`) is trained with other-play (``marl``), and at the ablation's alphas also
 without it (``marl_noop``); the scripted baselines of :mod:`repro.papers.opinion.baselines` play
 the same evaluation games (same graphs, truths and signals: the evaluation seed leaves the method
@@ -94,7 +103,7 @@ CENTRALITIES = ("degree", "eigenvector", "pagerank")
 
 @dataclass(frozen=True)
 class FamilyConfig:
-    """Graph families: ``static`` scale-free graphs, ``dynamic`` rewired camp networks."""
+    """Graph families: ``static`` scale-free graphs, ``dynamic`` camp networks whose ties switch within an episode."""
 
     static_nodes: int = 200
     """nodes of the scale-free graph (spec: 200 to 1,000)"""
@@ -104,6 +113,21 @@ class FamilyConfig:
     """agents of a camp network (the paper's Hadza network has 37)"""
     camp_size: float = 6.0
     bridge_p: float = 0.3
+    camp_q: float = 0.5
+    """stationary interaction probability of a tie inside a camp (G6's q; the reference reads it from the Hadza data)"""
+    bridge_q: float = 0.2
+    """the same for a tie between two camps"""
+    switch_rate: float | None = 1.0
+    """G6's r, the rate at which a tie switches (None: every tie interacts at every round)"""
+    rewire: bool = False
+    """draw a new camp network at every episode (the earlier protocol) instead of one per seed unit"""
+
+    def __post_init__(self) -> None:
+        for key in ("camp_q", "bridge_q"):
+            if not 0.0 <= getattr(self, key) <= 1.0:
+                raise ValueError(f"opinion family: {key} must lie in [0, 1], got {getattr(self, key)}")
+        if self.switch_rate is not None and not self.switch_rate > 0:
+            raise ValueError(f"opinion family: switch_rate must be > 0 or null, got {self.switch_rate}")
 
 
 @dataclass(frozen=True)
@@ -146,8 +170,12 @@ def graph_sampler(family: str, fam: FamilyConfig, graph_seed: int):
         g = scale_free(fam.static_nodes, fam.static_m, graph_seed)
         return lambda B, rng: [g] * B
     if family == "dynamic":
-        return lambda B, rng: [hunter_gatherer(fam.dynamic_nodes, rng, camp_size=fam.camp_size, bridge_p=fam.bridge_p)
-                               for _ in range(B)]
+        camps = lambda rng: hunter_gatherer(fam.dynamic_nodes, rng, camp_size=fam.camp_size, bridge_p=fam.bridge_p,
+                                            camp_q=fam.camp_q, bridge_q=fam.bridge_q)
+        if fam.rewire:
+            return lambda B, rng: [camps(rng) for _ in range(B)]
+        g = camps(np.random.default_rng(graph_seed % 2**63))
+        return lambda B, rng: [g] * B
     if family in ("karate", "les_miserables", "davis", "florentine"):
         g = real_graph(family)
         return lambda B, rng: [g] * B
@@ -156,7 +184,8 @@ def graph_sampler(family: str, fam: FamilyConfig, graph_seed: int):
 
 def _game(cfg: TrainConfig, family: str, alpha: float, other_play: bool, n_games: int, *, graph_seed: int,
           game_seed: int) -> OpinionGame:
-    gc = GameConfig(alpha=alpha, uninformed_share=cfg.uninformed_share, other_play=other_play)
+    switch = cfg.family.switch_rate if family == "dynamic" else None
+    gc = GameConfig(alpha=alpha, uninformed_share=cfg.uninformed_share, other_play=other_play, switch_rate=switch)
     return OpinionGame(gc, graph_sampler(family, cfg.family, graph_seed), n_games, game_seed)
 
 

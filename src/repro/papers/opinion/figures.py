@@ -28,7 +28,7 @@ COLORS = Palette("opinion", {"marl_noop": "#E69F00", "bayes_honest": "#0072B2", 
                              "untrained": "#999933"}, ours="marl")
 ORDER = ("marl", "marl_noop", "bayes_honest", "degroot", "voter", "majority", "oracle", "random")
 QUANTITY_LABELS = {"lying_rate": "lying rate (belief probe)", "contrary_rate": "contrary to own signal"}
-FAMILY_TITLES = {"static": "large static (scale-free)", "dynamic": "small dynamic (camps, rewired)"}
+FAMILY_TITLES = {"static": "static (scale-free)", "dynamic": "dynamic (camps, ties switching)"}
 
 
 def sweep_table(results: pd.DataFrame, column: str) -> pd.DataFrame:

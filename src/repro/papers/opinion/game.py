@@ -16,6 +16,21 @@ public code (flipbagels/OpiniMARL, JAX), as the spec's *Reference definitions* s
   own are relabelled, and its action is relabelled back before the game applies it.
 - G5 the exposed Bayesian posterior of an agent given its private signal,
   P(y = 1 | s) = sigmoid((2 s - 1) / (2 sigma^2)) (0.5 when uninformed), in the game's labels.
+- G6 dynamic networks (the reference's ``NetworkBinary`` with ``q`` and ``r``; ``switch_rate`` = r):
+  each pair {i, j} of the network switches between interacting and silent by a continuous-time
+  two-state chain with stationary interaction probability q_ij and total rate r (silent -> interacting
+  at rate q r, back at rate (1 - q) r), read once per round of unit length. Over one round, silent ->
+  interacting w.p. q (1 - e^-r) and interacting stays so w.p. q + (1 - q) e^-r; a pair silent at both
+  ends interacted in between w.p. 1 - e^(-q r) / (1 - q (1 - e^-r)). The round's interaction graph
+  holds the pairs that interacted at any moment of the round (at its start, its end, or in between),
+  in both directions. At a reset each pair interacts w.p. q and one round is played out; after round
+  t's stances the reward's conformity mean runs over round t's interaction graph, then the chain
+  moves one round and the agents see the stances over the next one (the reference's order: its
+  reward reads the state before the step, its observation the state after). The interaction graph
+  is per round, not the union since the episode's start: the reference's ``update_interaction_network``
+  ORs the pair's state at the round's two ends and the in-between visit, never the previous graph.
+  Ties outside the round's graph are unseen (masked out of the attention, as the reference's
+  observation code 3 is) and out of the conformity mean.
 
 Choices the reference leaves open (ours)
 ----------------------------------------
@@ -46,10 +61,11 @@ from typing import Callable
 import numpy as np
 import torch
 
-from repro.papers.opinion.graphs import Graph
+from repro.papers.opinion.graphs import Graph, drop_ties
 from repro.rl.marl import GraphBatch, Obs
 
-__all__ = ["GameConfig", "WAIT", "OpinionGame", "batch_graphs", "drop_ties", "private_posterior", "OWN_DIM", "EDGE_DIM",
+__all__ = ["GameConfig", "WAIT", "OpinionGame", "batch_graphs", "drop_ties", "switch_ties", "private_posterior",
+           "OWN_DIM", "EDGE_DIM",
            "stance_value", "break_even", "break_even_alpha"]
 
 WAIT = 2
@@ -75,6 +91,8 @@ class GameConfig:
     disagree: float = -0.2
     other_play: bool = False
     """relabel each agent's stances at random per episode (G4)"""
+    switch_rate: float | None = None
+    """r of G6: ties switch between interacting and silent within an episode (None: every tie always interacts)"""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.alpha <= 1.0:
@@ -83,12 +101,24 @@ class GameConfig:
             raise ValueError(f"opinion game: uninformed_share must lie in [0, 1], got {self.uninformed_share}")
         if self.horizon < 1 or self.sigma <= 0:
             raise ValueError(f"opinion game: horizon >= 1 and sigma > 0 needed, got {self.horizon}, {self.sigma}")
+        if self.switch_rate is not None and not self.switch_rate > 0:
+            raise ValueError(f"opinion game: switch_rate must be > 0 (or None: static ties), got {self.switch_rate}")
 
 
-def drop_ties(graph: Graph, keep_prob: float, rng: np.random.Generator) -> Graph:
-    """The graph with each directed tie kept independently w.p. ``keep_prob`` (the reference's percolation mask)."""
-    keep = rng.random(len(graph.src)) < keep_prob
-    return Graph(graph.n, graph.src[keep], graph.dst[keep], graph.weight[keep])
+def switch_ties(on: np.ndarray, q: np.ndarray, rate: float, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One round of the ties' two-state chain (G6): (interacting at the next round, interacted during this one).
+
+    ``on`` (P,) bool: the pairs interacting now; ``q`` (P,) their stationary interaction probability; ``rate`` r;
+    ``u`` (3, P) uniforms on [0, 1) (the three Bernoulli draws of the reference, one row each).
+    """
+    decay = math.exp(-rate)
+    p_start = q * (1 - decay)  # silent -> interacting over one unit of time
+    p_stay = q + (1 - q) * decay  # interacting -> interacting
+    nxt = np.where(on, u[1] < p_stay, u[0] < p_start)
+    # silent at both ends: it met in between unless it never left silence, w.p. exp(-q r) / P(silent -> silent)
+    p_between = 1 - np.exp(-q * rate) / np.maximum(1 - p_start, 1e-300)
+    between = ~on & ~nxt & (u[2] < p_between)
+    return nxt, on | nxt | between
 
 
 def batch_graphs(graphs: list[Graph]) -> tuple[GraphBatch, torch.Tensor, torch.Tensor]:
@@ -184,6 +214,7 @@ class OpinionGame:
             graphs = [drop_ties(g, self.keep_prob, rng) for g in graphs]
         self.graph, self.weight, degree = batch_graphs(graphs)
         M = self.graph.n_nodes
+        self._init_ties(graphs)
         sizes = torch.as_tensor([g.n for g in graphs])
         self.game = torch.repeat_interleave(torch.arange(B), sizes)  # (M,)
         self.truth = torch.as_tensor(rng.integers(0, 2, size=B)) if truth is None else truth.long()
@@ -201,10 +232,41 @@ class OpinionGame:
         self.t = 0
         n_max = max(g.n for g in graphs)
         self._edge_static = torch.stack([torch.log1p(degree[self.graph.src]) / math.log1p(n_max), self.weight], -1)
-        # conformity mean: weights normalised over the agents i sees
-        tot = torch.zeros(M).index_add(0, self.graph.dst, self.weight)
-        self._w_norm = self.weight / tot[self.graph.dst].clamp_min(1e-12)
         return self._obs()
+
+    def _init_ties(self, graphs: list[Graph]) -> None:
+        """G6 at a reset: each pair interacting w.p. q, then one round of the chain gives the first interaction graph."""
+        self._pair = None
+        if self.cfg.switch_rate is None:
+            self._set_seen(torch.ones(len(self.graph.src), dtype=torch.bool))
+            return
+        if any(g.q is None for g in graphs):
+            raise ValueError("opinion game: switch_rate is set but a graph has no tie probabilities q "
+                             "(build it with hunter_gatherer(..., camp_q=, bridge_q=))")
+        # unordered pairs over the whole batch: game b's nodes are offset, so pairs never cross games
+        n_all = int(self.graph.n_nodes)
+        lo = np.minimum(self.graph.src.numpy(), self.graph.dst.numpy())
+        hi = np.maximum(self.graph.src.numpy(), self.graph.dst.numpy())
+        _, first, self._pair = np.unique(lo * n_all + hi, return_index=True, return_inverse=True)
+        self._pair = self._pair.reshape(-1)
+        self._q = np.concatenate([g.q for g in graphs])[first]
+        on = self.rng.random(len(first)) < self._q
+        self._on, seen = switch_ties(on, self._q, self.cfg.switch_rate, self.rng.random((3, len(first))))
+        self._set_seen(torch.as_tensor(seen[self._pair]))
+
+    def _advance_ties(self) -> None:
+        """G6 between two rounds: the next interaction graph (no-op on static ties)."""
+        if self._pair is None:
+            return
+        self._on, seen = switch_ties(self._on, self._q, self.cfg.switch_rate, self.rng.random((3, len(self._q))))
+        self._set_seen(torch.as_tensor(seen[self._pair]))
+
+    def _set_seen(self, seen: torch.Tensor) -> None:
+        """The ties that interact this round: what the agents see and whom the conformity mean runs over."""
+        self.seen = seen
+        w = torch.where(seen, self.weight, torch.zeros_like(self.weight))
+        tot = torch.zeros(self.graph.n_nodes).index_add(0, self.graph.dst, w)
+        self._w_norm = w / tot[self.graph.dst].clamp_min(1e-12)  # conformity mean: weights normalised over i's seen ties
 
     def relabel(self, stance: torch.Tensor, agent: torch.Tensor | None = None) -> torch.Tensor:
         """Swap labels 0 <-> 1 where agent's other-play flag is set (wait stays wait); an involution."""
@@ -224,7 +286,7 @@ class OpinionGame:
                          torch.nn.functional.one_hot(own_stance, 3).float(), t[:, None]], -1)
         seen = self.relabel(self.stance[self.graph.src], self.graph.dst)  # j's stance in i's labels
         edge = torch.cat([torch.nn.functional.one_hot(seen, 3).float(), self._edge_static], -1)
-        return Obs(own, edge)
+        return Obs(own, edge, None if self._pair is None else self.seen)
 
     def terms(self, stance: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(truth_i, conform_i) of Eq. G3 for stances in game labels (M,)."""
@@ -250,14 +312,22 @@ class OpinionGame:
         self.stance = self.relabel(actions.long())
         self.history.append(self.stance.clone())
         self.t += 1
-        return self._obs(), self.rewards(self.stance), self.t >= self.horizon
+        reward = self.rewards(self.stance)  # on this round's interaction graph (G6)
+        if self.t < self.horizon:  # after the last round the interaction graph stays the one its stances met on
+            self._advance_ties()
+        return self._obs(), reward, self.t >= self.horizon
 
     # -- outcomes -----------------------------------------------------------------------------
     def agreement(self, stance: torch.Tensor) -> torch.Tensor:
-        """Per game: weighted share of ties j -> i whose two stances are equal and not waiting."""
+        """Per game: weighted share of the seen ties j -> i whose two stances are equal and not waiting.
+
+        Seen: every tie on a static graph; under G6 the ties that interact at the current round (after an episode,
+        its last round: the ties whose agreement the last reward paid for).
+        """
         s_i, s_j = stance[self.graph.dst], stance[self.graph.src]
-        agree = ((s_i == s_j) & (s_i < WAIT)).float() * self.weight
+        w = torch.where(self.seen, self.weight, torch.zeros_like(self.weight))
+        agree = ((s_i == s_j) & (s_i < WAIT)).float() * w
         game = self.game[self.graph.dst]
         num = torch.zeros(self.n_games).index_add(0, game, agree)
-        den = torch.zeros(self.n_games).index_add(0, game, self.weight)
+        den = torch.zeros(self.n_games).index_add(0, game, w)
         return num / den.clamp_min(1e-12)

@@ -7,9 +7,12 @@ stance* (an undirected tie gives both directions). For the paper's Bluesky subse
 - :func:`real_graph`: karate club, les misérables, davis southern women, florentine families
   (networkx ships them; offline).
 - :func:`scale_free`: a Barabási-Albert graph (the "large static" family, 200 to 1,000 nodes).
-- :func:`hunter_gatherer`: a small camp network rewired every episode (the "small dynamic" family,
-  after the paper's 37-person Hadza network): agents split into camps of ``camp_size`` on average,
-  everyone tied within a camp, plus one tie to another camp with probability ``bridge_p``.
+- :func:`hunter_gatherer`: a camp network (the "dynamic" family, after the paper's 37-person Hadza
+  network): agents split into camps of ``camp_size`` on average, everyone tied within a camp, plus
+  one tie to another camp with probability ``bridge_p``. With ``camp_q`` / ``bridge_q`` each tie also
+  carries ``q``, the stationary probability that the pair interacts (the reference's Hadza q: the
+  share of the day two people spend within two metres of each other; here a value per kind of tie),
+  which the game's two-state chain switches within an episode (:mod:`repro.papers.opinion.game`).
 - :func:`load_edge_list`: a CSV or Parquet of ``source, target[, weight]`` (the real path,
   ``source: remote``); a missing column, a non-numeric or negative weight, or an empty table is a
   ``ValueError`` naming the file.
@@ -25,7 +28,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-__all__ = ["Graph", "from_networkx", "REAL_GRAPHS", "real_graph", "scale_free", "hunter_gatherer",
+__all__ = ["Graph", "from_networkx", "REAL_GRAPHS", "real_graph", "scale_free", "hunter_gatherer", "drop_ties",
            "load_edge_list", "to_networkx", "centrality", "eigenvector_centrality"]
 
 
@@ -34,9 +37,15 @@ class Graph(NamedTuple):
     src: np.ndarray  # (E,) int64
     dst: np.ndarray  # (E,) int64
     weight: np.ndarray  # (E,) float64, > 0
+    q: np.ndarray | None = None  # (E,) float64 in [0, 1]: the tie's stationary interaction probability (both directions equal)
 
     def in_degree(self) -> np.ndarray:
         return np.bincount(self.dst, minlength=self.n)
+
+    def pairs(self) -> np.ndarray:
+        """(E,) the index of each directed edge's unordered pair {src, dst} (0..P-1, in sorted pair order)."""
+        lo, hi = np.minimum(self.src, self.dst), np.maximum(self.src, self.dst)
+        return np.unique(lo * self.n + hi, return_inverse=True)[1].reshape(-1)
 
 
 def from_networkx(g: nx.Graph, weight: str | None = None) -> Graph:
@@ -80,8 +89,13 @@ def scale_free(n: int, m: int, seed: int) -> Graph:
     return from_networkx(nx.barabasi_albert_graph(n, m, seed=seed % 2**32))
 
 
-def hunter_gatherer(n: int, rng: np.random.Generator, *, camp_size: float = 6.0, bridge_p: float = 0.3) -> Graph:
-    """A camp network: n agents in camps (complete inside), each with a bridge tie to another camp w.p. bridge_p."""
+def hunter_gatherer(n: int, rng: np.random.Generator, *, camp_size: float = 6.0, bridge_p: float = 0.3,
+                    camp_q: float | None = None, bridge_q: float | None = None) -> Graph:
+    """A camp network: n agents in camps (complete inside), each with a bridge tie to another camp w.p. bridge_p.
+
+    With ``camp_q`` and ``bridge_q`` the graph carries each tie's stationary interaction probability ``q``: camp_q
+    for a tie inside a camp, bridge_q for a tie between camps (the same for both directions).
+    """
     n_camps = max(int(round(n / camp_size)), 1)
     camp = rng.integers(0, n_camps, size=n)
     g = nx.Graph()
@@ -94,7 +108,13 @@ def hunter_gatherer(n: int, rng: np.random.Generator, *, camp_size: float = 6.0,
             others = np.flatnonzero(camp != camp[i])
             if len(others):
                 g.add_edge(i, int(rng.choice(others)))
-    return from_networkx(g)
+    graph = from_networkx(g)
+    if camp_q is None and bridge_q is None:
+        return graph
+    if camp_q is None or bridge_q is None or not (0 <= camp_q <= 1 and 0 <= bridge_q <= 1):
+        raise ValueError(f"camp network: camp_q and bridge_q must both lie in [0, 1], got {camp_q}, {bridge_q}")
+    same = camp[graph.src] == camp[graph.dst]
+    return graph._replace(q=np.where(same, float(camp_q), float(bridge_q)))
 
 
 def load_edge_list(path: str | Path) -> Graph:
@@ -128,6 +148,20 @@ def load_edge_list(path: str | Path) -> Graph:
     g.add_nodes_from(sorted(set(table["source"]) | set(table["target"]), key=str))
     g.add_weighted_edges_from(zip(table["source"], table["target"], w.astype(float)))
     return from_networkx(g, weight="weight")
+
+
+def drop_ties(graph: Graph, keep_prob: float, rng: np.random.Generator) -> Graph:
+    """The graph with each tie kept independently w.p. ``keep_prob`` (the reference's percolation mask).
+
+    Directed ties are kept one by one; on a graph whose ties switch (``q`` set) a pair is kept or dropped whole,
+    as in the reference, whose interaction chain reads one entry per pair and gives it both directions.
+    """
+    if graph.q is None:
+        keep = rng.random(len(graph.src)) < keep_prob
+    else:
+        pair = graph.pairs()
+        keep = (rng.random(int(pair.max()) + 1 if len(pair) else 0) < keep_prob)[pair]
+    return Graph(graph.n, graph.src[keep], graph.dst[keep], graph.weight[keep], None if graph.q is None else graph.q[keep])
 
 
 def to_networkx(graph: Graph) -> nx.DiGraph:
