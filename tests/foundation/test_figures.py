@@ -328,18 +328,20 @@ def _():
     return fig2(read("rlqgrad_fig2"))
 
 
-def tmevolve_inputs() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """The patches and bars ``fig3_table`` joined, split again, and the slide's facts."""
+def tmevolve_inputs() -> tuple[pd.DataFrame, pd.DataFrame, dict, tuple]:
+    """The patches and points ``fig3_table`` joined, split again, the slide's facts and a thumbnail."""
     from repro.papers.tmevolve.synth import TISSUE_TYPES
 
     table = read("tmevolve_fig3")
-    patch_cols = ["slide_id", "gx", "gy", "truth", "region_q0", "region_final", "response", "flux"]
+    patch_cols = ["slide_id", "gx", "gy", "truth", "region_q0", "region_final", "response", "flux", "x0", "y0"]
     patches = table[table.panel == "slide"][patch_cols].reset_index(drop=True)
-    patches = patches.astype({c: int for c in ("gx", "gy", "truth", "region_q0", "region_final")})
-    bars = table[table.panel == "c_index"][["method", "kind", "mean", "sd", "n"]].reset_index(drop=True)
+    patches = patches.astype({c: int for c in ("gx", "gy", "truth", "region_q0", "region_final", "x0", "y0")})
+    points = table[table.panel == "c_index"][["method", "kind", "mean", "diff", "low", "high", "n", "reference"]]
     facts = {"slide_id": patches.slide_id.iloc[0], "Q": 4, "K": int(patches.region_q0.max()) + 1,
-             "ari_q0": 0.12, "ari_final": 0.34, "tissue_types": list(TISSUE_TYPES)}
-    return patches, bars, facts
+             "ari_q0": 0.12, "ari_final": 0.34, "tissue_types": list(TISSUE_TYPES), "patch_size_level0": 112}
+    side = int((patches[["gx", "gy"]].to_numpy().max() + 3) * 112)    # one patch of glass around the grid
+    thumbnail = (np.full((64, 64, 3), 230, np.uint8), (side, side))
+    return patches, points.reset_index(drop=True), facts, thumbnail
 
 
 @builds("tmevolve_fig3")

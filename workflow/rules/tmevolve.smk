@@ -1,5 +1,6 @@
 # TMEvolve (issues 5, 16): "Modeling Whole-Slide Images as Dynamic Tumor Microenvironment Fields".
-# DAG: spatial cohort bags (main task) and WSI stage bags (rules/wsi.smk; control task) -> concept
+# DAG: spatial cohort slides -> the WSI stage on them (tissue, patches, features) -> bags (main task), and
+#      the WSI stage's own cohort's bags (rules/wsi.smk; control task) -> concept
 #      embeddings, prepared cohort, repeated folds -> train {cohort}/{task}/{job}/r{repeat} (every fold
 #      of one repeat; a job is one method, or every run of the task with train_bundle: task) and
 #      oracles {cohort} (every task) -> metrics.json (summaries from the fold records) -> tables, Fig. 3.
@@ -10,6 +11,7 @@ from repro.papers.tmevolve import grid as tmevolve_grid
 TMEVOLVE = preset("tmevolve")
 TMEVOLVE_DIR = f"results/tmevolve/{TMEVOLVE['cohort']}"
 TMEVOLVE_RUNS = tmevolve_grid.experiment_runs(TMEVOLVE)
+TMEVOLVE_SLIDES = tmevolve_grid.spatial_slide_ids(TMEVOLVE["spatial"]["n_slides"])  # the main cohort's slides
 TMEVOLVE_JOBS = tmevolve_grid.train_jobs(TMEVOLVE)  # cohort/task/job -> the runs it trains
 TMEVOLVE_TRAIN_FILES = tmevolve_grid.train_files(TMEVOLVE)  # path -> cohort
 TMEVOLVE_ORACLE_FILES = {tmevolve_grid.oracle_file(c): c for c in tmevolve_grid.cohorts(TMEVOLVE)}
@@ -38,6 +40,7 @@ register_targets(
         "reports/tmevolve_fig3.pdf",
         *[f"{stem}.{ext}" for stem in TMEVOLVE_TABLES.values() for ext in ("csv", "md")],
         "results/tmevolve/metrics.json",
+        *[f"results/tmevolve/{c}/encoder_probe.json" for c in tmevolve_grid.cohorts(TMEVOLVE)],
     ],
 )
 
@@ -62,7 +65,8 @@ rule tmevolve_concepts:
 rule tmevolve_spatial_cohort:
     output:
         manifest="results/tmevolve/{cohort}/cohort/manifest.csv",
-        bags="results/tmevolve/{cohort}/cohort/bags.h5",
+        slides=expand("resources/tmevolve/{{cohort}}/slides/{slide}.tiff", slide=TMEVOLVE_SLIDES),
+        truth=expand("results/tmevolve/{{cohort}}/cohort/truth/{slide}.npz", slide=TMEVOLVE_SLIDES),
     log:
         logs("tmevolve/spatial_cohort/{cohort}"),
     benchmark:
@@ -70,14 +74,50 @@ rule tmevolve_spatial_cohort:
     wildcard_constraints:
         cohort=TMEVOLVE_COHORT,
     conda:
-        "../../envs/torch.yaml"
-    threads: 1
+        "../../envs/wsi.yaml"
+    threads: 2
     resources:
-        **SMALL_JOB,
+        mem_mb=2000,
+        runtime=15,
     params:
         cfg=lambda wc: preset_slice("tmevolve", "spatial"),
+        # a planted patch is drawn as one patch of the WSI stage's grid
+        patch_um=lambda wc: preset("wsi", "patch", "patch_size") * preset("wsi", "patch", "target_mpp"),
     script:
         "../scripts/tmevolve/spatial_cohort.py"
+
+
+rule tmevolve_wsi:
+    input:
+        slides=expand("resources/tmevolve/{{cohort}}/slides/{slide}.tiff", slide=TMEVOLVE_SLIDES),
+        truth=expand("results/tmevolve/{{cohort}}/cohort/truth/{slide}.npz", slide=TMEVOLVE_SLIDES),
+    output:
+        bags="results/tmevolve/{cohort}/cohort/bags.h5",
+        summary="results/tmevolve/{cohort}/cohort/bags.json",
+    log:
+        logs("tmevolve/wsi/{cohort}"),
+    benchmark:
+        bench("tmevolve/wsi/{cohort}")
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+    conda:
+        "../../envs/wsi.yaml"
+    threads: 2
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        # the WSI stage's settings and this cohort's encoder (all encoders when it is not configured,
+        # so that the error lists them)
+        cfg=lambda wc: {
+            **preset_slice("wsi", "reader", "tissue", "patch", "features"),
+            "encoders": {e: s for e, s in preset("wsi", "encoders").items() if e == TMEVOLVE["encoder"]}
+            or preset("wsi", "encoders"),
+        },
+        encoder=TMEVOLVE["encoder"],
+        device=config["device"],
+    script:
+        "../scripts/tmevolve/wsi.py"
 
 
 rule tmevolve_prepare:
@@ -186,6 +226,30 @@ rule tmevolve_oracles:
         "../scripts/tmevolve/oracles.py"
 
 
+rule tmevolve_encoder_probe:
+    input:
+        dataset="results/tmevolve/{cohort}/dataset.pt",
+        folds="results/tmevolve/{cohort}/folds.csv",
+    output:
+        probe="results/tmevolve/{cohort}/encoder_probe.json",
+    log:
+        logs("tmevolve/encoder_probe/{cohort}"),
+    benchmark:
+        bench("tmevolve/encoder_probe/{cohort}")
+    wildcard_constraints:
+        cohort=TMEVOLVE_COHORT,
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        cfg=lambda wc: preset_slice("tmevolve", "n_folds", "n_repeats", "tasks"),
+    script:
+        "../scripts/tmevolve/encoder_probe.py"
+
+
 rule tmevolve_aggregate:
     input:
         train=built(TMEVOLVE_TRAIN_FILES),
@@ -283,6 +347,6 @@ rule tmevolve_fig3:
         methods=TMEVOLVE_FIG3_BARS,
         runs=TMEVOLVE_FIG3_RUNS,
         cohort=TMEVOLVE["cohort"],
-        slides_dir=f"resources/wsi/{TMEVOLVE['cohort']}/slides",
+        slides_dir=f"resources/tmevolve/{TMEVOLVE['cohort']}/slides",
     script:
         "../scripts/tmevolve/fig3.py"

@@ -1,8 +1,18 @@
-"""The spatial cohort (version 2): bags whose labels are set by the arrangement of the patches, in the WSI contract layout."""
+"""The spatial cohort: whole-slide images whose labels are set by the arrangement of the patches, truth and manifest."""
+
+from pathlib import Path
+
 from repro.jobs import Job
-from repro.papers.tmevolve.synth import generate_spatial_cohort, write_contract_files
+from repro.papers.tmevolve.synth import write_spatial_slides
 
 job = Job.from_snakemake(snakemake)
-bags, manifest = generate_spatial_cohort(job.cfg["spatial"], seed=job.seed)
-write_contract_files(bags, manifest, snakemake.output.manifest, snakemake.output.bags, encoder="type_prototypes",
-                     patch_size=job.cfg["spatial"].get("patch_size", 224), cohort="spatial")
+out = snakemake.output
+write_spatial_slides(
+    job.cfg["spatial"],
+    seed=job.seed,
+    patch_um=snakemake.params.patch_um,
+    slides_dir=Path(out.slides[0]).parent,
+    truth_dir=Path(out.truth[0]).parent,
+    manifest_path=out.manifest,
+    workers=job.threads,
+)

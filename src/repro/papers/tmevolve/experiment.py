@@ -57,7 +57,7 @@ __all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shu
            "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
            "collect_summaries", "inner_split", "learning_curve", "loss_floors",
            "aggregate_metrics", "make_tables", "trace_slide", "save_concepts", "load_concepts", "BASELINES",
-           "slide_thumbnail", "survival_bars"]
+           "slide_thumbnail", "survival_points", "encoder_probe"]
 
 log = logging.getLogger(__name__)
 
@@ -478,8 +478,9 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
                 slide_index: int = 0, repeat: int = 0, method: str = "tmevolve") -> tuple[pd.DataFrame, dict]:
     """Run the fold's trained TMEvolve (``method`` of the job's model file) on one of its test slides and return per-patch maps.
 
-    Returns a tidy DataFrame (``slide_id, gx, gy, truth, region_q0, region_final, response, flux``)
-    and a dict of slide-level facts (slide id, Q, K, ARI at q = 0 and after evolution).
+    Returns a tidy DataFrame (``slide_id, gx, gy, truth, region_q0, region_final, response, flux, x0,
+    y0``: grid position and level-0 corner of each patch) and a dict of slide-level facts (slide id,
+    Q, K, ARI at q = 0 and after evolution, the patch side in level-0 pixels).
     """
     data = load_prepared(dataset_path)
     folds = pd.read_csv(folds_path, dtype={"slide_id": str})
@@ -501,11 +502,15 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
         res = model(bag, trace=True)
     tr = res["trace"]
     flux = tr["flux"].norm(dim=-1).numpy() if "flux" in tr else np.zeros(bag.n)
+    prepared = load_torch(dataset_path)                                      # the traced patches' level-0 corners
+    blob = next(b for b in prepared["slides"] if b["slide_id"] == bag.slide_id)
+    x0y0 = blob["coords"].numpy() if "coords" in blob else np.full((bag.n, 2), -1)
     df = pd.DataFrame({"slide_id": bag.slide_id, "gx": bag.grid[:, 0].numpy().astype(int),
                        "gy": bag.grid[:, 1].numpy().astype(int), "truth": bag.patch_types.astype(int),
                        "region_q0": tr["S"][0].argmax(1).numpy(), "region_final": tr["S"][-1].argmax(1).numpy(),
-                       "response": tr["a"].numpy(), "flux": flux})
+                       "response": tr["a"].numpy(), "flux": flux, "x0": x0y0[:, 0], "y0": x0y0[:, 1]})
     facts = {"slide_id": bag.slide_id, "Q": model.cfg.Q, "K": model.cfg.K, "tissue_types": data.tissue_types,
+             "patch_size_level0": int(prepared.get("patch_size_level0", 0)),
              "ari_q0": region_ari(tr["S"][0], bag.patch_types), "ari_final": region_ari(tr["S"][-1], bag.patch_types)}
     return df, facts
 
@@ -560,8 +565,9 @@ def complete_runs(summaries: dict, expected: list[str]) -> tuple[dict, list[str]
     return kept, missing_runs(kept, expected)
 
 
-def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> np.ndarray | None:
-    """The slide's thumbnail through the WSI stage's reader, or None (no slide file, e.g. bags only)."""
+def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> tuple[np.ndarray, tuple[int, int]] | None:
+    """The slide's thumbnail through the WSI stage's reader and its level-0 size ``(width, height)``, or
+    None (no slide file, e.g. bags only)."""
     from pathlib import Path
 
     paths = sorted(Path(slides_dir).glob(f"{slide_id}.*"))
@@ -572,19 +578,42 @@ def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> np.n
     except ImportError:
         return None
     with open_slide(paths[0]) as slide:
-        return slide.thumbnail(max_size)
+        return slide.thumbnail(max_size), tuple(int(v) for v in slide.dimensions)
 
 
-def survival_bars(summaries: dict[str, dict], methods: list[str]) -> pd.DataFrame:
-    """``method, kind, mean, sd, n`` of the survival C-index from ``{method: summary}`` (kind: method,
-    control or oracle)."""
+def survival_points(summaries: dict[str, dict], methods: list[str], *, level: float = 0.95) -> pd.DataFrame:
+    """Each run's survival C-index and its paired difference from the best baseline, with its interval.
+
+    ``method, kind, mean, diff, low, high, n, reference`` from ``{method: summary}`` (kind: method,
+    control or oracle): ``diff`` is the mean over the (repeat, fold) units of ``method - best
+    baseline`` (the baseline of highest mean C-index, ``reference``), ``low``/``high`` its
+    expanded-percentile bootstrap interval at ``level`` over the units, widened by Nadeau and
+    Bengio's correction for the folds' overlap, as the claims' intervals are. NaN for the best
+    baseline itself and when fewer units than :func:`repro.stats.intervals.min_units` are there
+    (no interval can hold at ``level`` from them).
+    """
+    from repro.stats.intervals import bootstrap_interval, cv_corrected, min_units
+
+    missing = [m for m in methods if m not in summaries]
+    if missing:
+        raise ValueError(f"tmevolve fig3: no survival summary of {missing} (have {sorted(summaries)})")
+    base = [m for m in methods if m in BASELINES and summaries[m]["mean"] == summaries[m]["mean"]]
+    if not base:
+        raise ValueError(f"tmevolve fig3: none of {methods} is a baseline ({BASELINES})")
+    ref = max(base, key=lambda m: summaries[m]["mean"])
     rows = []
     for m in methods:
-        s = summaries.get(m)
-        if s is None:
-            raise ValueError(f"tmevolve fig3: no survival summary of {m!r} (have {sorted(summaries)})")
+        s = summaries[m]
         kind = "oracle" if m in ORACLES else "control" if m.startswith(SHUFFLED) else "method"
-        rows.append({"method": m, "kind": kind, "mean": s["mean"], "sd": s["sd"], "n": len(s["folds"])})
+        d = _paired_diff(s, summaries[ref])
+        low = high = np.nan
+        if m != ref and len(d["values"]) >= min_units(level):
+            iv = bootstrap_interval(d["values"], level=level, seed=0)
+            if d.get("cv"):
+                iv = cv_corrected(iv, d["cv"]["test_over_train"])
+            low, high = iv.low, iv.high
+        rows.append({"method": m, "kind": kind, "mean": s["mean"], "diff": float(np.mean(d["values"])),
+                     "low": low, "high": high, "n": len(d["values"]), "reference": ref})
     return pd.DataFrame(rows)
 
 
@@ -658,7 +687,8 @@ def _fit_predict(task: str, X_tr: np.ndarray, train: pd.DataFrame, X_te: np.ndar
     return Ridge(alpha=1.0).fit(X_tr, train.gene_expr.to_numpy()).predict(X_te)
 
 
-def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: dict[tuple[int, int], int]) -> dict:
+def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: dict[tuple[int, int], int], *,
+                     unit_features: dict[tuple[int, int], pd.DataFrame] | None = None) -> dict:
     """``{oracle: summary}`` of :data:`~repro.papers.tmevolve.grid.ORACLES` on every (repeat, fold) unit.
 
     - ``oracle_true``: the planted log hazard (survival only; the manifest's ``log_hazard``);
@@ -666,6 +696,8 @@ def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: di
     - ``oracle_arrangement``: the same plus the tumour-lymphocyte adjacency features;
     - ``random``: scores drawn from the unit's seed.
     Each model is fitted on the unit's training folds and scored on its test fold, like the methods.
+    ``unit_features``: each unit's slide features (:func:`slide_features` of other patch types, e.g.
+    the classes a probe reads from the features) in place of those of the true patch types.
     """
     feats = slide_features(data)
     comp = [c for c in feats if c.startswith("frac_")][:-1]                  # drop one: the fractions sum to 1
@@ -678,6 +710,7 @@ def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: di
         tr, te = np.flatnonzero(split != f), np.flatnonzero(split == f)
         t = TASKS.create(task).fit(table.iloc[tr], table)
         test = table.iloc[te].reset_index(drop=True)
+        feats = unit_features[(r, f)] if unit_features is not None else feats
         scores = {"oracle_composition": _fit_predict(task, feats.iloc[tr][comp].to_numpy(), table.iloc[tr],
                                                      feats.iloc[te][comp].to_numpy(), n_classes),
                   "oracle_arrangement": _fit_predict(task, feats.iloc[tr][arr].to_numpy(), table.iloc[tr],
@@ -691,3 +724,66 @@ def oracle_summaries(data: CohortData, folds: pd.DataFrame, task: str, seeds: di
                                "repeat": r, "fold": f, "seed": int(seed),
                                "diagnostics": {"n_train": len(tr), "n_test": len(te)}})
     return {o: summarize_folds(rec) for o, rec in records.items() if rec}
+
+
+def encoder_probe(data: CohortData, folds: pd.DataFrame, seeds: dict[tuple[int, int], int], tasks: list[str], *,
+                  patches_per_slide: int = 20) -> dict:
+    """Does the tissue signal survive the encoder? A linear probe of tissue class, and the oracles on its classes.
+
+    On every (repeat, fold) unit: a multinomial logistic regression from the patch features the
+    models read (the prepared features: the encoder's, PCA-reduced and standardised) to the
+    ground-truth tissue type, fitted on up to ``patches_per_slide`` patches of each training slide
+    (drawn from the unit's seed), then
+
+    - ``accuracy`` and ``per_class.<type>`` (recall) on every patch of the test fold's slides, beside
+      ``majority`` (the share of the test patches' most common type: what a constant guess gets);
+    - ``<task>.oracle_composition_predicted`` / ``oracle_arrangement_predicted``: the composition and
+      arrangement oracles (:func:`oracle_summaries`) with every slide's patch types as the probe reads
+      them (in-sample for the training slides' patches, out of sample for the test fold's), beside
+      the same oracles on the true types (``oracle_composition``, ``oracle_arrangement``).
+
+    Each value is a sample over the units (Nadeau-Bengio CV ratio attached). A cohort without
+    ground-truth types gets ``{"note": ...}``.
+    """
+    from dataclasses import replace
+
+    from sklearn.linear_model import LogisticRegression
+
+    names = list(data.tissue_types)
+    types = [np.asarray(b.patch_types, np.int64) for b in data.bags]
+    if not any((t >= 0).any() for t in types):
+        return {"note": "no ground-truth patch types in this cohort"}
+    X = [b.x.numpy() for b in data.bags]
+    table = data.table.reset_index(drop=True)
+    ids, cv, acc, majority = [], [], [], []
+    per_class: dict[str, dict[str, float]] = {}
+    unit_features = {}
+    for (r, f), seed in sorted(seeds.items()):
+        split = fold_of(folds[folds.repeat == r], table)
+        tr, te = np.flatnonzero(split != f), np.flatnonzero(split == f)
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 29]))
+        picks = [(i, rng.permutation(np.flatnonzero(types[i] >= 0))[:patches_per_slide]) for i in tr]
+        clf = LogisticRegression(max_iter=1000).fit(np.concatenate([X[i][p] for i, p in picks]),
+                                                    np.concatenate([types[i][p] for i, p in picks]))
+        pred = [clf.predict(x).astype(np.int16) if len(x) else np.zeros(0, np.int16) for x in X]
+        y_te, p_te = np.concatenate([types[i] for i in te]), np.concatenate([pred[i] for i in te])
+        known = y_te >= 0
+        y_te, p_te = y_te[known], p_te[known]
+        ids.append(unit_id(r, f))
+        cv.append(len(te) / len(tr))
+        acc.append(float((p_te == y_te).mean()))
+        majority.append(float(np.bincount(y_te).max() / len(y_te)))
+        for c in np.unique(y_te):
+            per_class.setdefault(names[c], {})[ids[-1]] = float((p_te[y_te == c] == c).mean())
+        unit_features[(r, f)] = slide_features(CohortData([replace(b, patch_types=p) for b, p in zip(data.bags, pred)],
+                                                          data.table, names))
+    ratio = float(np.mean(cv))
+    out = {"accuracy": sample(acc, ids, "fold_seed", cv=ratio), "majority": sample(majority, ids, "fold_seed", cv=ratio),
+           "per_class": {n: sample(list(v.values()), list(v.keys()), "fold_seed", cv=ratio) for n, v in per_class.items()},
+           "patches_per_slide": int(patches_per_slide)}
+    for task in tasks:
+        true = oracle_summaries(data, folds, task, seeds)
+        read = oracle_summaries(data, folds, task, seeds, unit_features=unit_features)
+        out[task] = {**{o: true[o] for o in ("oracle_composition", "oracle_arrangement")},
+                     **{f"{o}_predicted": read[o] for o in ("oracle_composition", "oracle_arrangement")}}
+    return out

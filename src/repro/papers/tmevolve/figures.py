@@ -1,10 +1,13 @@
 """TMEvolve Fig. 3 (our reconstruction, spec ``tmevolve.md``): one test slide's evolution, and C-index of every method.
 
-Panels: (a) slide thumbnail (when available); (b) the ground-truth tissue type of each patch;
+Panels: (a) the slide's thumbnail with the WSI stage's patch grid, each patch outlined in the colour
+of its ground-truth tissue (when the slide exists); (b) the ground-truth tissue type of each patch;
 (c) soft regions (argmax S) at q = 0; (d) after Q steps; (e) boundary flux magnitude
 ``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (f) concept response a_i;
-(g) survival C-index (mean +- sd over the cross-validation units) of every method, of the position-shuffle
-controls (hatched) and of the oracles and random scores (grey), in the colours of :data:`COLORS`.
+(g) every method, position-shuffle control (hollow) and oracle or random score (grey) as its survival
+C-index minus the best baseline's, paired over the (repeat, fold) units, with the 95% interval the
+claims use (:func:`repro.papers.tmevolve.experiment.survival_points`), in the colours of :data:`COLORS`;
+the labels give each run's own mean C-index.
 Region colours are arbitrary labels.
 """
 
@@ -33,39 +36,81 @@ def _grid_image(df: pd.DataFrame, column: str, fill=np.nan) -> np.ndarray:
     return img
 
 
-def fig3_table(patches: pd.DataFrame, bars: pd.DataFrame) -> pd.DataFrame:
+def fig3_table(patches: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
     """The one tidy table the figure plots (the CSV written beside the PDF)."""
-    return pd.concat([patches.assign(panel="slide"), bars.assign(panel="c_index")], ignore_index=True)
+    return pd.concat([patches.assign(panel="slide"), points.assign(panel="c_index")], ignore_index=True)
 
 
-def build_fig3(patches: pd.DataFrame, bars: pd.DataFrame, facts: dict, thumbnail: np.ndarray | None = None) -> plt.Figure:
-    """``patches``: per-patch maps (``trace_slide``); ``bars``: ``method, mean, sd``; ``facts``: Q, K, ARI, types.
+def _thumbnail_panel(ax: plt.Axes, thumbnail, patches: pd.DataFrame, facts: dict, type_cmap) -> None:
+    """The slide's thumbnail with the WSI stage's patch grid drawn on it, each patch outlined in its tissue colour."""
+    from matplotlib.collections import PatchCollection
 
-    Panels (a)-(f) are maps of one slide (two rows of three), (g) the C-index of every method below them.
+    image, (width, height) = thumbnail
+    ax.imshow(image, extent=(0, width, height, 0), interpolation="lanczos")
+    size = facts.get("patch_size_level0") or 0
+    if size and "x0" in patches and (patches.x0 >= 0).all():
+        boxes = [plt.Rectangle((x, y), size, size) for x, y in zip(patches.x0, patches.y0)]
+        colours = [type_cmap(t) if t >= 0 else "0.5" for t in patches.truth]
+        ax.add_collection(PatchCollection(boxes, facecolor="none", edgecolor=colours, linewidth=0.4))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
+    ax.set_title("slide and its\npatch grid")
+    ax.set_axis_off()
+
+
+def _comparison_panel(ax: plt.Axes, points: pd.DataFrame) -> None:
+    """Each run minus the best baseline (paired over units): a point and its interval; the runs' own
+    mean C-index in the labels."""
+    y = np.arange(len(points))
+    kind = points["kind"] if "kind" in points else pd.Series("method", index=points.index)
+    for yi, (_, row), k in zip(y, points.iterrows(), kind):
+        colour = ORACLE_GREY if k == "oracle" else COLORS(row.method.removeprefix("shuffled_"))
+        hollow = k == "control"
+        if row.low == row.low:
+            ax.plot([row.low, row.high], [yi, yi], color=colour, lw=1.2, solid_capstyle="butt")
+        ax.plot([row["diff"]], [yi], marker="D" if k == "oracle" else "o", ms=3.5, color=colour,
+                markerfacecolor="white" if hollow else colour, markeredgewidth=0.9, linestyle="none")
+    ax.axvline(0.0, color="0.3", lw=0.7)
+    ax.set_yticks(y, [f"{m} ({c:.2f})" for m, c in zip(points.method, points["mean"])])
+    ax.set_ylim(len(points) - 0.5, -0.5)
+    ax.grid(axis="y", visible=False)
+    ref = points["reference"].iloc[0] if "reference" in points and len(points) else "best baseline"
+    ax.set_xlabel(f"C-index minus the best baseline's ({ref}), 95% interval")
+    ax.set_title("survival; shuffle controls hollow, oracles grey; (mean C-index)")
+
+
+def build_fig3(patches: pd.DataFrame, points: pd.DataFrame, facts: dict, thumbnail=None) -> plt.Figure:
+    """``patches``: per-patch maps (``trace_slide``); ``points``: ``method, kind, mean, diff, low, high``
+    (``survival_points``); ``facts``: Q, K, ARI, tissue types, patch size; ``thumbnail``: ``(image,
+    (width, height))`` of the slide at level 0 (``slide_thumbnail``), or None.
+
+    Panels (a)-(f) are one slide (two rows of three), (g) the comparison of every run below them.
     """
-    n_bars = len(bars)
-    bars_height = 0.5 + 0.12 * max(n_bars, 4)
-    fig = new_figure("text", 2 * 1.3 + bars_height)
-    gs = fig.add_gridspec(3, 3, height_ratios=[1.3, 1.3, bars_height])
-    maps = [fig.add_subplot(gs[r, c]) for r in range(2) for c in range(3)]
+    n_points = len(points)
+    points_height = 0.6 + 0.13 * max(n_points, 4)
+    maps_height = 3.6
+    fig = new_figure("text", maps_height + points_height)
+    # two subfigures, each laid out on its own: the comparison's long labels do not narrow the maps' columns
+    top, bottom = fig.subfigures(2, 1, height_ratios=[maps_height, points_height])
+    maps = list(top.subplots(2, 3).ravel())
     ax_thumb, ax_truth, ax_q0, ax_final, ax_flux, ax_resp = maps
-    ax_bars = fig.add_subplot(gs[2, :])
+    ax_points = bottom.subplots()
     types = list(facts.get("tissue_types") or [])
     n_types = max(len(types), int(patches.truth.max()) + 1, 1)
     type_cmap = ListedColormap((PALETTE * 2)[:n_types])
     region_cmap = ListedColormap((PALETTE[::-1] * 3)[: max(int(facts["K"]), 1)])
     if thumbnail is not None:
-        ax_thumb.imshow(thumbnail)
-        ax_thumb.set_title("slide thumbnail")
-        ax_thumb.set_axis_off()
+        _thumbnail_panel(ax_thumb, thumbnail, patches, facts, type_cmap)
     else:
         not_built(ax_thumb, "no slide image (bags of features only)")
     ax_truth.imshow(_grid_image(patches.assign(truth=patches.truth.where(patches.truth >= 0)), "truth"),
                     cmap=type_cmap, vmin=-0.5, vmax=n_types - 0.5)
     ax_truth.set_title(f"tissue per patch\n(slide {facts['slide_id']})")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=type_cmap(i)) for i in range(len(types))]
+    shown = [i for i in range(len(types)) if (patches.truth == i).any()]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=type_cmap(i)) for i in shown]
     if handles:
-        legend(ax_truth, handles=handles, labels=types, handlelength=0.8)
+        legend(top, where="below", handles=handles, labels=[types[i] for i in shown], handlelength=0.8,
+               ncol=len(handles), title="tissue (a, b)")
     for ax, col, title in ((ax_q0, "region_q0", f"regions, q = 0\n(ARI {facts['ari_q0']:.2f})"),
                            (ax_final, "region_final", f"regions, q = {facts['Q']}\n(ARI {facts['ari_final']:.2f})")):
         ax.imshow(_grid_image(patches, col), cmap=region_cmap, vmin=-0.5, vmax=facts["K"] - 0.5)
@@ -73,28 +118,12 @@ def build_fig3(patches: pd.DataFrame, bars: pd.DataFrame, facts: dict, thumbnail
     for ax, col, title, cmap in ((ax_flux, "flux", "boundary flux\n||Σ ρ (·)||", "magma"),
                                  (ax_resp, "response", "concept\nresponse a_i", "viridis")):
         im = ax.imshow(_grid_image(patches, col), cmap=cmap)
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
+        top.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
         ax.set_title(title)
     for ax in maps[1:]:
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
-    ax = ax_bars
-    y = np.arange(n_bars)
-    kind = bars["kind"] if "kind" in bars else pd.Series("method", index=bars.index)
-    colours = [COLORS(m.removeprefix("shuffled_")) if k != "oracle" else ORACLE_GREY for m, k in zip(bars.method, kind)]
-    barc = ax.barh(y, bars["mean"], xerr=bars["sd"], color=colours, error_kw={"lw": 0.6})
-    for patch, k in zip(barc, kind):
-        if k == "control":
-            patch.set_hatch("//")
-            patch.set_edgecolor("white")
-    ax.set_yticks(y, bars.method)
-    ax.invert_yaxis()
-    lo = float(np.nanmin(bars["mean"] - bars["sd"])) if n_bars else 0.5
-    ax.set_xlim(max(0.0, min(0.5, lo) - 0.02), 1.0)
-    ax.axvline(0.5, color="0.5", lw=0.8, ls=":")
-    ax.grid(axis="y", visible=False)
-    ax.set_xlabel("survival C-index (mean ± sd over folds x repeats)")
-    ax.set_title("methods, shuffle controls (//), oracles (grey)")
-    panel_letters([*maps, ax_bars])
+    _comparison_panel(ax_points, points)
+    panel_letters([*maps, ax_points])
     return fig

@@ -22,7 +22,7 @@ from __future__ import annotations
 from repro.methods.tmevolve_variants import grid_name
 
 __all__ = ["ORACLES", "SHUFFLED", "BUNDLES", "experiment_runs", "trained_runs", "train_jobs", "train_files", "job_file", "oracle_file",
-           "base_method", "unit_ids", "cohorts", "cohort_files"]
+           "base_method", "unit_ids", "cohorts", "cohort_files", "spatial_slide_ids"]
 
 #: Scores that need no training: the planted log hazard, models on the true patch-type histogram and
 #: on histogram + tumour-lymphocyte adjacency (fitted on the training folds), and random scores.
@@ -62,9 +62,15 @@ def experiment_runs(cfg: dict) -> list[str]:
     return list(dict.fromkeys(runs))
 
 
+def spatial_slide_ids(n_slides: int) -> list[str]:
+    """The slide ids of the spatial cohort: ``P0000``, ``P0001``, ..."""
+    return [f"P{i:04d}" for i in range(int(n_slides))]
+
+
 def cohort_files(cfg: dict, cohort: str) -> dict[str, str]:
-    """Bags and manifest of a cohort: the spatial cohort is drawn by ``tmevolve_spatial_cohort``,
-    any other cohort comes from the WSI stage (``results/wsi/{cohort}/``)."""
+    """Bags and manifest of a cohort: the spatial cohort's slides are drawn by ``tmevolve_spatial_cohort``
+    and read by the WSI stage in ``tmevolve_wsi``; any other cohort comes from the WSI stage's own
+    rules (``results/wsi/{cohort}/``)."""
     if cohort == cfg["cohort"] and cfg.get("spatial") is not None:
         return {"bags": f"results/tmevolve/{cohort}/cohort/bags.h5",
                 "manifest": f"results/tmevolve/{cohort}/cohort/manifest.csv"}

@@ -15,6 +15,25 @@ Used by the unit tests (small, fast bags with known region truth) and by
 :func:`write_contract_files`, which writes the files the WSI stage produces
 (``manifest.csv``, ``bags/{encoder}.h5``; see WSI_CONTRACT.md) so the TMEvolve rules can be run
 without images.
+
+The spatial cohort (version 2, below) is the workflow's main cohort. :func:`generate_spatial_cohort`
+draws it as bags of prototype features (the features-without-encoder track of the tests);
+:func:`write_spatial_slides` draws the same layouts and labels as whole-slide images, which the WSI
+stage reads like any scanned cohort.
+
+Choices and deviations of the slides
+------------------------------------
+- Each planted patch is a square of the WSI stage's patch side (``patch_size x target_mpp``, 112 um
+  at every preset) at ``slide_mpp`` (1.0 um/px, a 10x scan), so the stage's grid, anchored at the
+  origin, falls on the planted patches; one patch of glass (``margin``) surrounds the tissue so
+  that tissue detection sees glass, as on a real slide.
+- The rendering map has ``map_px_per_patch`` (8) pixels per patch: the renderer warps boundaries
+  by about one map pixel (14 um), so boundaries look organic and a patch's majority type stays the
+  planted one (tested).
+- The tumour morphology that :func:`repro.wsi.synth.render_slide` needs is drawn from the slide's
+  rendering stream, independent of every label (the phenotype label is the arrangement).
+- Fat renders white with thin membranes; the tissue detector drops most fat patches, as it does on
+  real slides. The labels do not read fat.
 """
 
 from __future__ import annotations
@@ -27,8 +46,11 @@ import numpy as np
 import pandas as pd
 from scipy import ndimage
 
+from repro.papers.tmevolve.grid import spatial_slide_ids
+
 __all__ = ["TISSUE_TYPES", "SyntheticBag", "make_type_map", "generate_bags", "write_contract_files",
-           "SPATIAL_PHENOTYPES", "SpatialConfig", "spatial_layout", "spatial_summary", "generate_spatial_cohort"]
+           "SPATIAL_PHENOTYPES", "SpatialConfig", "spatial_layout", "spatial_summary", "generate_spatial_cohort",
+           "spatial_slide_map", "write_spatial_slides"]
 
 TISSUE_TYPES = ("tumour", "stroma", "lymphocytes", "necrosis", "fat")
 TUMOUR, STROMA, LYMPH, NECROSIS, FAT = range(5)
@@ -184,7 +206,10 @@ class SpatialConfig:
     gene_noise: float = 0.5
     censor_rate: float = 0.3
     median_survival_months: float = 30.0
-    patch_size: int = 224       # level-0 pixels per patch in the written coordinates
+    patch_size: int = 224       # level-0 pixels per patch in the written coordinates (bags without slides)
+    slide_mpp: float = 1.0      # micrometres per level-0 pixel of the rendered slides
+    margin: int = 1             # patches of glass around the tissue on a rendered slide
+    map_px_per_patch: int = 8   # rendering-map pixels per patch (the renderer warps boundaries by ~1 map pixel)
 
     def __post_init__(self) -> None:
         if self.block < 2:
@@ -300,6 +325,39 @@ def _censored_exponential(rng, lam: np.ndarray, censor_rate: float) -> tuple[np.
     return np.maximum(np.minimum(t_event, t_cens), 0.05), (t_event <= t_cens).astype(int)
 
 
+def _spatial_rng(seed: int, *stream: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 7, *stream]))
+
+
+def _spatial_config(cfg: SpatialConfig | dict) -> SpatialConfig:
+    from repro.config import from_dict
+
+    if isinstance(cfg, dict):
+        cfg = from_dict(SpatialConfig, cfg, "tmevolve.<scale>.spatial")
+    if cfg.n_slides < 2:
+        raise ValueError(f"tmevolve spatial cohort: need at least 2 slides, got {cfg.n_slides}")
+    return cfg
+
+
+def _spatial_labels(rows: list[dict], cfg: SpatialConfig, seed: int) -> pd.DataFrame:
+    """The manifest of the spatial cohort: ``rows`` (one per slide) plus the planted labels."""
+    man = pd.DataFrame(rows)
+    rng = _spatial_rng(seed, 2**32)
+    zc = (man.contact - man.contact.mean()) / (man.contact.std(ddof=0) + 1e-12)
+    eta = -cfg.hazard_effect * zc
+    lam = np.log(2.0) / cfg.median_survival_months * np.exp(eta)
+    man["survival_months"], man["event"] = _censored_exponential(rng, lam.to_numpy(), cfg.censor_rate)
+    man["gene_expr"] = 6.0 + cfg.gene_effect * zc + rng.normal(0.0, cfg.gene_noise, len(man))
+    man["log_hazard"] = eta
+    first = ["slide_id", "survival_months", "event", "subtype", "subtype_name", "gene_expr"]
+    return man[first + [c for c in man.columns if c not in first]]
+
+
+def _layout_row(sid: str, lay: dict) -> dict:
+    return {"slide_id": sid, "subtype": lay["phenotype"], "subtype_name": SPATIAL_PHENOTYPES[lay["phenotype"]],
+            **spatial_summary(lay["type_map"])}
+
+
 def generate_spatial_cohort(cfg: SpatialConfig | dict, *, seed: int):
     """The spatial cohort: bags whose labels depend on the arrangement of the patches, not their histogram.
 
@@ -312,42 +370,105 @@ def generate_spatial_cohort(cfg: SpatialConfig | dict, *, seed: int):
 
     Features (the feature-oracle track, no encoder): each patch is its type's prototype plus
     Gaussian noise plus a slide-level shift, so the aggregator is tested apart from any encoder.
-    Slide ``i`` depends only on ``seed`` and ``i``; prototypes and labels on ``seed``.
+    Slide ``i`` depends only on ``seed`` and ``i``; prototypes and labels on ``seed``. The same
+    ``seed`` gives the same layouts and labels as :func:`write_spatial_slides` (the cohort as slides).
 
     Returns
     -------
     bags : dict[str, SyntheticBag]
     manifest : pandas.DataFrame (contract columns + ``log_hazard``, ``contact``, ``phenotype``, fractions)
     """
-    from repro.config import from_dict
-
-    if isinstance(cfg, dict):
-        cfg = from_dict(SpatialConfig, cfg, "tmevolve.<scale>.spatial")
-    if cfg.n_slides < 2:
-        raise ValueError(f"tmevolve spatial cohort: need at least 2 slides, got {cfg.n_slides}")
+    cfg = _spatial_config(cfg)
     root = np.random.SeedSequence([int(seed) % 2**63, 7])
     protos = np.random.default_rng(root.spawn(1)[0]).normal(0.0, cfg.separation, (len(TISSUE_TYPES), cfg.feat_dim))
     bags, rows = {}, []
-    for i in range(cfg.n_slides):
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 7, i]))
+    for i, sid in enumerate(spatial_slide_ids(cfg.n_slides)):
+        rng = _spatial_rng(seed, i)
         lay = spatial_layout(rng, cfg)
         tmap = lay["type_map"]
         ys, xs = np.nonzero(tmap >= 0)
         types = tmap[ys, xs].astype(np.int16)
         feats = (protos[types] + rng.normal(0.0, cfg.noise, (len(types), cfg.feat_dim))
                  + rng.normal(0.0, cfg.stain_shift, cfg.feat_dim))
-        sid = f"P{i:04d}"
         bags[sid] = SyntheticBag(feats.astype(np.float32), np.stack([xs, ys], 1).astype(np.int64) * cfg.patch_size,
                                  types, tmap)
-        rows.append({"slide_id": sid, "subtype": lay["phenotype"], "subtype_name": SPATIAL_PHENOTYPES[lay["phenotype"]],
-                     **spatial_summary(tmap)})
-    man = pd.DataFrame(rows)
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 7, 2**32]))
-    zc = (man.contact - man.contact.mean()) / (man.contact.std(ddof=0) + 1e-12)
-    eta = -cfg.hazard_effect * zc
-    lam = np.log(2.0) / cfg.median_survival_months * np.exp(eta)
-    man["survival_months"], man["event"] = _censored_exponential(rng, lam.to_numpy(), cfg.censor_rate)
-    man["gene_expr"] = 6.0 + cfg.gene_effect * zc + rng.normal(0.0, cfg.gene_noise, len(man))
-    man["log_hazard"] = eta
-    first = ["slide_id", "survival_months", "event", "subtype", "subtype_name", "gene_expr"]
-    return bags, man[first + [c for c in man.columns if c not in first]]
+        rows.append(_layout_row(sid, lay))
+    return bags, _spatial_labels(rows, cfg, seed)
+
+
+# ----------------------------------------------------------------------------------------------
+# The spatial cohort as whole-slide images (read by the WSI stage like any scanned cohort)
+
+
+def spatial_slide_map(type_map: np.ndarray, cfg: SpatialConfig) -> np.ndarray:
+    """The rendering map of a layout: :mod:`repro.wsi.synth` tissue ids (0 = glass), ``cfg.margin``
+    patches of glass around the tissue, each patch ``cfg.map_px_per_patch`` map pixels wide."""
+    padded = np.pad(type_map.astype(np.int16) + 1, cfg.margin, constant_values=0)  # our ids + 1 = the WSI synth's
+    return np.kron(padded, np.ones((cfg.map_px_per_patch,) * 2, np.int16)).astype(np.int16)
+
+
+def _slide_synth_config(cfg: SpatialConfig, patch_um: float):
+    from repro.wsi.synth import SynthConfig
+
+    patch_px = patch_um / cfg.slide_mpp
+    if abs(patch_px - round(patch_px)) > 1e-6 or round(patch_px) % cfg.map_px_per_patch:
+        raise ValueError(f"tmevolve spatial slides: a patch of {patch_um} um at {cfg.slide_mpp} um/px is {patch_px} px, "
+                         f"not a whole multiple of map_px_per_patch {cfg.map_px_per_patch}")
+    side = cfg.blocks * cfg.block + 2 * cfg.margin
+    ds = int(round(patch_px)) // cfg.map_px_per_patch
+    return SynthConfig(n_slides=cfg.n_slides, size=side * cfg.map_px_per_patch * ds, mpp=cfg.slide_mpp,
+                       objective_power=int(round(10.0 / cfg.slide_mpp)), map_downsample=ds)
+
+
+def _write_spatial_slide(args: tuple) -> dict:
+    from repro.io import atomic_path
+    from repro.wsi.synth import SUBTYPES, render_slide, write_pyramid_tiff
+    from repro.wsi.synth import TISSUE_TYPES as WSI_TYPES
+
+    sid, i, seed, cfg, scfg, slide_path, truth_path = args
+    lay = spatial_layout(_spatial_rng(seed, i), cfg)          # the layout of generate_spatial_cohort's slide i
+    rng = _spatial_rng(seed, i, 1)                            # rendering: its own stream
+    morphology = int(rng.integers(len(SUBTYPES)))             # tumour morphology: drawn apart from every label
+    fine = spatial_slide_map(lay["type_map"], cfg)
+    rgb = render_slide(rng, fine, morphology, scfg)
+    levels = write_pyramid_tiff(slide_path, rgb, mpp=scfg.mpp, objective_power=scfg.objective_power, tile=scfg.tile,
+                                quality=scfg.jpeg_quality, min_level_size=scfg.min_level_size, name=sid)
+    with atomic_path(truth_path) as tmp:
+        np.savez_compressed(tmp, type_map=fine, downsample=np.int64(scfg.map_downsample), tissue_types=np.array(WSI_TYPES),
+                            patch_type_map=lay["type_map"], margin=np.int64(cfg.margin),
+                            patch_size_level0=np.int64(scfg.map_downsample * cfg.map_px_per_patch))
+    return {**_layout_row(sid, lay), "morphology": SUBTYPES[morphology], "width": rgb.shape[1], "height": rgb.shape[0],
+            "mpp": scfg.mpp, "levels": levels}
+
+
+def write_spatial_slides(cfg: SpatialConfig | dict, *, seed: int, patch_um: float, slides_dir: str | os.PathLike,
+                         truth_dir: str | os.PathLike, manifest_path: str | os.PathLike, workers: int = 1) -> pd.DataFrame:
+    """The spatial cohort as pyramidal TIFF slides, ground truth beside them, and the manifest.
+
+    Slide ``i`` has the layout of :func:`generate_spatial_cohort`'s slide ``i`` (same ``seed``), and
+    the manifest the same labels. Each patch of the layout is drawn by :func:`repro.wsi.synth.render_slide`
+    as a square of ``patch_um`` micrometres (the WSI stage's patch, so its grid, anchored at the
+    origin, falls on the planted patches), textured as its tissue type, with ``cfg.margin`` patches
+    of glass around the tissue; the tumour morphology is drawn from the slide's rendering stream and
+    carries no label. Truth (``{truth_dir}/{slide}.npz``): the rendering map (``type_map``, glass 0,
+    ``tissue_types``, ``downsample``) that :func:`repro.wsi.bags.build_bags` reads, and the planted
+    ``patch_type_map``.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+    from pathlib import Path
+
+    from repro.io import atomic_path
+
+    cfg = _spatial_config(cfg)
+    scfg = _slide_synth_config(cfg, patch_um)
+    jobs = [(sid, i, seed, cfg, scfg, Path(slides_dir) / f"{sid}.tiff", Path(truth_dir) / f"{sid}.npz")
+            for i, sid in enumerate(spatial_slide_ids(cfg.n_slides))]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            rows = list(pool.map(_write_spatial_slide, jobs))
+    else:
+        rows = [_write_spatial_slide(j) for j in jobs]
+    man = _spatial_labels(rows, cfg, seed)
+    with atomic_path(manifest_path) as tmp:
+        man.to_csv(tmp, index=False)
+    return man
