@@ -58,18 +58,18 @@ __all__ = ["ModelLensConfig", "ModelLensNet", "name_tokens", "train_modellens", 
 
 @dataclass(frozen=True)
 class ModelLensConfig:
-    emb_dim: int = 32           # each ID / token / text projection
-    hidden: int = 128           # MLP width (2 hidden layers)
-    n_hash: int = 1024          # buckets of hashed name tokens
-    unk_prob: float = 0.1       # ID -> unknown token in training (reference: 10%)
-    w_list: float = 0.5         # reference lambda_list
-    w_pair: float = 1.0         # reference lambda_pair
-    w_reg: float = 0.1          # reference point_loss_weight
+    emb_dim: int = 32  # each ID / token / text projection
+    hidden: int = 128  # MLP width (2 hidden layers)
+    n_hash: int = 1024  # buckets of hashed name tokens
+    unk_prob: float = 0.1  # ID -> unknown token in training (reference: 10%)
+    w_list: float = 0.5  # reference lambda_list
+    w_pair: float = 1.0  # reference lambda_pair
+    w_reg: float = 0.1  # reference point_loss_weight
     lr: float = 3e-3
     weight_decay: float = 1e-4
     steps: int = 300
-    use_text: bool = True       # ablation switch: False feeds zeros for card and description embeddings
-    use_prior: bool = True      # ablation switch: False drops the family/size prior term
+    use_text: bool = True  # ablation switch: False feeds zeros for card and description embeddings
+    use_prior: bool = True  # ablation switch: False drops the family/size prior term
 
 
 def name_tokens(name: str) -> list[str]:
@@ -82,35 +82,45 @@ def _hash(token: str, n: int) -> int:
 
 
 class ModelLensNet(nn.Module):
-    def __init__(self, cfg: ModelLensConfig, n_models: int, n_groups: int, n_metrics: int, n_families: int,
-                 text_dim: int) -> None:
+    def __init__(
+        self, cfg: ModelLensConfig, n_models: int, n_groups: int, n_metrics: int, n_families: int, text_dim: int
+    ) -> None:
         super().__init__()
         e = cfg.emb_dim
-        self.model_id = nn.Embedding(n_models + 1, e)      # row 0: unknown
+        self.model_id = nn.Embedding(n_models + 1, e)  # row 0: unknown
         self.group_id = nn.Embedding(n_groups + 1, e)
         self.token = nn.EmbeddingBag(cfg.n_hash, e, mode="mean")
-        self.card = nn.Linear(text_dim, e)                 # frozen text in, learned projection
+        self.card = nn.Linear(text_dim, e)  # frozen text in, learned projection
         self.desc = nn.Linear(text_dim, e)
         self.metric = nn.Embedding(n_metrics, e)
         self.family = nn.Embedding(n_families, e)
         self.size = nn.Linear(1, e)
-        self.backbone = nn.Sequential(nn.Linear(8 * e, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden),
-                                      nn.ReLU())
+        self.backbone = nn.Sequential(
+            nn.Linear(8 * e, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU()
+        )
         self.rank_head = nn.Linear(cfg.hidden, 1)
         self.point_head = nn.Linear(cfg.hidden, 1)
-        self.prior_head = nn.Linear(2 * e, 1)              # family and size only
+        self.prior_head = nn.Linear(2 * e, 1)  # family and size only
         self.tau = nn.Parameter(torch.tensor(1.0))
 
     def model_vec(self, ids, tok, tok_off, card, family, log_size):
         """(M, 5e): ID, name tokens, card text, family, size."""
-        return torch.cat([self.model_id(ids), self.token(tok, tok_off), self.card(card), self.family(family),
-                          self.size(log_size[:, None])], -1)
+        return torch.cat(
+            [
+                self.model_id(ids),
+                self.token(tok, tok_off),
+                self.card(card),
+                self.family(family),
+                self.size(log_size[:, None]),
+            ],
+            -1,
+        )
 
     def prior(self, family, log_size):
         return self.prior_head(torch.cat([self.family(family), self.size(log_size[:, None])], -1)).squeeze(-1)
 
     def group_vec(self, ids, desc, metric):
-        return torch.cat([self.group_id(ids), self.desc(desc), self.metric(metric)], -1)         # (G, 3e)
+        return torch.cat([self.group_id(ids), self.desc(desc), self.metric(metric)], -1)  # (G, 3e)
 
     def forward(self, hm, hg, prior_m):
         """hm (B, 5e), hg (B, 3e), prior_m (B,) -> ranking scores s (B,) and pointwise z (B,)."""
@@ -145,8 +155,8 @@ def ranking_losses(s: torch.Tensor, z: torch.Tensor, y: torch.Tensor, mask: torc
     log_p = F.log_softmax(s.masked_fill(~mask, neg), -1)
     target = F.softmax(y.masked_fill(~mask, neg), -1)
     listwise = -(target * log_p).masked_fill(~mask, 0.0).sum(-1).mean()
-    better = (y[:, :, None] > y[:, None, :]) & mask[:, :, None] & mask[:, None, :]          # (G, L, L)
-    pair = F.softplus(s[:, None, :] - s[:, :, None])                                         # s_j - s_i
+    better = (y[:, :, None] > y[:, None, :]) & mask[:, :, None] & mask[:, None, :]  # (G, L, L)
+    pair = F.softplus(s[:, None, :] - s[:, :, None])  # s_j - s_i
     pairwise = (pair * better).sum() / better.sum().clamp(min=1)
     regression = ((z - y) ** 2 * mask).sum() / mask.sum()
     return listwise, pairwise, regression
@@ -170,7 +180,10 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
     n_fam = int(problem.model_family.max()) + 1
     tok, tok_off = _token_tensors(problem.model_tokens, cfg.n_hash)
     inputs = {
-        "mid": torch.as_tensor(mid), "gid": torch.as_tensor(gidx), "tok": tok, "tok_off": tok_off,
+        "mid": torch.as_tensor(mid),
+        "gid": torch.as_tensor(gidx),
+        "tok": tok,
+        "tok_off": tok_off,
         "card": torch.as_tensor(problem.model_text, dtype=torch.float32) * float(cfg.use_text),
         "desc": torch.as_tensor(problem.group_text, dtype=torch.float32) * float(cfg.use_text),
         "use_prior": cfg.use_prior,
@@ -183,10 +196,16 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
     tg, idx, y, mask = _padded_groups(problem)
     curve = []
     for _ in range(cfg.steps):
-        drop_m = torch.rand(M, generator=gen) < cfg.unk_prob          # unknown-token dropout (cold start)
+        drop_m = torch.rand(M, generator=gen) < cfg.unk_prob  # unknown-token dropout (cold start)
         drop_g = torch.rand(G, generator=gen) < cfg.unk_prob
-        hm = net.model_vec(inputs["mid"].masked_fill(drop_m, 0), inputs["tok"], inputs["tok_off"], inputs["card"],
-                           inputs["family"], inputs["log_size"])
+        hm = net.model_vec(
+            inputs["mid"].masked_fill(drop_m, 0),
+            inputs["tok"],
+            inputs["tok_off"],
+            inputs["card"],
+            inputs["family"],
+            inputs["log_size"],
+        )
         hg = net.group_vec(inputs["gid"].masked_fill(drop_g, 0), inputs["desc"], inputs["metric"])
         prior = _prior(net, inputs)
         Gb, L = idx.shape
@@ -204,8 +223,9 @@ def train_modellens(problem: RecProblem, cfg: ModelLensConfig, seed: int) -> tup
 def predict_modellens(net: ModelLensNet, inputs: dict) -> np.ndarray:
     """(M, G) scores; unseen models and groups carry the unknown ID (index 0)."""
     net.eval()
-    hm = net.model_vec(inputs["mid"], inputs["tok"], inputs["tok_off"], inputs["card"], inputs["family"],
-                       inputs["log_size"])
+    hm = net.model_vec(
+        inputs["mid"], inputs["tok"], inputs["tok_off"], inputs["card"], inputs["family"], inputs["log_size"]
+    )
     hg = net.group_vec(inputs["gid"], inputs["desc"], inputs["metric"])
     prior = _prior(net, inputs)
     M, G = hm.shape[0], hg.shape[0]
