@@ -4,7 +4,9 @@ Splits (model side x dataset side): ``seen_seen`` ranks, in a training group, th
 without a training record there (in-domain completion); ``unseen_seen``, ``seen_unseen`` and
 ``unseen_unseen`` rank every model of the model side in every group of the dataset side. The
 synthetic truth lets every candidate be ranked (the reference ranks only models with records).
-Gains for NDCG are the true qualities min-max scaled within the candidate set.
+The metrics are the reference's (:func:`evaluate_truth`): NDCG@K with gains ``2^rel - 1`` on the
+true qualities min-max scaled within the candidate set, Hit@K and Recall@K over the groups with at
+least K candidates, and the weighted taus pooled over groups with weights n (n - 1) / 2.
 
 Reference points beside the recommenders: ``oracle`` (true quality; the ceiling), ``random`` (the
 floor) and ``run_all`` (run every candidate on a probe set of ``n_probe`` items of the target
@@ -25,7 +27,16 @@ from repro.claims import require_paired, sample
 from repro.stats.intervals import bootstrap_interval
 from repro.methods.modellens import name_tokens
 from repro.methods.recommenders import RECOMMENDERS, RecProblem, standardise
-from repro.metrics.ranking import hit_at_k, ndcg_at_k, pessimistic_order, weighted_tau_bottom, weighted_tau_top
+from repro.metrics.ranking import (
+    hit_at_k,
+    minmax,
+    ndcg_at_k,
+    pair_weighted_mean,
+    pessimistic_order,
+    recall_at_k,
+    weighted_tau_bottom,
+    weighted_tau_top,
+)
 from repro.papers.modellens.synth import METRICS, SKILLS, Leaderboard, LeaderboardConfig, simulate_leaderboard
 
 __all__ = [
@@ -125,23 +136,44 @@ def split_candidates(lb: Leaderboard, problem: RecProblem) -> dict[str, list[tup
     return out
 
 
-def _gains(q: np.ndarray) -> np.ndarray:
-    span = q.max() - q.min()
-    return (q - q.min()) / span if span > 0 else np.zeros_like(q)
-
-
 def evaluate_truth(items, ks) -> dict[str, float]:
-    """Mean over groups of NDCG@k, Hit@1 and both weighted taus; ``items``: (truth, scores) per group."""
+    """The reference's summary of one split over its groups; ``items``: (truth, scores) per group.
+
+    NDCG@k (gains ``2^rel - 1`` on the truth min-max scaled within the group), Hit@k and Recall@k
+    averaged over the groups with at least k candidates (NaN when none has); Hit@1 over every group;
+    both weighted taus averaged with weights n (n - 1) / 2 (:mod:`repro.metrics.ranking`)."""
     rows = []
     for q, s in items:
-        row = {f"ndcg@{k}": ndcg_at_k(_gains(q), s, k) for k in ks}
-        row.update(hit1=hit_at_k(q, s, 1), tau_bottom=weighted_tau_bottom(q, s), tau_top=weighted_tau_top(q, s))
+        row = {
+            "n": len(q),
+            "hit@1": hit_at_k(q, s, 1),
+            "tau_bottom": weighted_tau_bottom(q, s),
+            "tau_top": weighted_tau_top(q, s),
+        }
+        for k in ks:
+            row.update(
+                {
+                    f"ndcg@{k}": ndcg_at_k(minmax(q), s, k, gain="exponential"),
+                    f"hit@{k}": hit_at_k(q, s, k),
+                    f"recall@{k}": recall_at_k(q, s, k),
+                }
+            )
         rows.append(row)
-    return pd.DataFrame(rows).mean().to_dict() if rows else {}
+    if not rows:
+        return {}
+    table = pd.DataFrame(rows)
+    out = {"hit@1": float(table["hit@1"].mean())}
+    for k in ks:
+        enough = table[table.n >= k]
+        for col in (f"ndcg@{k}", f"hit@{k}", f"recall@{k}"):
+            out[col] = float(enough[col].mean()) if len(enough) else float("nan")
+    for col in ("tau_bottom", "tau_top"):
+        out[col] = pair_weighted_mean(table[col], table.n)
+    return out
 
 
 def evaluate_scores(lb: Leaderboard, scores: np.ndarray, splits: dict, ks) -> dict[str, dict[str, float]]:
-    """Mean over groups of NDCG@k, Hit@1 and both weighted taus, per split (truth: the planted quality)."""
+    """:func:`evaluate_truth` per split (truth: the planted quality)."""
     return {
         split: evaluate_truth([(lb.quality[cands, lb.groups.d.iloc[g]], scores[cands, g]) for g, cands in pairs], ks)
         for split, pairs in splits.items()
@@ -289,25 +321,31 @@ def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.
             for split, vals in per_split.items():
                 rows.append({"seed": s, "method": m, "split": split, **vals})
     tidy = pd.DataFrame(rows)
+    columns = {
+        "ndcg": f"ndcg@{k}",
+        "recall": f"recall@{k}",
+        "hit": f"hit@{k}",
+        "tau_bottom": "tau_bottom",
+        "tau_top": "tau_top",
+    }
     metrics: dict = {
         "source": runs[seeds[0]].get("source", "synthetic"),
         "main_k": k,
         "seeds": seeds,
-        "ndcg": {},
-        "tau_bottom": {},
-        "tau_top": {},
+        **{key: {} for key in columns},
         "regret": {},
     }
     for split in SPLITS:
         for m in methods:
             part = tidy[(tidy.split == split) & (tidy.method == m)].sort_values("seed")
-            if part.empty:
-                continue
-            for key, col in (("ndcg", f"ndcg@{k}"), ("tau_bottom", "tau_bottom"), ("tau_top", "tau_top")):
-                metrics[key].setdefault(split, {})[m] = {
-                    "mean": float(part[col].mean()),
-                    "per_unit": sample(part[col], part.seed, "seed"),
-                }
+            for key, col in columns.items():
+                # a seed without a group of k candidates has no value at k (the same seeds for every method)
+                vals = part.dropna(subset=[col]) if col in part else part.iloc[:0]
+                if not vals.empty:
+                    metrics[key].setdefault(split, {})[m] = {
+                        "mean": float(vals[col].mean()),
+                        "per_unit": sample(vals[col], vals.seed, "seed"),
+                    }
     # regret at the cheapest budget at or above budget_frac of the candidates vs run_all (k = N)
     reg_rows = []
     for s in seeds:
@@ -355,12 +393,13 @@ def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.
 
 
 def table1(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Mean +- s.e. over seeds of NDCG@k and both taus, methods x splits."""
+    """Mean +- s.e. over seeds of NDCG@k, Recall@k, Hit@k, Hit@1 and both taus, methods x splits."""
     out = []
     for (m, split), g in tidy.groupby(["method", "split"], sort=True):
         row = {"method": m, "split": split, "n_seeds": len(g)}
-        for col in (f"ndcg@{k}", "tau_bottom", "tau_top", "hit1"):
-            row[col] = f"{g[col].mean():.3f} +- {g[col].std(ddof=1) / np.sqrt(len(g)) if len(g) > 1 else 0:.3f}"
+        for col in (f"ndcg@{k}", f"recall@{k}", f"hit@{k}", "hit@1", "tau_bottom", "tau_top"):
+            x = g[col].dropna()  # NaN: no group with k candidates in that seed
+            row[col] = f"{x.mean():.3f} +- {x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else 0:.3f}"
         out.append(row)
     return pd.DataFrame(out)
 
