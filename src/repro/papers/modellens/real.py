@@ -8,8 +8,9 @@ planted truth, so each seed (the unit) draws a split of the records, as the refe
   groups) lose every record to the evaluation side (cold start);
 - ``heldout_record_frac`` of the remaining records are held out (in-domain completion);
 - the rest train. A group (dataset, metric) ranks, per split, only the models with a held-out record
-  in it (at least two), and their held-out values (turned higher-is-better) are the truth; NDCG's
-  gains are those values min-max scaled within the group, as on synthetic data.
+  in it (at least two), and their held-out values (turned higher-is-better) are the truth, scored
+  by the reference's metrics as on synthetic data (``experiment.evaluate_truth``: NDCG@K, Hit@K and
+  Recall@K over the groups with at least K such models, so a split without one has no value at K).
 
 What real data cannot give, and is therefore not run (its metrics are absent, so the claims that
 read them are NOT RUN): the true-quality oracle (the held-out values are the truth; it would score
