@@ -109,12 +109,11 @@ rule matt_transfer:
 
 
 # The part of the preset that the paper's comparison reads (not the variant's budgets or methods)
-def matt_matched_cfg(wc):
-    keys = ("context", "batch_size", "max_new_tokens", "lr", "aux_dim", "aim")
-    return {
-        **preset_slice("matt", "matched", **{k: ("transfer", k) for k in keys}),
-        "kind": MATT_KIND,
-    }
+MATT_MATCHED_KEYS = ("context", "batch_size", "max_new_tokens", "lr", "aux_dim", "aim")
+MATT_MATCHED_CFG = lambda wc: {
+    **preset_slice("matt", "matched", **{k: ("transfer", k) for k in MATT_MATCHED_KEYS}),
+    "kind": MATT_KIND,
+}
 
 
 rule matt_calibrate:
@@ -136,7 +135,7 @@ rule matt_calibrate:
         mem_mb=4000,
         runtime=lambda wc: preset("matt", "runtime_min"),
     params:
-        cfg=matt_matched_cfg,
+        cfg=MATT_MATCHED_CFG,
     script:
         "../scripts/matt/calibrate.py"
 
@@ -164,7 +163,7 @@ rule matt_matched:
         mem_mb=4000,
         runtime=lambda wc: preset("matt", "runtime_min"),
     params:
-        cfg=matt_matched_cfg,
+        cfg=MATT_MATCHED_CFG,
     script:
         "../scripts/matt/matched.py"
 
