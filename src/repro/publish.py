@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from repro.aereport import _verdicts_text, collect, kind_counts, load_papers
+from repro.aereport import PaperEntry, _verdicts_text, collect, kind_counts, load_papers
 from repro.claims import KINDS
 from repro.io import atomic_open, atomic_path, read_json, write_json
 from repro.provenance import git_commit
@@ -54,12 +54,12 @@ def _machine() -> dict[str, Any]:
             "system": f"{platform.system()} {platform.release()}", "python": platform.python_version()}
 
 
-def _costs(benchmarks: Path, key: str) -> dict[str, Any]:
-    folder = benchmarks / key
-    rows = benchmark_rows(folder) if folder.is_dir() else []
-    rss = [r.max_rss_mb for r in rows if r.max_rss_mb is not None]
-    return {"jobs": len({r.path for r in rows}), "cpu_s": round(sum(r.cpu_seconds or 0.0 for r in rows), 1),
-            "wall_s": round(sum(r.seconds for r in rows), 1), "peak_rss_mb": round(max(rss), 1) if rss else None,
+def _costs(entry: PaperEntry, benchmarks: Path) -> dict[str, Any]:
+    """Jobs, CPU-s and wall s as :func:`repro.aereport.collect` summed them, with the peak RSS of any job."""
+    folder = benchmarks / entry.key
+    rss = [r.max_rss_mb for r in (benchmark_rows(folder) if folder.is_dir() else []) if r.max_rss_mb is not None]
+    return {"jobs": entry.n_jobs, "cpu_s": round(entry.cpu_s or 0.0, 1), "wall_s": round(entry.runtime_s or 0.0, 1),
+            "peak_rss_mb": round(max(rss), 1) if rss else None,
             "source": "Snakemake benchmark files (sum over jobs; peak of any job)"}
 
 
@@ -111,7 +111,7 @@ def publish(build_dir: str | Path, to: str | Path = "docs/results", repo: str | 
     for e in entries:
         if not e.built:
             continue
-        cost = _costs(build_dir / "benchmarks", e.key) | ({"measured": measured[e.key]} if e.key in measured else {})
+        cost = _costs(e, build_dir / "benchmarks") | ({"measured": measured[e.key]} if e.key in measured else {})
         record["papers"][e.key] = {"claims": {r.claim.id: r.status for r in e.results},
                                    "counts": _counts_text(e.results), "cost": cost,
                                    "fingerprint": fingerprint(e.key, repo)}
