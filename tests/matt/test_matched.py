@@ -86,7 +86,8 @@ def tiny_source():
 
 def test_the_ntp_arm_is_the_variants_focus_run_stopped_at_the_same_step(tiny_source):
     # two implementations agree: the arm's next-token training from FOCUS, 3 steps, and the token-budget
-    # variant's FOCUS run evaluated at 3 batches' worth of tokens, with the same seed (the same batches)
+    # variant's FOCUS run evaluated at 3 batches' worth of tokens, with the same seed (the same batches);
+    # so the arm's untimed first step, on a throwaway copy, leaks into nothing it returns
     src, data, cfg = tiny_source
     arm = run_arm(src, "focus_ntp", data, cfg, {"aim_steps": 3, "ntp_steps": 3}, seed=7)
     budget = 3 * cfg["batch_size"] * cfg["context"]
@@ -105,7 +106,8 @@ def test_the_matt_arm_is_focus_then_aim_alone_and_is_deterministic(tiny_source):
     two = run_arm(src, "matt", data, cfg, {"aim_steps": 3, "ntp_steps": 5}, seed=7)
     assert one["steps"] == 3 and len(one["loss"]) == 3
     assert {k: v for k, v in one.items() if k != "train_cpu_s"} == {k: v for k, v in two.items() if k != "train_cpu_s"}
-    # the same rows as the AIM warm-up from FOCUS called directly (no next-token step after it)
+    # the same rows as the AIM warm-up from FOCUS called directly (no next-token step after it, and
+    # nothing of the arm's untimed first step)
     focus = torch.tensor(initial_rows(src, "focus", data["ukrainian_train"], cfg["aux_dim"]), dtype=src.W_src.dtype)
     from repro.papers.matt.experiment import aim_rows, evaluate
     from repro.seeding import torch_generator
