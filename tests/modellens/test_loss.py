@@ -86,3 +86,23 @@ def test_training_is_deterministic_and_lowers_the_loss(problem):
     np.testing.assert_array_equal(a, b)
     curve = mlm.train_modellens(problem, cfg, 3)[2]
     assert np.isfinite(curve).all() and np.mean(curve[-5:]) < curve[0]
+
+
+def test_the_gradient_reaching_adamw_is_clipped_to_the_configured_norm(problem, monkeypatch):
+    # the reference's JointCriterion clips the global gradient norm before the optimiser step: with a tiny
+    # limit every step's gradient arrives at AdamW with norm exactly the limit (torch scales by
+    # max / (norm + 1e-6)); with no limit the raw norms, far above it, arrive unchanged
+    seen = []
+    step = torch.optim.AdamW.step
+
+    def recording_step(self, *args, **kwargs):
+        grads = [p.grad for group in self.param_groups for p in group["params"] if p.grad is not None]
+        seen.append(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item())
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+    mlm.train_modellens(problem, mlm.ModelLensConfig(steps=4, max_grad_norm=1e-3), 0)
+    assert seen == pytest.approx([1e-3] * 4, rel=1e-3)
+    seen.clear()
+    mlm.train_modellens(problem, mlm.ModelLensConfig(steps=4, max_grad_norm=math.inf), 0)
+    assert len(seen) == 4 and min(seen) > 1e-2
