@@ -12,6 +12,7 @@ import hashlib
 import json
 import platform
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -66,10 +67,14 @@ def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str
 
 def provenance(*, config: Any, seed: int | None, wall_time_s: float | None, scale: str | None = None,
                cpu_time_s: float | None = None) -> dict[str, Any]:
-    """The provenance block for one job (``cpu_time_s``: the job process's own CPU, children included)."""
+    """The provenance block for one job (``cpu_time_s``: the job process's own CPU, children included).
+
+    ``llm``, present when the job loaded a language model: what each ran on (backend, model, quantisation or
+    dtype, threads, adapters; :func:`repro.llm.loaded_models`), since the backends differ in the last digits.
+    """
     import datetime as _dt
 
-    return {
+    block = {
         "git": git_commit(),
         "config_hash": config_hash(config),
         "scale": scale,
@@ -80,6 +85,10 @@ def provenance(*, config: Any, seed: int | None, wall_time_s: float | None, scal
         "cpu_time_s": None if cpu_time_s is None else round(float(cpu_time_s), 3),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    llm = sys.modules.get("repro.llm.base")  # never imported here: a job that loaded no model has none
+    if llm is not None and llm.loaded_models():
+        block["llm"] = llm.loaded_models()
+    return block
 
 
 def write_metrics(path: str | Path, metrics: dict[str, Any], *, config: Any, seed: int | None,

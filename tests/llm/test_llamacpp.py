@@ -73,12 +73,19 @@ def _first_difference(a: list[int], b: list[int]) -> int:
 def test_load_by_name_and_from_config_without_torch(tmp_path):
     """The llamacpp block of config.yaml selects it; neither loading nor decoding imports torch."""
     code = ("import sys, repro.llm\n"
+            "from repro.provenance import provenance\n"
+            "assert 'llm' not in provenance(config={}, seed=0, wall_time_s=0.0)  # no model loaded yet\n"
             "m = repro.llm.from_config({'backend': 'llamacpp', 'model': 'smollm2-135m', 'llamacpp': {'n_threads': 1}})\n"
             "print(type(m).__name__, m.name, m.n_layers, m.n_threads, repr(m.generate(['2 + 2 ='], max_new_tokens=3)[0]))\n"
-            "assert 'torch' not in sys.modules, 'torch was imported'\n")
+            "assert 'torch' not in sys.modules, 'torch was imported'\n"
+            "print(provenance(config={}, seed=0, wall_time_s=0.0)['llm'])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("LlamaCppLM smollm2-135m 30 1 "), out.stdout
+    # a job's provenance block says what the numbers came from (the backends differ in the last digits)
+    assert out.stdout.splitlines()[-1] == str([{"backend": "llamacpp", "model": "smollm2-135m",
+                                                "file": "SmolLM2-135M-Instruct.Q4_1.gguf", "quantisation": "Q4_1",
+                                                "threads": 1, "adapters": [], "reuse_prompts": False}]), out.stdout
     assert "llama_context" not in out.stdout + out.stderr  # llama.cpp's log went to the logger
 
 
@@ -87,6 +94,17 @@ def test_threads_default_to_the_jobs(monkeypatch):
     assert default_threads() == 3
     monkeypatch.delenv("OMP_NUM_THREADS")
     assert default_threads() == 1
+
+
+def test_each_backend_says_what_it_runs_on(cpp, smollm2_gguf):
+    import torch
+
+    assert cpp.describe() == {"backend": "llamacpp", "model": "smollm2-135m", "file": "SmolLM2-135M-Instruct.Q4_1.gguf",
+                              "quantisation": "Q4_1", "threads": 1, "adapters": [], "reuse_prompts": False}
+    path = str(repro.llm.shipped_gguf("smollm2-135m"))
+    assert smollm2_gguf.describe() == {"backend": "torch", "model": path, "dtype": "float32",
+                                       "threads": torch.get_num_threads(), "device": "cpu"}
+    assert {"llamacpp", "torch"} <= {d["backend"] for d in repro.llm.loaded_models()}
 
 
 def test_tokens_and_chat_rendering_equal_the_torch_backends(cpp, smollm2_gguf):
@@ -127,6 +145,33 @@ def test_batches_give_each_prompt_what_it_gets_alone(cpp):
     assert cpp.generate(prompts, seed=1, batch_size=1, **kw) == a
     assert cpp.generate(prompts, seed=2, batch_size=3, **kw) != a
     assert cpp.generate(prompts, seed=1, batch_size=2, **kw) == a
+
+
+def test_prompt_reuse_reads_only_the_new_tokens_of_a_continued_conversation_and_is_deterministic():
+    """With reuse_prompts each stream keeps its cells and the next call feeds only what follows the common prefix.
+    Three conversations over four turns (sampled, 12 tokens, temperature 0.8): two reusing models give the same
+    replies call for call; the first turn (empty streams) equals the model without reuse exactly; the reusing
+    model reads under 60% of the tokens. Later turns are not compared with it: llama.cpp's kernels give a token's
+    keys and values different last bits in another batch shape, so a sampled token can flip (measured here:
+    the second turn already differs in one of three replies)."""
+    one, two, plain = (repro.llm.load("smollm2-135m", backend="llamacpp", n_threads=1, reuse_prompts=r)
+                       for r in (True, True, False))
+    convs = [list(c) for c in CONVERSATIONS]
+    try:
+        for turn in range(4):
+            fed = (one.tokens_fed, plain.tokens_fed)
+            replies = one.chat(convs, max_new_tokens=12, temperature=0.8, seed=turn)
+            assert two.chat(convs, max_new_tokens=12, temperature=0.8, seed=turn) == replies, turn
+            reference = plain.chat(convs, max_new_tokens=12, temperature=0.8, seed=turn)
+            if turn == 0:
+                assert replies == reference
+            for conv, reply in zip(convs, replies):
+                conv += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Go on, briefly."}]
+        assert one.tokens_fed - fed[0] < 0.6 * (plain.tokens_fed - fed[1]), "the last turn re-read its history"
+        assert one.describe()["reuse_prompts"] and not plain.describe()["reuse_prompts"]
+    finally:
+        for lm in (one, two, plain):
+            lm.close()
 
 
 def test_stop_strings_cut_and_budgets_are_honoured(cpp):
@@ -253,6 +298,7 @@ def test_a_peft_lora_adapter_runs_on_llama_cpp(smollm2_gguf, float32_gguf, tmp_p
         lm = LlamaCppLM(path, n_threads=1).add_lora(tmp_path / "step-000001")
         try:
             ours = lm.logprobs(pairs_p, pairs_c, per_token=True)
+            assert lm.describe()["adapters"] == ["step-000001 x1"] and lm.describe() in repro.llm.loaded_models()
             assert np.abs(np.concatenate([a - b for a, b in zip(ours, adapted)])).max() < tolerance, path
             if path == float32_gguf:
                 assert lm.generate(PROMPTS[:2], max_new_tokens=8) == greedy

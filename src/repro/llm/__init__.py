@@ -30,10 +30,11 @@ Importing this package does not import torch; the local backend imports it when 
 """
 
 from repro.llm.backend import GenerationConfig, HTTPConfig, LlamaCppConfig, LLMConfig, connect, from_config
-from repro.llm.base import BackendError, Conversation, LanguageModel, Message, UnsupportedOperation
+from repro.llm.base import BackendError, Conversation, LanguageModel, Message, UnsupportedOperation, loaded_models
 from repro.llm.judge import JUDGES, Criterion, Judgement, ModelJudge, Rubric, RuleJudge, agreement, create_judge
 from repro.llm.models import MODELS, cache_model, load, shipped_gguf
 
 __all__ = ["load", "from_config", "connect", "cache_model", "shipped_gguf", "MODELS", "LanguageModel", "Message",
            "Conversation", "LLMConfig", "HTTPConfig", "LlamaCppConfig", "GenerationConfig", "BackendError", "UnsupportedOperation",
-           "JUDGES", "Criterion", "Rubric", "Judgement", "RuleJudge", "ModelJudge", "create_judge", "agreement"]
+           "JUDGES", "Criterion", "Rubric", "Judgement", "RuleJudge", "ModelJudge", "create_judge", "agreement",
+           "loaded_models"]

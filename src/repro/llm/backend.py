@@ -54,6 +54,9 @@ class LlamaCppConfig:
     """CPU threads; null: the job's threads (OMP_NUM_THREADS as repro.jobs sets it), else 1"""
     n_ctx: int | None = None
     """KV-cache cells shared by the sequences decoded together; null: the model's training context"""
+    reuse_prompts: bool = False
+    """keep each sequence's cells between generations and feed only what follows the common prefix (a
+    conversation continued turn by turn reads each message once; equal to an empty cache up to rounding)"""
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ def from_config(cfg: LLMConfig | Mapping[str, Any], where: str = "llm", *, root:
         from repro.llm.models import load
 
         return load(cfg.model, root=root, device=device, backend="llamacpp", n_threads=cfg.llamacpp.n_threads,
-                    n_ctx=cfg.llamacpp.n_ctx)
+                    n_ctx=cfg.llamacpp.n_ctx, reuse_prompts=cfg.llamacpp.reuse_prompts)
     if cfg.backend == "http":
         h = cfg.http
         if not h.base_url:

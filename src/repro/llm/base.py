@@ -22,11 +22,25 @@ from typing import Any
 import numpy as np
 
 __all__ = ["LanguageModel", "Message", "Conversation", "UnsupportedOperation", "BackendError",
-           "as_prompt_list", "as_conversations"]
+           "as_prompt_list", "as_conversations", "loaded_models"]
 
 #: One chat turn: ``{"role": "system" | "user" | "assistant", "content": str}``.
 Message = Mapping[str, str]
 Conversation = Sequence[Message]
+
+
+_LOADED: list[dict[str, Any]] = []
+
+
+def loaded_models() -> list[dict[str, Any]]:
+    """What each language model loaded in this process runs on (:meth:`LanguageModel.describe`), in load
+    order, each description once. A job's provenance block records it (:mod:`repro.provenance`): the
+    backends' numbers differ at the level of rounding, so a verdict says which one produced it."""
+    out: list[dict[str, Any]] = []
+    for d in _LOADED:
+        if d not in out:
+            out.append(dict(d))
+    return out
 
 
 class UnsupportedOperation(ValueError):
@@ -103,6 +117,16 @@ class LanguageModel(abc.ABC):
     def render_chat(self, messages: Conversation) -> str:
         """The prompt text the model sees for ``messages`` (with the assistant turn opened)."""
         raise UnsupportedOperation(f"{type(self).__name__} ({self.name}) renders chats on the server side")
+
+    def describe(self) -> dict[str, Any]:
+        """What this model runs on: ``backend`` and ``model``, and what the backend knows of the numbers it
+        produces (weights' quantisation or dtype, threads, adapters, server)."""
+        return {"backend": type(self).__name__, "model": self.name}
+
+    def _loaded(self) -> None:
+        """Record :meth:`describe` for :func:`loaded_models` (a backend calls it once it is ready, and again
+        when what it runs changes, e.g. an adapter is applied)."""
+        _LOADED.append(self.describe())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

@@ -192,6 +192,10 @@ class OpenAICompatibleLM(LanguageModel):
         self.backoff_s = backoff_s
         self.max_workers = max_workers
         self.name = f"{model}@{base_url}"
+        self._loaded()
+
+    def describe(self) -> dict:
+        return {"backend": "http", "model": self.model, "base_url": self.base_url}
 
     def _url(self, endpoint: str) -> str:
         if not self.base_url.startswith(("http://", "https://")):

@@ -21,6 +21,18 @@ Choices
 - The context grows on demand (more sequences, longer ones) up to ``n_ctx`` KV cells in all
   (default: the model's training context); a batch whose sequences would not fit is decoded in
   smaller groups, so ``batch_size`` is an upper bound.
+- Prompt reuse (``reuse_prompts=True``; off by default): each sequence's stream keeps the KV cells of its
+  last generation (prompt and the tokens fed back), and the next generation in that stream (the ``i``-th
+  prompt of a group is the ``i``-th stream) removes the cells after the longest common prefix with its new
+  prompt and feeds only the rest, as llama.cpp's server does with its prompt cache. A conversation
+  continued turn by turn (history, reply, next message) then pays for each message once instead of
+  re-reading the whole history every turn; the context grows by doubling so that it is not rebuilt (and
+  emptied) at every turn. The cost: a token's keys and values come out of llama.cpp's kernels with
+  different last bits when computed in a different batch shape (one token per decoding step, or a prefix
+  fed apart from its suffix), so a reply equals the empty-cache reply only up to rounding (a sampled token
+  can flip), and a prompt's output depends on what its stream held before. It stays deterministic: the
+  same sequence of calls gives the same outputs. Off, every call starts from empty streams and a prompt's
+  output does not depend on its batch. Scoring, an adapter and a rebuilt context empty the streams.
 - Sampling is ours, not llama.cpp's: the same temperature / top-p rule as
   :func:`repro.llm.torchlm.sample_next`, drawn with numpy from prompt ``i``'s own stream
   ``job_seed(seed, "llm-sample", i)``. Greedy is the argmax of the logits.
@@ -225,10 +237,12 @@ class LlamaCppLM(TokenizedLM):
     n_ctx : KV-cache cells shared by the sequences decoded together (default: the model's training
         context); one sequence (prompt + new tokens) may use them all.
     n_batch : tokens per ``llama_decode`` call (prompts are fed in chunks of this).
+    reuse_prompts : keep each stream's cells between generations and feed only what follows the common
+        prefix (module docstring: faster for conversations, equal to an empty cache only up to rounding).
     """
 
     def __init__(self, path: str | os.PathLike, *, name: str | None = None, n_threads: int | None = None,
-                 n_ctx: int | None = None, n_batch: int = 512) -> None:
+                 n_ctx: int | None = None, n_batch: int = 512, reuse_prompts: bool = False) -> None:
         path = Path(path)
         self.path = path
         self.name = name or str(path)
@@ -268,6 +282,19 @@ class LlamaCppLM(TokenizedLM):
         self._shape = (0, 0)    # its (sequences, cells per sequence)
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._adapters: list[tuple[Any, float]] = []  # (llama_adapter_lora_p, scale), applied to every context
+        self._adapter_names: list[str] = []
+        self.reuse_prompts = bool(reuse_prompts)
+        self._kept: list[list[int]] = []  # per stream, the tokens whose KV cells it holds (prompt reuse)
+        self.tokens_fed = 0  # tokens decoded so far (prompt tokens not reused, and generated ones)
+        self._loaded()
+
+    def describe(self) -> dict:
+        ftype = self.llama.metadata.get("general.file_type")
+        names = {str(getattr(self._lc, n)): n.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_")
+                 for n in dir(self._lc) if n.startswith("LLAMA_FTYPE_")}
+        return {"backend": "llamacpp", "model": self.name, "file": self.path.name,
+                "quantisation": names.get(str(ftype), f"file_type {ftype}"), "threads": self.n_threads,
+                "adapters": list(self._adapter_names), "reuse_prompts": self.reuse_prompts}
 
     # -- what papers may reach through ------------------------------------------------------
     @property
@@ -308,7 +335,7 @@ class LlamaCppLM(TokenizedLM):
 
         Adapters add up; llama.cpp scales each by ``scale * alpha / rank``, as peft does by ``alpha / rank``.
         """
-        adapter = Path(adapter)
+        adapter = source = Path(adapter)
         lc = self._lc
         with tempfile.TemporaryDirectory(prefix="repro-lora-") as tmp:
             if adapter.is_dir():
@@ -321,6 +348,9 @@ class LlamaCppLM(TokenizedLM):
             raise ValueError(f"llama.cpp could not load the LoRA adapter {adapter} onto {self.name}: "
                              f"{_NATIVE.recent_problems() or 'no detail'}")
         self._adapters.append((handle, float(scale)))
+        self._adapter_names.append(f"{source.name} x{float(scale):g}")
+        self._loaded()
+        self._forget()  # cells computed without this adapter
         if self._ctx is not None:
             self._apply_adapters(self._ctx)
         log.info("%s: LoRA adapter %s applied (scale %g)", self.name, adapter, scale)
@@ -342,6 +372,12 @@ class LlamaCppLM(TokenizedLM):
             pass
 
     # -- the decoding context ---------------------------------------------------------------
+    def _forget(self) -> None:
+        """Empty every stream of the context (what prompt reuse may keep is gone)."""
+        if self._ctx is not None:
+            self._lc.llama_memory_clear(self._lc.llama_get_memory(self._ctx.ctx), True)
+        self._kept = [[] for _ in range(self._shape[0])]
+
     def _context(self, n_seq: int, cells: int):
         """A context with room for ``n_seq`` sequences of ``cells`` tokens each (grown when too small)."""
         if self._batch is None:
@@ -350,6 +386,8 @@ class LlamaCppLM(TokenizedLM):
         have_seq, have_cells = self._shape
         if self._ctx is not None and have_seq >= n_seq and have_cells >= cells:
             return self._ctx
+        if self.reuse_prompts and have_cells < cells <= 2 * have_cells and 2 * have_cells * max(n_seq, have_seq) <= self.n_ctx:
+            cells = 2 * have_cells  # grow geometrically (module docstring: prompt reuse)
         cells = max(cells, have_cells) if max(cells, have_cells) * n_seq <= self.n_ctx else cells
         n_seq = max(n_seq, have_seq) if max(n_seq, have_seq) * cells <= self.n_ctx else n_seq
         if self._ctx is not None:
@@ -376,6 +414,7 @@ class LlamaCppLM(TokenizedLM):
         if self._adapters:
             self._apply_adapters(self._ctx)
         self._shape = (n_seq, cells)
+        self._kept = [[] for _ in range(n_seq)]
         log.debug("%s: llama.cpp context of %d sequences x %d cells", self.name, n_seq, cells)
         return self._ctx
 
@@ -403,6 +442,7 @@ class LlamaCppLM(TokenizedLM):
         ``on_logits(entry indices, float32 logits (n, V))`` gets each chunk's wanted rows (a view, valid in the call)."""
         lc, b = self._lc, self._batch
         n = len(tokens)
+        self.tokens_fed += n
         tok_v = np.ctypeslib.as_array(b.token, shape=(self.n_batch,))
         pos_v = np.ctypeslib.as_array(b.pos, shape=(self.n_batch,))
         nseq_v = np.ctypeslib.as_array(b.n_seq_id, shape=(self.n_batch,))
@@ -448,10 +488,32 @@ class LlamaCppLM(TokenizedLM):
                 out[i] = text
         return out
 
+    def _reuse(self, ctx, prompt_ids) -> list[int]:
+        """For each stream ``s``, how many leading tokens of ``prompt_ids[s]`` its cells already hold (at most
+        all but the last, whose logits are needed); the cells after them are removed (module docstring).
+        Without ``reuse_prompts`` every stream is emptied and every prompt fed whole."""
+        if not self.reuse_prompts:
+            self._forget()
+            return [0] * len(prompt_ids)
+        lc = self._lc
+        mem = lc.llama_get_memory(ctx.ctx)
+        start = []
+        for s, p in enumerate(prompt_ids):
+            kept, k = self._kept[s], 0
+            limit = min(len(kept), len(p) - 1)
+            while k < limit and kept[k] == p[k]:
+                k += 1
+            if not lc.llama_memory_seq_rm(mem, s, k, -1):
+                lc.llama_memory_seq_rm(mem, s, 0, -1)
+                k = 0
+            self._kept[s] = []  # until this call's feed succeeds
+            start.append(k)
+        return start
+
     def _generate_group(self, prompt_ids, max_new_tokens, temperature, top_p, rngs, stop) -> list[str]:
         n = len(prompt_ids)
         ctx = self._context(n, max(len(p) for p in prompt_ids) + max_new_tokens)
-        self._lc.llama_memory_clear(self._lc.llama_get_memory(ctx.ctx), True)
+        start = self._reuse(ctx, prompt_ids)
         tok = self.tokenizer
         new: list[list[int]] = [[] for _ in range(n)]
         texts = [""] * n
@@ -464,13 +526,15 @@ class LlamaCppLM(TokenizedLM):
                 nxt[s] = _sample(logits[r], temperature, top_p, None if rngs is None else rngs[s])
 
         tokens, pos, seq, want, owner = [], [], [], [], {}
-        for s, p in enumerate(prompt_ids):  # every prompt in one feed; logits at each prompt's last token
-            owner[len(tokens) + len(p) - 1] = s
-            tokens += p
-            pos += range(len(p))
-            seq += [s] * len(p)
-            want += [False] * (len(p) - 1) + [True]
+        for s, p in enumerate(prompt_ids):  # every prompt's new part in one feed; logits at its last token
+            fresh = p[start[s]:]
+            owner[len(tokens) + len(fresh) - 1] = s
+            tokens += fresh
+            pos += range(start[s], len(p))
+            seq += [s] * len(fresh)
+            want += [False] * (len(fresh) - 1) + [True]
         self._decode(ctx, tokens, pos, seq, want, choose)
+        kept = [list(p) for p in prompt_ids]
         length = [len(p) for p in prompt_ids]
         for t in range(max_new_tokens):
             for s in sorted(nxt):
@@ -490,8 +554,10 @@ class LlamaCppLM(TokenizedLM):
             owner = dict(enumerate(live))
             nxt.clear()
             self._decode(ctx, tokens, pos, live, [True] * len(live), choose)
-            for s in live:
+            for s, token in zip(live, tokens):
                 length[s] += 1
+                kept[s].append(token)
+        self._kept[:n] = kept
         return [cut_at_stop(tok.decode(ids), stop)[0] for ids in new]
 
     # -- scoring ------------------------------------------------------------------------------
@@ -506,7 +572,7 @@ class LlamaCppLM(TokenizedLM):
                 raise ValueError(f"{self.name}: a sequence of {n} tokens exceeds the context of {self.max_length}")
         for idx in self._groups(lengths, batch_size):
             ctx = self._context(len(idx), max(lengths[i] for i in idx))
-            self._lc.llama_memory_clear(self._lc.llama_get_memory(ctx.ctx), True)
+            self._forget()
             tokens, pos, seq, want, target = [], [], [], [], []
             for s, i in enumerate(idx):
                 full, c = contexts[i] + targets[i], len(contexts[i])
@@ -531,9 +597,9 @@ class LlamaCppLM(TokenizedLM):
         return out
 
 def load_llamacpp(path: str | os.PathLike, *, name: str | None = None, n_threads: int | None = None,
-                  n_ctx: int | None = None) -> LlamaCppLM:
+                  n_ctx: int | None = None, reuse_prompts: bool = False) -> LlamaCppLM:
     """A GGUF file run by llama.cpp (see :class:`LlamaCppLM`)."""
-    return LlamaCppLM(path, name=name, n_threads=n_threads, n_ctx=n_ctx)
+    return LlamaCppLM(path, name=name, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts)
 
 
 # -- LoRA adapters: peft checkpoints as llama.cpp GGUF adapters ---------------------------------------

@@ -113,6 +113,12 @@ class TorchLM(TokenizedLM):
         self.core = core
         self.tokenizer = tokenizer
         self.device = torch.device(device)
+        self._loaded()
+
+    def describe(self) -> dict:
+        dtype = next(self.core.model.parameters()).dtype
+        return {"backend": "torch", "model": self.name, "dtype": str(dtype).removeprefix("torch."),
+                "threads": torch.get_num_threads(), "device": str(self.device)}
 
     # -- what papers may reach through ------------------------------------------------------
     @property
