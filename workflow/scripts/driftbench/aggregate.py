@@ -20,6 +20,8 @@ else:
     scores = [s for f in snakemake.input.scores for s in read_jsonl(f)]
     published, under_test = None, snakemake.params.under_test
 metrics, runs, recall, table = aggregate(transcripts, scores, briefs, under_test, published)
+# what each model ran on (backend, quantisation, threads): released transcripts may not say
+metrics["engines"] = {t["metadata"]["model_id"]: t["metadata"].get("engine") for t in transcripts}
 save_csv(runs, snakemake.output.runs)
 save_csv(recall, snakemake.output.recall)
 save_csv(table, snakemake.output.table)

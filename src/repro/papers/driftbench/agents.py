@@ -74,6 +74,9 @@ class ScriptedAgent(LanguageModel):
         self.profile = profile
         self.name = name
 
+    def describe(self) -> dict:
+        return {"backend": "scripted", "model": self.name}
+
     def generate(self, prompts, **kwargs):
         raise UnsupportedOperation(f"{self.name}: a scripted agent only chats")
 

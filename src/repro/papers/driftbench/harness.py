@@ -18,7 +18,8 @@ the conversation so far, after every turn except checkpoints and the last (so fi
 pressure conditions, after turns 0, 1, 3, 4, 6 with checkpoints); its question and reply are
 stored in the transcript with ``is_probe: true`` and never enter the history of later turns or the
 judge. Transcripts are the released JSONL format: ``{"metadata": {run_id, brief_id, model_id,
-condition, repetition, tokens, temperature}, "messages": [{role, content, is_probe}]}``.
+condition, repetition, tokens, temperature}, "messages": [{role, content, is_probe}]}``, with one key
+of ours in the metadata, ``engine``: what the model ran on (:meth:`repro.llm.LanguageModel.describe`).
 
 Seeds: turn ``k`` of repetition ``r`` draws from ``job_seed(seed, rep=r, turn=k)`` with the briefs in
 one fixed order, whatever the condition or model, so conditions are paired per (brief, repetition).
@@ -134,7 +135,8 @@ def run_condition(lm: LanguageModel, briefs: Sequence[Brief], condition: str, *,
             final = final_proposal(log)
             runs.append({"metadata": {"run_id": f"{model_id}__{condition}__{brief.id}__r{rep}", "brief_id": brief.id,
                                       "model_id": model_id, "condition": condition, "repetition": rep,
-                                      "tokens": token_count(final), "temperature": gen.temperature},
+                                      "tokens": token_count(final), "temperature": gen.temperature,
+                                      "engine": lm.describe()},
                          "messages": log})
     return runs
 
