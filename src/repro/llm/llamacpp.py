@@ -32,7 +32,10 @@ Choices
   fed apart from its suffix), so a reply equals the empty-cache reply only up to rounding (a sampled token
   can flip), and a prompt's output depends on what its stream held before. It stays deterministic: the
   same sequence of calls gives the same outputs. Off, every call starts from empty streams and a prompt's
-  output does not depend on its batch. Scoring, an adapter and a rebuilt context empty the streams.
+  output does not depend on its batch. Scoring reuses the same way (a stream that holds the context feeds only
+  the continuation, from the context's last token, whose logits score the first continuation token), so scoring
+  two answers after a generated reasoning reads the reasoning once. An adapter and a rebuilt context empty the
+  streams.
 - Sampling is ours, not llama.cpp's: the same temperature / top-p rule as
   :func:`repro.llm.torchlm.sample_next`, drawn with numpy from prompt ``i``'s own stream
   ``job_seed(seed, "llm-sample", i)``. Greedy is the argmax of the logits.
@@ -488,10 +491,10 @@ class LlamaCppLM(TokenizedLM):
                 out[i] = text
         return out
 
-    def _reuse(self, ctx, prompt_ids) -> list[int]:
-        """For each stream ``s``, how many leading tokens of ``prompt_ids[s]`` its cells already hold (at most
-        all but the last, whose logits are needed); the cells after them are removed (module docstring).
-        Without ``reuse_prompts`` every stream is emptied and every prompt fed whole."""
+    def _reuse(self, ctx, prompt_ids, limits: Sequence[int] | None = None) -> list[int]:
+        """For each stream ``s``, how many leading tokens of ``prompt_ids[s]`` its cells already hold, at most
+        ``limits[s]`` (default all but the last token, whose logits are needed); the cells after them are
+        removed (module docstring). Without ``reuse_prompts`` every stream is emptied and every prompt fed whole."""
         if not self.reuse_prompts:
             self._forget()
             return [0] * len(prompt_ids)
@@ -500,7 +503,7 @@ class LlamaCppLM(TokenizedLM):
         start = []
         for s, p in enumerate(prompt_ids):
             kept, k = self._kept[s], 0
-            limit = min(len(kept), len(p) - 1)
+            limit = min(len(kept), len(p) - 1 if limits is None else limits[s])
             while k < limit and kept[k] == p[k]:
                 k += 1
             if not lc.llama_memory_seq_rm(mem, s, k, -1):
@@ -572,16 +575,19 @@ class LlamaCppLM(TokenizedLM):
                 raise ValueError(f"{self.name}: a sequence of {n} tokens exceeds the context of {self.max_length}")
         for idx in self._groups(lengths, batch_size):
             ctx = self._context(len(idx), max(lengths[i] for i in idx))
-            self._forget()
-            tokens, pos, seq, want, target = [], [], [], [], []
-            for s, i in enumerate(idx):
-                full, c = contexts[i] + targets[i], len(contexts[i])
-                tokens += full
-                pos += range(len(full))
-                seq += [s] * len(full)
+            fulls = [contexts[i] + targets[i] for i in idx]
+            # a stream may already hold the context (prompt reuse), up to the token whose logits come first
+            start = self._reuse(ctx, fulls, [len(contexts[i]) - 1 for i in idx])
+            tokens, pos, seq, want, target, first = [], [], [], [], [], []
+            for s, (i, full) in enumerate(zip(idx, fulls)):
+                c, k = len(contexts[i]), start[s]
+                first.append(len(tokens) + c - 1 - k)  # where position c-1 lands in this feed
+                tokens += full[k:]
+                pos += range(k, len(full))
+                seq += [s] * (len(full) - k)
                 # logits at position j predict token j + 1: positions c-1 .. len-2
-                want += [c - 1 <= j < len(full) - 1 for j in range(len(full))]
-                target += [full[j + 1] if c - 1 <= j < len(full) - 1 else -1 for j in range(len(full))]
+                want += [c - 1 <= j < len(full) - 1 for j in range(k, len(full))]
+                target += [full[j + 1] if c - 1 <= j < len(full) - 1 else -1 for j in range(k, len(full))]
             target = np.asarray(target)
             values = np.zeros(len(tokens), dtype=np.float64)
 
@@ -589,11 +595,10 @@ class LlamaCppLM(TokenizedLM):
                 values[rows] = _log_softmax_at(logits, target[rows])
 
             self._decode(ctx, tokens, pos, seq, want, take)
-            start = 0
-            for i in idx:
-                c, n = len(contexts[i]), len(targets[i])
-                out[i] = values[start + c - 1:start + c - 1 + n].copy()
-                start += c + n
+            for s, i in enumerate(idx):
+                out[i] = values[first[s]:first[s] + len(targets[i])].copy()
+            if self.reuse_prompts:
+                self._kept[:len(idx)] = [list(f) for f in fulls]
         return out
 
 def load_llamacpp(path: str | os.PathLike, *, name: str | None = None, n_threads: int | None = None,
