@@ -245,7 +245,8 @@ def run_neural(cfg: dict | NeuralConfig, model_name: str, *, inject: float, seed
     for g in range(cfg.generations + 1):
         if g > 0:
             fresh = draw_real(pool_x, pool_y, cfg.class_weights, n_fresh, real_rng) if n_fresh else pool_x[:0]
-            synth = model.sample(cfg.n - n_fresh, gen)
+            # lambda = 1 (the fresh-data-only control) draws nothing from the model
+            synth = model.sample(cfg.n - n_fresh, gen) if n_fresh < cfg.n else torch.zeros((0, pool_x.shape[1]))
             x = torch.cat([torch.as_tensor(fresh), synth])[torch.randperm(cfg.n, generator=gen)]
             opt, last = train(model, x, cfg.steps_per_generation, cfg, gen, opt)
         samples = model.sample(cfg.n, gen)
@@ -358,15 +359,20 @@ def _change(gens: list[dict], key: str) -> float:
 
 
 def summarise_neural(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """metrics["neural"]: per model, the synthetic-only arm and the largest fresh-data fraction's, per seed."""
+    """metrics["neural"]: per model and seed, the synthetic-only arm (λ = 0), the injected arm (the largest
+    fresh-data fraction below 1) and the fresh-data-only control (λ = 1: continued training without the
+    model's own samples), each where the grid has it."""
     out: dict[str, Any] = {"n_runs": len(records)}
     for model in sorted({r["model"] for r in records}):
         runs = [r for r in records if r["model"] == model]
         injects = sorted({r["inject"] for r in runs})
+        mixed = [a for a in injects if 0 < a < 1]
         arms = {"synthetic_only": 0.0} if injects[0] == 0 else {}
-        if injects[-1] > 0:
-            arms["injected"] = injects[-1]
-        node: dict[str, Any] = {"injected_fraction": injects[-1] if injects[-1] > 0 else None}
+        if mixed:
+            arms["injected"] = mixed[-1]
+        if injects[-1] == 1:
+            arms["fresh_only"] = 1.0
+        node: dict[str, Any] = {"injected_fraction": mixed[-1] if mixed else None}
         for arm, inject in arms.items():
             rs = {r["seed_index"]: r for r in runs if r["inject"] == inject}
             m: dict[str, Any] = {}
