@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from repro import claims
 from repro.papers.collapse import grid
-from repro.papers.collapse.experiment import CollapseConfig, run_recursion, summarise
+from repro.papers.collapse.experiment import CollapseConfig, run_recursion, summarise, trend_change
+
+REPO = Path(__file__).resolve().parents[2]
 
 FAST = dict(weights=[0.4, 0.3, 0.25, 0.05], n=100, generations=60, fisher_draws=200, llc_steps=300,
             llc_burn_in=100, diagnose_every=5)
@@ -85,3 +90,26 @@ def test_bad_config_is_refused_with_its_key():
         run_recursion(FAST, inject=1.5, replicate=0, seed=0, diagnosed=False)
     with pytest.raises(ValueError, match="diagnose_injections"):
         grid.run_targets({"injections": [0.0, 0.2], "replicates": 2, "diagnose_injections": [0.1]})
+
+
+def test_trend_change_is_the_least_squares_line_over_the_horizon():
+    """Worked by hand: generations 0, 3, 6 with LLC 5, 4, 2: centred g = -3, 0, 3 and v - 11/3 = 4/3, 1/3, -5/3,
+    slope = (-4 - 5) / 18 = -1/2, times the horizon 6 = -3 (the two ends alone say -3 too; the middle point
+    moves the line's ends, not its slope here). A flat trajectory has 0; a rise of 1 per stratum step is +."""
+    assert trend_change([0, 3, 6], [5.0, 4.0, 2.0]) == pytest.approx(-3.0)
+    assert trend_change([0, 3, 6], [5.0, 5.0, 5.0]) == pytest.approx(0.0)
+    assert trend_change([0, 2, 4, 6], [1.0, 4.0, 1.0, 4.0]) == pytest.approx(0.6 * 6 / 2)  # slope 0.3 by hand
+    assert np.isnan(trend_change([3], [1.0]))
+
+
+def test_mixture_non_descending_claim_reads_the_injected_trend(tmp_path):
+    """The claim's margin is one stratum (d/2 = 1): a trend of -0.5 per replicate with a small spread passes,
+    -2 fails (two strata down), and the metric sits in the injected arm's geometry."""
+    spec = [c for c in claims.load_claims(REPO / "workflow/claims/collapse.yaml",
+                                          REPO / "workflow/schemas/claims.schema.yaml")
+            if c.id == "injection_llc_not_descending"]
+    for centre, verdict in ((-0.5, "PASS"), (-2.0, "FAIL")):
+        values = (centre + 0.05 * np.array([-1, 1, -1, 1, 0, 0, 0.5, -0.5])).tolist()
+        path = tmp_path / f"metrics{centre}.json"
+        path.write_text(json.dumps({"injected": {"llc_trend_change": claims.sample(values, list(range(8)), "replicate")}}))
+        assert claims.evaluate(spec, path)[0].status == verdict

@@ -174,8 +174,8 @@ def test_run_is_deterministic_and_summarises(mnist_pool):
                 lanczos_iter=4, gn_k=2, hutchinson_probes=1, llc_steps=10, llc_burn_in=2, classifier_steps=10,
                 eval_images=20, diagnose_every=2)
     runs = []
-    for model in ("vade", "ddpm"):
-        for inject in (0.0, 0.5):
+    for model, fractions in (("vade", (0.0, 1.0)), ("ddpm", (0.0, 0.5))):  # VaDE at 1: no model samples drawn
+        for inject in fractions:
             r = run_neural(tiny, model, inject=inject, seed=7, pool_x=px, pool_y=py)
             r["seed_index"] = 0
             runs.append(r)
@@ -185,7 +185,8 @@ def test_run_is_deterministic_and_summarises(mnist_pool):
     assert [x["generation"] for x in g] == [0, 1, 2] and "llc" in g[0] and "llc" not in g[1]
     assert len(g[1]["cluster_weights"]) == 5 and sum(g[1]["cluster_weights"]) == pytest.approx(1, abs=1e-5)
     metrics = summarise_neural(runs)
-    assert metrics["vade"]["injected_fraction"] == 0.5 and "loss_auc_curvature" in metrics["vade"]["synthetic_only"]
+    assert metrics["ddpm"]["injected_fraction"] == 0.5 and "loss_auc_curvature" in metrics["vade"]["synthetic_only"]
+    assert metrics["vade"]["injected_fraction"] is None and "llc_change" in metrics["vade"]["fresh_only"]
 
 
 def test_change_needs_both_ends_measured():
@@ -213,3 +214,31 @@ def test_bad_input_is_named():
         fig4_table(neural_generations_table([]))
     with pytest.raises(ValueError, match="unknown model"):
         run_neural({}, "gan", inject=0.0, seed=0, pool_x=np.zeros((10, 196), np.float32), pool_y=np.zeros(10, int))
+
+
+def _fake_run(model: str, inject: float, seed: int, llc: list[float], gn: list[float]) -> dict:
+    gens = [{"generation": g, "class_tv": 0.1, "digits_lost": 0, "pixel_std": 0.2} for g in range(5)]
+    for g, v, r in zip((0, 2, 4), llc, gn):
+        gens[g].update(llc=v, gn_erank=r, feature_erank=3.0, decoder_curvature=1.0)
+    return {"model": model, "inject": inject, "seed_index": seed, "config": {"cluster_floor": 0.02}, "generations": gens}
+
+
+def test_summary_separates_the_fresh_only_control_and_the_llc_trend():
+    """Arms 0, 0.4 and 1: 'injected' is 0.4 (the largest below 1), 'fresh_only' is 1. Worked by hand: LLC 10, 9, 8 at
+    generations 0, 2, 4 has slope -1/2, a trend change of -2 over the horizon 4 and, over the line's LLC(0) = 10, a
+    relative trend of -0.2; LLC 10, 11, 9 has slope -1/4 (centred g -2, 0, 2 against v - 10 = 0, 1, -1), change -1,
+    line at 0 = 10.5, relative -1 / 10.5."""
+    runs = []
+    for s in range(6):
+        runs.append(_fake_run("vae", 0.0, s, [10.0, 9.0, 8.0], [5.0, 4.0, 3.0]))
+        runs.append(_fake_run("vae", 0.4, s, [10.0, 11.0, 9.0], [5.0, 5.0, 5.0]))
+        runs.append(_fake_run("vae", 1.0, s, [10.0, 10.0, 9.5 + 0.1 * s], [5.0, 5.5, 6.0]))
+    node = summarise_neural(runs)["vae"]
+    assert node["injected_fraction"] == 0.4 and set(node) >= {"synthetic_only", "injected", "fresh_only"}
+    assert node["synthetic_only"]["llc_trend_change"]["values"] == pytest.approx([-2.0] * 6)
+    assert node["synthetic_only"]["llc_trend_rel"]["values"] == pytest.approx([-0.2] * 6)
+    assert node["injected"]["llc_trend_rel"]["values"] == pytest.approx([-1 / 10.5] * 6)
+    assert node["fresh_only"]["llc_change"]["values"] == pytest.approx([-0.5 + 0.1 * s for s in range(6)])
+    assert node["fresh_only"]["gn_erank_change"]["values"] == pytest.approx([1.0] * 6)
+    long = fig4_table(neural_generations_table(runs))
+    assert set(zip(long.arm, long.inject)) == {("synthetic only", 0.0), ("injection", 0.4), ("fresh only", 1.0)}

@@ -16,12 +16,12 @@ TARGETS = ["reports/collapse_fig1.pdf", "reports/collapse_fig2.pdf", "reports/co
            "reports/collapse_fig4.pdf", "reports/collapse_table1.md", "results/collapse/metrics.json"]
 
 
-@pytest.mark.parametrize("scale, n_runs, n_neural", [("smoke", 6, 6), ("small", 120, 36), ("paper", 700, 240)])
+@pytest.mark.parametrize("scale, n_runs, n_neural", [("smoke", 6, 6), ("small", 120, 54), ("paper", 700, 300)])
 def test_dry_run_fans_out_injection_by_replicate(tmp_path, workflow_run, scale, n_runs, n_neural):
     proc = workflow_run(tmp_path, *TARGETS, "-n", "--quiet", "rules", scale=scale)
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith("collapse_"))
     assert int(counts["collapse_recursion"]) == n_runs  # injections x replicates: 2*3, 5*24, 7*100
-    assert int(counts["collapse_neural"]) == n_neural  # models x fractions x seeds: 3*2*1, 3*2*6, 3*4*20
+    assert int(counts["collapse_neural"]) == n_neural  # models x fractions x seeds: 3*2*1, 3*3*6, 3*5*20
     assert int(counts["collapse_neural_data"]) == 1
 
 

@@ -192,8 +192,9 @@ def table1(metrics: dict) -> pd.DataFrame:
     for model, node in (metrics.get("neural") or {}).items():
         if model == "n_runs":
             continue
-        for arm in ("synthetic_only", "injected"):
-            arm_label = "synthetic only" if arm == "synthetic_only" else f"fresh-data fraction {node['injected_fraction']:g}"
+        for arm in ("synthetic_only", "injected", "fresh_only"):
+            arm_label = {"synthetic_only": "synthetic only", "fresh_only": "fresh data only (fraction 1)"}.get(
+                arm, f"fresh-data fraction {node['injected_fraction']:g}")
             for key, label in NEURAL_TABLE_ROWS.items():
                 if key not in node.get(arm, {}):
                     continue
@@ -219,16 +220,19 @@ NEURAL_TABLE_ROWS = {"llc_change": "LLC(G) - LLC(0)", "gn_erank_change": "Gauss-
 #: The panels of fig4 (rows) and their axis labels.
 FIG4_ROWS = {"class_tv": "class TV to planted", "llc": "LLC (SGLD)", "gn_erank": "Gauss-Newton eff. rank",
              "feature_erank": "feature eff. rank"}
-ARMS = Palette("collapse", {"synthetic only": "#CC79A7", "injection": "#0072B2"})
+ARMS = Palette("collapse", {"synthetic only": "#CC79A7", "injection": "#0072B2", "fresh only": "#009E73"})
 
 
 def fig4_table(neural: pd.DataFrame) -> pd.DataFrame:
-    """The synthetic-only and largest-fraction runs, long: model, arm, seed, generation, metric, value."""
+    """The synthetic-only runs, the largest fraction below 1 and the fresh-only control (λ = 1), long: model, arm,
+    seed, generation, metric, value."""
     if neural.empty:
         raise ValueError("collapse fig4: no neural runs; the preset needs a collapse.<scale>.neural block")
     injects = sorted(neural.inject.unique())
-    df = neural[neural.inject.isin([injects[0], injects[-1]])].copy()
-    df["arm"] = np.where(df.inject == 0, "synthetic only", "injection")
+    mixed = [a for a in injects if 0 < a < 1]
+    shown = {injects[0], *mixed[-1:], *[a for a in injects if a == 1]}
+    df = neural[neural.inject.isin(shown)].copy()
+    df["arm"] = np.select([df.inject == 0, df.inject == 1], ["synthetic only", "fresh only"], "injection")
     long = df.melt(id_vars=["model", "arm", "inject", "seed", "generation"], value_vars=list(FIG4_ROWS),
                    var_name="metric", value_name="value").dropna(subset=["value"])
     return long.sort_values(["metric", "model", "arm", "seed", "generation"]).reset_index(drop=True)
@@ -259,5 +263,5 @@ def fig4(df: pd.DataFrame) -> plt.Figure:
             if i == len(FIG4_ROWS) - 1:
                 ax.set_xlabel("generation")
     panel_letters(axes.flat)
-    legend(fig, where="below", ncol=2)
+    legend(fig, where="below", ncol=3)
     return fig

@@ -35,6 +35,19 @@ The spec's "neural part at CPU scale" (nothing beyond the abstract is known; eve
   fixed real images) and the LLC (:func:`repro.stats.llc.sgld_llc`, n = diag_batch, β = 1 / log n).
   The LLC step is fixed per run from generation 0's top Hessian eigenvalue (ε = llc_step_scale /
   (nβ λ_max), the stability condition of the chain), so generations share one chain setting.
+- Arms: synthetic only (λ_inj = 0), the injected arm (the largest fraction below 1) and the
+  fresh-data-only control (λ_inj = 1: every generation's n images are real, none are the model's,
+  with the same warm-started steps). The control is this rebuild's, not the paper's: the LLC falls
+  with fresh images too, so the synthetic-only drop mixes collapse with continued training, and only
+  its difference from the control is the recursion's.
+- The LLC's trajectory per run: its change LLC(G) - LLC(0) and its least-squares trend over the
+  diagnosed generations as a change over the horizon
+  (:func:`repro.papers.collapse.experiment.trend_change`), also relative to the trend line's value at
+  generation 0 (the neural L_n has no closed-form stratum step, so the abstract's "keeps the trajectory
+  from descending" is checked against a margin of 5% of the run's own LLC, the project's
+  non-inferiority margin). The Gauss-Newton effective rank and the decoder-block curvature are
+  reported as diagnostics with intervals (their changes per arm and against the control), not as
+  claims: the abstract names them but says nothing of their direction in these models.
 - VaDE also records its prior weights π_k and each cluster's curvature (trace of the exact Hessian
   of the loss in the cluster's mean μ_k, per latent dimension) at every generation. A cluster is
   lost at the first generation its weight falls below ``cluster_floor``; the predictor (fixed before
@@ -67,6 +80,7 @@ import torch
 from torch import nn
 
 from repro.config import from_dict
+from repro.papers.collapse.experiment import trend_change
 from repro.nn.generative import DDPM, VAE, SampleClassifier, VaDE, train_classifier
 from repro.stats.loss_geometry import LossGeometry, effective_rank
 from repro.stats.llc import sgld_llc, wbic_beta
@@ -245,7 +259,8 @@ def run_neural(cfg: dict | NeuralConfig, model_name: str, *, inject: float, seed
     for g in range(cfg.generations + 1):
         if g > 0:
             fresh = draw_real(pool_x, pool_y, cfg.class_weights, n_fresh, real_rng) if n_fresh else pool_x[:0]
-            synth = model.sample(cfg.n - n_fresh, gen)
+            # lambda = 1 (the fresh-data-only control) draws nothing from the model
+            synth = model.sample(cfg.n - n_fresh, gen) if n_fresh < cfg.n else torch.zeros((0, pool_x.shape[1]))
             x = torch.cat([torch.as_tensor(fresh), synth])[torch.randperm(cfg.n, generator=gen)]
             opt, last = train(model, x, cfg.steps_per_generation, cfg, gen, opt)
         samples = model.sample(cfg.n, gen)
@@ -357,22 +372,44 @@ def _change(gens: list[dict], key: str) -> float:
     return float(last - first) if len(gens) >= 2 and np.isfinite(first) and np.isfinite(last) else math.nan
 
 
+def _trend(gens: list[dict]) -> tuple[float, float]:
+    """The LLC's least-squares trend over the diagnosed generations: (change over the horizon, that change / the fitted
+    LLC at the first diagnosed generation); nan where fewer than 2 generations have a finite LLC (relative: or the
+    fitted start is not positive)."""
+    pts = [(g["generation"], g["llc"]) for g in gens if np.isfinite(g.get("llc", math.nan))]
+    if len(pts) < 2:
+        return math.nan, math.nan
+    g, v = np.array(pts, float).T
+    change = trend_change(g, v)
+    start = float(np.polyval(np.polyfit(g, v, 1), g[0]))
+    return change, change / start if start > 0 else math.nan
+
+
 def summarise_neural(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """metrics["neural"]: per model, the synthetic-only arm and the largest fresh-data fraction's, per seed."""
+    """metrics["neural"]: per model and seed, the synthetic-only arm (λ = 0), the injected arm (the largest
+    fresh-data fraction below 1) and the fresh-data-only control (λ = 1: continued training without the
+    model's own samples), each where the grid has it."""
     out: dict[str, Any] = {"n_runs": len(records)}
     for model in sorted({r["model"] for r in records}):
         runs = [r for r in records if r["model"] == model]
         injects = sorted({r["inject"] for r in runs})
+        mixed = [a for a in injects if 0 < a < 1]
         arms = {"synthetic_only": 0.0} if injects[0] == 0 else {}
-        if injects[-1] > 0:
-            arms["injected"] = injects[-1]
-        node: dict[str, Any] = {"injected_fraction": injects[-1] if injects[-1] > 0 else None}
+        if mixed:
+            arms["injected"] = mixed[-1]
+        if injects[-1] == 1:
+            arms["fresh_only"] = 1.0
+        node: dict[str, Any] = {"injected_fraction": mixed[-1] if mixed else None}
         for arm, inject in arms.items():
             rs = {r["seed_index"]: r for r in runs if r["inject"] == inject}
             m: dict[str, Any] = {}
             for key in ("llc", "gn_erank", "feature_erank", "decoder_curvature", "class_tv", "pixel_std"):
                 m[f"{key}_change"] = _seed_sample({s: _change(r["generations"], key) for s, r in rs.items()},
                                                   f"have a finite {key} at generation 0 and G")
+            m["llc_trend_change"] = _seed_sample({s: _trend(r["generations"])[0] for s, r in rs.items()},
+                                                 "have a finite LLC at two generations or more")
+            m["llc_trend_rel"] = _seed_sample({s: _trend(r["generations"])[1] for s, r in rs.items()},
+                                              "have a finite LLC at two generations or more and a positive fitted LLC(0)")
             m["class_tv_final"] = _seed_sample({s: r["generations"][-1]["class_tv"] for s, r in rs.items()}, "ran")
             m["digits_lost_final"] = _seed_sample({s: float(r["generations"][-1]["digits_lost"]) for s, r in rs.items()},
                                                   "ran")
