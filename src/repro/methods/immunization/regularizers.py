@@ -41,8 +41,10 @@ autodiff product is the same vector at ~2.4 ms a product against microseconds), 
 u: equal to the Ritz values, and differentiable in M with the gradient 2 M u u^T, the eigenvalue's exact
 gradient (Hellmann-Feynman) once u is an eigenvector. The Ritz values bound the spectrum from inside
 (Ritz max <= lambda_max, Ritz min >= lambda_min), so a short run under-states R_well and over-states
-R_ill. Choice: n_iter is the preset's ``lanczos_iter`` (default min(p, 30), which for p <= 30 spans the
-space and is exact up to rounding); the defence logs the estimator's largest error against ``eigvalsh``
+R_ill. Choice: n_iter is the preset's ``lanczos_iter`` (default min(p, 30); 32 in the paper preset), so that
+the run spans the space and is exact up to rounding: on the small preset's releases lambda_max converges in 8
+steps but lambda_min, relative to itself, is still off by 0.04-1.4 after 12 of 16 (a diagnostic of the
+estimator, docs/papers/immunize.md); the defence logs the estimator's largest error against ``eigvalsh``
 during training. ``estimator="exact"`` (the reference's ``eigvalsh``) stays as the named variant and as
 that check. Deviation of the estimator from the exact form: its lambda_min is the smallest eigenvalue of
 S + EPS I, not the smallest above EPS, so on a rank-deficient S it returns ~EPS where the exact form skips

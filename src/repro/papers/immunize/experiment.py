@@ -5,8 +5,10 @@ Per seed every model and defence sees the same split, immunization seed and atta
 seed); each model (``linear``, ``mlp``, ``transformer``; ``synth.released``) has its own released
 extractor, shared by its defences. ``defend`` immunizes the release and records the harmful / benign probe Hessians'
 extremal eigenvalues before and after, by Lanczos on Hessian-vector products and exactly
-(Z^T Z / n, the closed form of a squared-loss linear probe on features Z = f_theta(X)). ``attack`` measures on the immunized
-extractor:
+(Z^T Z / n, the closed form of a squared-loss linear probe on features Z = f_theta(X)), its seconds (the curvature
+estimator's per-step check excluded) and that check's largest error (``estimator_err_train``: the relative error of the
+extremal eigenvalues the defence's R_well / R_ill used, Lanczos against ``eigvalsh``, over the training steps).
+``attack`` measures on the immunized extractor:
 
 - (ii) open weights: a fresh five-way probe fine-tuned on harmful data (mode ``probe``: on frozen
   features; ``full``: probe and extractor together), per optimiser and learning rate (``full``: the
