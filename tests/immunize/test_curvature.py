@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 import torch
 
-from repro.methods.immunization.curvature import condition_number, exact_hessian, extremal_eigenvalues, hvp
-from repro.methods.immunization.regularizers import EPS, plateau, r_ill, r_well
+from repro.methods.immunization.curvature import (
+    condition_number,
+    exact_hessian,
+    extremal_eigenvalues,
+    extremal_ritz,
+    hvp,
+)
+from repro.methods.immunization.regularizers import EPS, gram_extremal, plateau, r_ill, r_well
+from repro.stats.lanczos import lanczos_ritz
 
 
 def _mlp_loss(seed: int, d_in: int = 4, hidden: int = 5, n: int = 30):
@@ -137,3 +144,76 @@ def test_plateau_zero_gradient_at_flat_point_and_bad_input():
         plateau(z, y, torch.zeros(3, 2, dtype=torch.float64), radius=-1.0, n_samples=1, generator=g)
     with pytest.raises(ValueError, match="tall"):
         r_well(torch.zeros(2, 5))
+
+
+def test_lanczos_ritz_one_step_is_the_start_vectors_rayleigh_quotient_and_a_full_run_is_exact():
+    # worked by hand: one step from q (standard normal from the seed, normalised) gives T = [q^T A q], the
+    # Ritz pair (q^T A q, q); dim steps span R^dim, so the Ritz pairs are A's eigenpairs
+    a = np.diag([1.0, 2.0, 4.0])
+    q = np.random.default_rng(7).standard_normal(3)
+    q /= np.linalg.norm(q)
+    ritz, vecs = lanczos_ritz(lambda v: a @ v, 3, n_iter=1, seed=7)
+    assert ritz[0] == pytest.approx(q @ a @ q, rel=1e-14) and np.allclose(abs(vecs[0] @ q), 1.0)
+    ritz, vecs = lanczos_ritz(lambda v: a @ v, 3, n_iter=3, seed=7)
+    assert np.allclose(ritz, [1.0, 2.0, 4.0], rtol=1e-12)
+    assert np.allclose(abs(vecs), np.eye(3), atol=1e-8)  # eigenvectors e_1, e_2, e_3, up to sign
+
+
+def test_defence_product_is_the_probe_hessians_hvp():
+    # the closed-form product the defence's estimator uses, M^T (M v), is the Hessian-vector product of
+    # w -> ||M w||^2 / 2 (Hessian S = M^T M), the one the timing figure takes by autodiff
+    g = torch.Generator().manual_seed(5)
+    m = torch.randn(30, 5, dtype=torch.float64, generator=g)
+    v = torch.randn(5, dtype=torch.float64, generator=g)
+    loss = lambda w: 0.5 * ((m @ w) ** 2).sum()
+    assert torch.allclose(hvp(loss, torch.zeros(5, dtype=torch.float64), v), m.T @ (m @ v), atol=1e-12)
+    (lo, _), (hi, _) = extremal_ritz(lambda x: m.T @ (m @ x), 5, n_iter=5)
+    ev = np.linalg.eigvalsh((m.T @ m).numpy())
+    assert (lo, hi) == (pytest.approx(ev[0], rel=1e-10), pytest.approx(ev[-1], rel=1e-10))
+
+
+def test_lanczos_terms_equal_the_closed_form_on_a_diagonal_phi():
+    # S = diag(d^2): the estimator spanning the space (n_iter = p) gives lambda_max + EPS = 9 + EPS and
+    # lambda_min + EPS = 0.25 + EPS, so r1 / r2 and their gradients equal the exact form's (worked above)
+    d = torch.tensor([3.0, 2.0, 1.5, 0.5], dtype=torch.float64)
+    phi = _diag_phi(d)
+    lo, hi = gram_extremal(phi, estimator="lanczos", n_iter=4)
+    assert float(lo) == pytest.approx(0.25 + EPS, rel=1e-12) and float(hi) == pytest.approx(9.0 + EPS, rel=1e-12)
+    for reg in (r_well, r_ill):
+        exact = phi.clone().requires_grad_(True)
+        est = phi.clone().requires_grad_(True)
+        r_e, r_l = reg(exact), reg(est, estimator="lanczos", n_iter=4)
+        assert float(r_l) == pytest.approx(float(r_e), rel=1e-12)
+        r_e.backward()
+        r_l.backward()
+        assert torch.allclose(est.grad, exact.grad, atol=1e-10)
+
+
+def test_lanczos_terms_gradient_on_a_random_phi_and_short_runs_bound_from_inside():
+    g = torch.Generator().manual_seed(4)
+    phi = torch.randn(40, 6, dtype=torch.float64, generator=g) @ torch.diag(
+        torch.tensor([4.0, 2.0, 1.5, 1.0, 0.7, 0.2], dtype=torch.float64))
+    for reg in (r_well, r_ill):
+        exact, est = phi.clone().requires_grad_(True), phi.clone().requires_grad_(True)
+        reg(exact).backward()
+        reg(est, estimator="lanczos").backward()  # default n_iter spans the 6 dimensions
+        assert torch.allclose(est.grad, exact.grad, rtol=1e-8, atol=1e-10)
+    # a short run: Ritz values lie inside the spectrum (Cauchy interlacing), so R_well is under-stated and
+    # R_ill over-stated, never the other way round
+    lo_e, hi_e = gram_extremal(phi)
+    lo, hi = gram_extremal(phi, estimator="lanczos", n_iter=2)
+    assert float(lo_e) <= float(lo) <= float(hi) <= float(hi_e)
+    assert float(r_well(phi, estimator="lanczos", n_iter=2)) <= float(r_well(phi))
+    assert float(r_ill(phi, estimator="lanczos", n_iter=2)) >= float(r_ill(phi))
+    with pytest.raises(ValueError, match="unknown estimator"):
+        gram_extremal(phi, estimator="power")
+
+
+def test_lanczos_lambda_min_does_not_skip_a_null_space():
+    # the named deviation: on a rank-deficient S the estimator's lambda_min is the null space's (0 + EPS),
+    # where the exact form takes the smallest eigenvalue above EPS
+    q, _ = torch.linalg.qr(torch.randn(20, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2)))
+    rank2 = q @ torch.diag(torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64))
+    lo, _ = gram_extremal(rank2, estimator="lanczos")
+    assert float(lo) == pytest.approx(EPS, abs=1e-12)
+    assert float(gram_extremal(rank2)[0]) == pytest.approx(1.0 + EPS, rel=1e-12)

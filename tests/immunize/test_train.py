@@ -108,3 +108,20 @@ def test_objective_weighs_each_curvature_term_by_its_release_value(planted):
         assert float(obj.term("r_well", zh, zb)) == pytest.approx(2.0, rel=1e-10)
         assert float(obj.term("r_ill", zh, zb)) == pytest.approx(3.0, rel=1e-10)
         assert float(obj.term("r_ill", 2 * zh, zb)) == pytest.approx(3.0 * float(r_ill(2 * zh) / r_ill(zh)), rel=1e-10)
+
+
+def test_estimator_and_exact_curvature_train_the_same_defence(planted):
+    # the estimator spans the 4-dimensional feature space (n_iter defaults to min(p, 30)), so its terms, their
+    # gradients and the trained extractor equal the exact variant's up to rounding; the per-step check records it
+    xh, yh, xb, theta0 = planted
+    trace: dict = {}
+    est, _ = immunize(xh, yh, xb, theta0, method="condnum", steps=30, lr=0.01, w_task=0.0, trace=trace)
+    exact, _ = immunize(xh, yh, xb, theta0, method="condnum", steps=30, lr=0.01, w_task=0.0, curvature="exact")
+    assert torch.allclose(est, exact, atol=1e-8)
+    assert 0.0 <= trace["estimator_err_max"] < 1e-9
+    # two Lanczos steps on a 4-dimensional space: the check sees the estimator's error
+    short: dict = {}
+    immunize(xh, yh, xb, theta0, method="condnum", steps=3, lr=0.01, w_task=0.0, lanczos_iter=2, trace=short)
+    assert short["estimator_err_max"] > 1e-6
+    with pytest.raises(ValueError, match="unknown curvature estimator"):
+        immunize(xh, yh, xb, theta0, method="condnum", steps=1, lr=0.01, w_task=0.0, curvature="power")

@@ -9,7 +9,10 @@ f_theta0(X_benign)), and (ii) well conditioned with the condition-number baselin
 
 - ``condnum`` (Zheng et al., ICML 2025): w_ill * R_ill(f_theta(X_harm)) / R_ill(f_theta0(X_harm)), the
   harmful probe Hessian made ill conditioned (R_well and R_ill on the feature Gram matrix Phi^T Phi, as
-  the reference; see ``regularizers`` for its definitions and the deviations named there).
+  the reference; see ``regularizers`` for its definitions and the deviations named there). Their
+  extremal eigenvalues come from the Lanczos estimator on Hessian-vector products by default
+  (``curvature="lanczos"``), the paper's efficient Hessian estimation, for every defence alike; the
+  reference's exact ``eigvalsh`` is the variant ``curvature="exact"``.
 - ``ours`` (plateau + curvature conditioning): condnum's terms plus w_plateau times the plateau term
   (mean squared harmful-gradient norm over Gaussian perturbations, radius ``radius``, of the probe
   the adversary starts from: zero), normalised by its value at theta0.
@@ -48,7 +51,7 @@ import torch
 import torch.nn.functional as F
 
 from repro.methods.immunization.extractors import Extractor, LinearExtractor
-from repro.methods.immunization.regularizers import plateau, r_ill, r_well
+from repro.methods.immunization.regularizers import ESTIMATORS, gram_extremal, plateau, r_ill, r_well
 
 __all__ = ["DEFENCES", "TERMS", "Objective", "immunize", "adversary", "booster_drop", "fit_head"]
 
@@ -91,22 +94,47 @@ class Objective:
     The normalisers are measured at the release ``theta0``: R_well on the benign features, R_ill and the
     plateau term on the harmful features with a generator seeded by ``seed``; the harmful probe
     starts at zero (``w0``). The task term's head is ``fit_task_head`` (the release's benign head).
+    R_well and R_ill take their extremal eigenvalues from ``curvature`` (``regularizers.gram_extremal``:
+    ``lanczos``, the estimator, by default, ``lanczos_iter`` steps, default min(p, 30); ``exact``, the
+    reference's ``eigvalsh``, the named variant), normalisers included; ``estimator_error`` checks the
+    estimator against the exact form on the same features.
     """
 
     def __init__(self, ext: Extractor, theta0: torch.Tensor, x_harm: torch.Tensor, y_harm: torch.Tensor,
                  x_benign: torch.Tensor, *, w_ill: float = 1.0, w_well: float = 1.0, w_plateau: float = 1.0,
                  radius: float = 0.1, n_samples: int = 4, w_booster: float = 1.0, booster_alpha: float = 1.0,
-                 w_task: float = 1.0, head_steps: int = 300, head_lr: float = 0.05, seed: int = 0) -> None:
+                 w_task: float = 1.0, head_steps: int = 300, head_lr: float = 0.05, curvature: str = "lanczos",
+                 lanczos_iter: int | None = None, seed: int = 0) -> None:
+        if curvature not in ESTIMATORS:
+            raise ValueError(f"Objective: unknown curvature estimator {curvature!r}; known: {', '.join(ESTIMATORS)}")
+        self.curvature, self.lanczos_iter, self.seed = curvature, lanczos_iter, seed
         self.w_ill, self.w_well, self.w_plateau, self.w_booster, self.w_task = w_ill, w_well, w_plateau, w_booster, w_task
         self.radius, self.n_samples, self.booster_alpha = radius, n_samples, booster_alpha
         self.head_steps, self.head_lr = head_steps, head_lr
         self.y_harm = y_harm
         self.w0 = torch.zeros(ext.width, int(y_harm.max()) + 1, dtype=theta0.dtype)
         with torch.no_grad():
-            self.well0 = r_well(ext.features(theta0, x_benign)).clamp_min(1e-12)
-            self.ill0 = r_ill(ext.features(theta0, x_harm)).clamp_min(1e-300)
+            self.well0 = r_well(ext.features(theta0, x_benign), **self._estimator()).clamp_min(1e-12)
+            self.ill0 = r_ill(ext.features(theta0, x_harm), **self._estimator()).clamp_min(1e-300)
             self.plat0 = plateau(ext.features(theta0, x_harm), y_harm, self.w0, radius=radius, n_samples=n_samples,
                                  generator=torch.Generator().manual_seed(seed)).clamp_min(1e-12)
+
+    def _estimator(self) -> dict:
+        return {"estimator": self.curvature, "n_iter": self.lanczos_iter, "seed": self.seed}
+
+    def estimator_error(self, names: tuple[str, ...], zh: torch.Tensor, zb: torch.Tensor) -> float:
+        """Largest relative error, |estimate - exact| / exact, of the extremal eigenvalues the terms ``names``
+        use (R_well: the benign lambda_max; R_ill: the harmful lambda_min) against ``eigvalsh`` (0 if exact)."""
+        if self.curvature == "exact":
+            return 0.0
+        errs = []
+        with torch.no_grad():
+            for name, z, end in (("r_well", zb, 1), ("r_ill", zh, 0)):
+                if name in names:
+                    est = gram_extremal(z, **self._estimator())[end]
+                    exact = gram_extremal(z, estimator="exact")[end]
+                    errs.append(float(abs(est - exact) / exact))
+        return max(errs, default=0.0)
 
     def terms_of(self, method: str) -> tuple[str, ...]:
         """The terms ``method``'s loss sums, in ``TERMS`` order (the task term only with ``w_task > 0``)."""
@@ -121,11 +149,11 @@ class Objective:
         """One weighted term on harmful features ``zh`` and benign features ``zb`` (``task`` needs
         ``head`` and ``y_benign``; ``plateau`` draws its perturbations from ``generator``)."""
         if name == "r_well":
-            return self.w_well * r_well(zb) / self.well0
+            return self.w_well * r_well(zb, **self._estimator()) / self.well0
         if name == "task":
             return self.w_task * F.cross_entropy(zb @ head, y_benign)
         if name == "r_ill":
-            return self.w_ill * r_ill(zh) / self.ill0
+            return self.w_ill * r_ill(zh, **self._estimator()) / self.ill0
         if name == "plateau":
             return self.w_plateau * plateau(zh, self.y_harm, self.w0, radius=self.radius, n_samples=self.n_samples,
                                             generator=generator) / self.plat0
@@ -136,14 +164,16 @@ class Objective:
 
 def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor, theta0: torch.Tensor, *,
              method: str, steps: int, lr: float, seed: int = 0, extractor: Extractor | None = None,
-             y_benign: torch.Tensor | None = None, **weights) -> tuple[torch.Tensor, float]:
+             y_benign: torch.Tensor | None = None, trace: dict | None = None, **weights) -> tuple[torch.Tensor, float]:
     """(immunized copy of ``theta0``, seconds taken); ``method`` is one of ``DEFENCES``.
 
     ``extractor`` maps ``theta`` to features (default: linear, ``theta0`` a d x k matrix). ``weights``
     are ``Objective``'s keywords (term weights, ``radius``, ``n_samples``, ``booster_alpha``, ``w_task``,
-    ``head_steps``, ``head_lr``; its defaults). The task loss (weight ``w_task``; 0 leaves it out)
-    needs the benign labels ``y_benign``; its head starts from ``fit_head`` on the release's benign
-    features.
+    ``head_steps``, ``head_lr``, ``curvature``, ``lanczos_iter``; its defaults). The task loss (weight
+    ``w_task``; 0 leaves it out) needs the benign labels ``y_benign``; its head starts from ``fit_head``
+    on the release's benign features. Given a dict ``trace``, every step checks the curvature estimator
+    against the exact form on that step's features (``Objective.estimator_error``, outside the seconds
+    reported) and ``trace["estimator_err_max"]`` gets the largest error over the steps.
     """
     w_task = weights.get("w_task", 1.0)
     if method not in DEFENCES:
@@ -169,8 +199,13 @@ def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor,
         head = objective.fit_task_head(feat(theta0, x_benign), y_benign)
         trained.append(head.requires_grad_(True))
     opt = torch.optim.Adam(trained, lr=lr)
+    checking, err_max = 0.0, 0.0
     for _ in range(steps):
         zh, zb = feat(theta, x_harm), feat(theta, x_benign)
+        if trace is not None:
+            t0 = time.perf_counter()
+            err_max = max(err_max, objective.estimator_error(names, zh, zb))
+            checking += time.perf_counter() - t0
         terms = [objective.term(n, zh, zb, head=head, y_benign=y_benign, generator=gen) for n in names]
         loss = terms[0]
         for t in terms[1:]:
@@ -180,7 +215,9 @@ def immunize(x_harm: torch.Tensor, y_harm: torch.Tensor, x_benign: torch.Tensor,
         opt.step()
         with torch.no_grad():
             ext.rescale_(theta, scale0 / feat(theta, x_benign).norm())
-    return theta.detach(), time.perf_counter() - started
+    if trace is not None:
+        trace["estimator_err_max"] = err_max
+    return theta.detach(), time.perf_counter() - started - checking
 
 
 def adversary(z: torch.Tensor, y: torch.Tensor, z_eval: torch.Tensor, y_eval: torch.Tensor, *, optimizer: str,

@@ -5,8 +5,10 @@ Per seed every model and defence sees the same split, immunization seed and atta
 seed); each model (``linear``, ``mlp``, ``transformer``; ``synth.released``) has its own released
 extractor, shared by its defences. ``defend`` immunizes the release and records the harmful / benign probe Hessians'
 extremal eigenvalues before and after, by Lanczos on Hessian-vector products and exactly
-(Z^T Z / n, the closed form of a squared-loss linear probe on features Z = f_theta(X)). ``attack`` measures on the immunized
-extractor:
+(Z^T Z / n, the closed form of a squared-loss linear probe on features Z = f_theta(X)), its seconds (the curvature
+estimator's per-step check excluded) and that check's largest error (``estimator_err_train``: the relative error of the
+extremal eigenvalues the defence's R_well / R_ill used, Lanczos against ``eigvalsh``, over the training steps).
+``attack`` measures on the immunized extractor:
 
 - (ii) open weights: a fresh five-way probe fine-tuned on harmful data (mode ``probe``: on frozen
   features; ``full``: probe and extractor together), per optimiser and learning rate (``full``: the
@@ -75,16 +77,18 @@ def defend(cfg: dict[str, Any], method: str, tasks: Tasks, ext: Extractor, theta
     """(immunized extractor parameters, {time_s, eigenvalues before/after of the harmful and benign probe Hessians})."""
     xh, yh = tasks.split("train", "harmful")
     xb, yb = tasks.split("train", "benign")
+    trace: dict[str, float] = {}
     theta, seconds = immunize(xh, yh - HARMFUL_CLASSES[0], xb, theta0, method=method, seed=train_seed,
-                              extractor=ext, y_benign=yb - BENIGN_CLASSES[0], **cfg["immunize"])
-    info: dict[str, Any] = {"method": method, "time_s": seconds}
+                              extractor=ext, y_benign=yb - BENIGN_CLASSES[0], trace=trace, **cfg["immunize"])
+    info: dict[str, Any] = {"method": method, "time_s": seconds, "estimator_err_max": trace.get("estimator_err_max", 0.0)}
     with torch.no_grad():
         for when, th in (("before", theta0), ("after", theta)):
             for which, x in (("harmful", xh), ("benign", xb)):
                 info[f"{which}_{when}"] = _probe_eigs(ext.features(th, x), train_seed)
-    log.info("%s %s: harmful kappa %.3g -> %.3g in %.2f s", ext.kind, method,
-             info["harmful_before"]["exact_max"] / info["harmful_before"]["exact_min"],
-             info["harmful_after"]["exact_max"] / info["harmful_after"]["exact_min"], seconds)
+    log.info("%s %s: harmful kappa %.3g -> %.3g in %.2f s; curvature estimator's largest error in training %.2g",
+             ext.kind, method, info["harmful_before"]["exact_max"] / info["harmful_before"]["exact_min"],
+             info["harmful_after"]["exact_max"] / info["harmful_after"]["exact_min"], seconds,
+             info["estimator_err_max"])
     return theta, info
 
 
@@ -219,6 +223,7 @@ def aggregate(records: dict[int, dict], methods: list[str], models: list[str]
                 u = records[s]["models"][mo]["methods"][m]
                 d, a = u["defend"], u["attack"]
                 row = {"model": mo, "method": m, "seed": s, "n_params": rel["n_params"], "time_s": d["time_s"],
+                       "estimator_err_train": d.get("estimator_err_max", np.nan),
                        "benign_acc": a["benign_acc"], "downstream_acc": a["downstream_acc"],
                        "relearn_auc": a["relearn"]["acc_auc"],
                        "unlearned_harmful_acc": a["relearn"]["unlearned_harmful_acc"]}
@@ -258,7 +263,7 @@ def aggregate(records: dict[int, dict], methods: list[str], models: list[str]
 
         for m, g in wide.items():
             for col in ("time_s", "benign_acc", "downstream_acc", "relearn_auc", "kappa_harmful_after",
-                        "kappa_benign_after", "lanczos_err_harmful_after", "rir"):
+                        "kappa_benign_after", "lanczos_err_harmful_after", "estimator_err_train", "rir"):
                 put((col, m), g[col])
             for key in settings:
                 put(("harmful_acc_auc", key, m), g[f"auc_{key}"])
