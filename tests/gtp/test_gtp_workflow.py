@@ -42,6 +42,12 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     assert all(t in table4 for t in ("maze", "pendulum", "mountaincar", "hopper")) and "q_pi_change_last_quarter" in table4
     table1 = (smoke_dir / "reports/gtp_table1.csv").read_text()
     assert "td3bc" in table1
+    # gtp keeps its previous plan from an episode's second decision on: N - 1 prior samples there, N at the first
+    k, n = CONFIG["smoke"]["diffusion"]["steps"], CONFIG["smoke"]["plan"]["n_samples"]
+    gtp_row = pd.read_csv(smoke_dir / "reports/gtp_table1.csv").set_index("method").loc["gtp"]
+    assert k * (n - 1) <= gtp_row["denoiser_calls_per_decision"] < k * n
+    # the maze's diffusion policy is the goal-conditioned one, one per seed
+    assert all((smoke_dir / f"results/gtp/models/seed{s}.goal_policy.pt").exists() for s in range(CONFIG["smoke"]["seeds"]))
     # online fine-tuning: every learner on every task and seed, paired; Fig. 1 has round 0 (offline) and each round
     online = metrics["online"]
     assert set(online) == {"pendulum", "mountaincar"}  # the smoke preset's MuJoCo block has no online entry

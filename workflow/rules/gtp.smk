@@ -1,5 +1,6 @@
 # gtp: "Generative Trajectory Planning" (NeurIPS 2026, abstract only).
-# DAG: offline maze dataset per {seed} (sha256 beside it) -> world model + diffusion prior per seed
+# DAG: offline maze dataset per {seed} (sha256 beside it) -> world model + diffusion prior per seed, and the
+#      goal-conditioned diffusion policy per seed (goals relabelled in hindsight)
 #      -> receding-horizon evaluation of every method (and the budget sweep) on the same starts per seed
 #      -> aggregate (metrics.json, tidy table) -> fig2 (success vs distance),
 #      fig3 (score vs planning budget), table1; the learned value against the exact optimal value per seed
@@ -78,6 +79,30 @@ rule gtp_train:
         cfg=lambda wc: gtp_grid.train_config(preset("gtp")),
     script:
         "../scripts/gtp/train.py"
+
+
+rule gtp_goal_policy:
+    input:
+        data="results/gtp/data/seed{seed}.npz",
+        sha="results/gtp/data/seed{seed}.npz.sha256",
+    output:
+        policy="results/gtp/models/seed{seed}.goal_policy.pt",
+    log:
+        logs("gtp/goal_policy/seed{seed}"),
+    benchmark:
+        bench("gtp/goal_policy/seed{seed}")
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        cfg=lambda wc: gtp_grid.goal_policy_config(preset("gtp")),
+    script:
+        "../scripts/gtp/goal_policy.py"
 
 
 rule gtp_value_diag:

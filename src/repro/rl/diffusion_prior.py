@@ -10,6 +10,10 @@ Dhariwal 2021 (arXiv 2102.09672, Eq. 17), which behaves well with few (10-50) st
 ``x_0`` is a flattened action sequence ``(H * A,)`` in ``[-1, 1]``; ``c`` is the state at its start.
 The denoiser is an MLP on ``[x_k, c, sinusoidal(k)]``: small enough for a CPU, as in Diffusion Policy's
 low-dimensional variant (a U-Net would be its image-scale choice).
+
+:class:`GoalConditioned` uses a model trained on conditions ``[state, goal]`` (goals relabelled in
+hindsight, :mod:`repro.rl.hindsight`) as a policy for one fixed goal: its ``sample(states, n, gen)``
+appends the goal to every state, so it stands wherever a state-conditioned prior does.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from torch import nn
 
 from repro.seeding import torch_generator
 
-__all__ = ["DiffusionConfig", "ActionDiffusion", "fit_action_diffusion"]
+__all__ = ["DiffusionConfig", "ActionDiffusion", "GoalConditioned", "fit_action_diffusion"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,22 @@ class ActionDiffusion(nn.Module):
             else:
                 x = mean
         return x.reshape(B, n, self.dim)
+
+
+class GoalConditioned:
+    """A model trained on conditions ``[state, goal]`` sampled for one fixed ``goal``: ``sample(states, n, gen)``."""
+
+    def __init__(self, model: ActionDiffusion, goal):
+        goal = torch.as_tensor(goal, dtype=torch.float32).reshape(-1)
+        if model.cond_dim <= len(goal):
+            raise ValueError(f"GoalConditioned: the model's condition has {model.cond_dim} numbers, no room for a "
+                             f"state beside a goal of {len(goal)}")
+        self.model, self.goal = model, goal
+        self.cfg, self.dim, self.cond_dim = model.cfg, model.dim, model.cond_dim - len(goal)
+
+    def sample(self, c: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
+        """``n`` samples per state row: (B, state_dim) -> (B, n, dim), each conditioned on ``[state, goal]``."""
+        return self.model.sample(torch.cat([c, self.goal.expand(c.shape[0], -1)], -1), n, generator)
 
 
 def fit_action_diffusion(x0: torch.Tensor, cond: torch.Tensor, cfg: DiffusionConfig, seed: int,

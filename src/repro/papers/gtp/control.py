@@ -23,7 +23,9 @@ one. The scripted controllers are classic textbook ones:
   energy of rest at the top, a PD law ``u = -(10 theta + 2 theta_dot)`` when ``cos theta > 0.9``.
 - MountainCar: push in the direction of the velocity (full throttle).
 
-Methods: ``gtp``, ``mppi``, ``cem``, ``diffusion_policy`` as on the maze; ``expert`` (the scripted
+Methods: ``gtp``, ``mppi``, ``cem`` as on the maze (gtp with its warm start); ``diffusion_policy`` the
+state-conditioned prior executed directly (these tasks are defined by their reward and have no goal state
+to condition on, unlike the maze's goal-conditioned policy); ``expert`` (the scripted
 controller without noise: a reference, not an optimum; these tasks have no exact optimum here);
 ``random`` (uniform actions, the floor); ``td3bc``, the model-free offline baseline (TD3+BC,
 :mod:`repro.rl.td3bc`) trained on the same dataset, one actor forward pass per decision (it plans

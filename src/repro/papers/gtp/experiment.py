@@ -7,10 +7,15 @@ reward + terminal value, and executes the first action (receding horizon).
 
 Methods (registry keys, the ``method`` column of every table):
 
-- ``gtp``: N prior samples, then :func:`repro.rl.planners.refine_from_prior` (I iterations in all).
+- ``gtp``: a first population of N candidates, the shifted previous plan (from the second decision of an
+  episode on) and N - 1 prior samples, then :func:`repro.rl.planners.refine_from_prior` (I iterations in all).
 - ``mppi``, ``cem``: optimisation from scratch (a Gaussian around the shifted previous plan), same
   N and I, same learned models and objective (:func:`repro.rl.world_model.model_return`).
-- ``diffusion_policy``: the same prior used directly as a policy (one sample, first action).
+- ``diffusion_policy``: a diffusion policy as its authors use one on a goal-reaching task: the same DDPM
+  (architecture, steps, training updates) over the same action windows, conditioned on the state and a goal
+  relabelled in hindsight (a state the window's own episode reached later, :mod:`repro.rl.hindsight`), run
+  with the maze's goal (the goal cell's centre); one sample per decision, its first action executed. On
+  the control tasks (:mod:`repro.papers.gtp.control`), which have no goal, it is the state-conditioned prior.
 - ``td3bc``: the model-free baseline, TD3+BC (:mod:`repro.rl.td3bc`, Fujimoto & Gu 2021) trained on the
   same offline dataset with the same task reward; it acts by one actor forward pass per decision and
   uses no learned model, so "equal planning compute" does not apply to it (it plans nothing; its
@@ -35,6 +40,17 @@ Choices the paper leaves open
 - Value by expectile TD (tau 0.9) on the relabelled data, with 5-step targets along the dataset's
   trajectories and 30,000 value updates at small (see Deviations); reward model logistic; 3-member ensemble.
 - MPPI temperature on standardised scores; GTP refinement noise decays by half per iteration.
+- GTP's warm start (``plan.warm_start``, on by default): the shifted previous plan replaces one of the N
+  prior samples of the first population, so it is scored and weighted with them and the model evaluations
+  stay N x I (the denoiser calls become K x (N - 1) per decision). The abstract says GTP samples its
+  candidates from the prior and refines them "instead of optimizing sequences from scratch"; it does not
+  say that a decision forgets the previous one, and a receding-horizon planner that refines proposals keeps
+  its previous plan (MPPI and CEM here, and the published prior-seeded designs' shifted plans). Taken from
+  the prior work, not from a score; ``warm_start: false`` gives the prior-only population.
+- The diffusion policy's goals: the "future" strategy with a uniform future step (HER, GCSL, BESO), over
+  the rest of the episode; the policy's DDPM settings are the prior's (``diffusion`` block), so the two
+  differ only in the goal; its receding horizon of one executed action is the prior's too (Diffusion
+  Policy executes a chunk of 8 of 16 predicted actions; one step keeps it closed-loop like the planners).
 
 Deviations
 ----------
@@ -75,14 +91,16 @@ import torch
 from repro.claims import sample
 from repro.config import from_dict
 from repro.papers.gtp.maze import Maze, MazeEnv, expert_actions
-from repro.rl.diffusion_prior import ActionDiffusion, DiffusionConfig, fit_action_diffusion
+from repro.rl.diffusion_prior import ActionDiffusion, DiffusionConfig, GoalConditioned, fit_action_diffusion
+from repro.rl.hindsight import future_goals
 from repro.rl.planners import cem, mppi, refine_from_prior, shift
 from repro.rl.td3bc import TD3BCConfig, TD3BCPolicy, fit_td3bc_critic
 from repro.rl.world_model import ModelConfig, WorldModel, fit_world_model, model_return
 from repro.seeding import torch_generator
 
-__all__ = ["METHODS", "PLANNERS", "PlanConfig", "plan_actions", "Controller", "train_models", "train_td3bc", "save_models",
-           "load_models", "evaluate_seed",
+__all__ = ["METHODS", "PLANNERS", "PlanConfig", "plan_actions", "gtp_population", "Controller", "train_models",
+           "train_td3bc", "train_goal_policy", "save_models", "load_models", "save_goal_policy", "load_goal_policy",
+           "evaluate_seed",
            "aggregate", "table1"]
 
 log = logging.getLogger(__name__)
@@ -105,18 +123,57 @@ class PlanConfig:
     """MPPI temperature on standardised scores"""
     elite_frac: float = 0.1
     """CEM elite share"""
+    warm_start: bool = True
+    """gtp: the shifted previous plan takes one of the N places of the first population (none at an episode's first
+    decision); False draws all N from the prior"""
 
 
 # training ------------------------------------------------------------------------------------------
-def sequence_windows(data: dict[str, np.ndarray], horizon: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every run of ``horizon`` consecutive actions within one episode, with the state where it starts."""
-    ep, acts, obs = data["episode"], data["actions"], data["observations"]
+def window_starts(data: dict[str, np.ndarray], horizon: int) -> np.ndarray:
+    """The rows where a run of ``horizon`` consecutive steps within one episode starts."""
+    ep, obs = data["episode"], data["observations"]
     starts = [i for i in range(len(ep) - horizon + 1) if ep[i] == ep[i + horizon - 1]
               and np.allclose(obs[i + 1:i + horizon], data["next_observations"][i:i + horizon - 1])]
     if not starts:
         raise ValueError(f"dataset: no episode holds {horizon} consecutive steps")
-    idx = np.asarray(starts)[:, None] + np.arange(horizon)
-    return acts[idx].reshape(len(starts), -1), obs[starts]
+    return np.asarray(starts)
+
+
+def sequence_windows(data: dict[str, np.ndarray], horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every run of ``horizon`` consecutive actions within one episode, with the state where it starts."""
+    starts = window_starts(data, horizon)
+    idx = starts[:, None] + np.arange(horizon)
+    return data["actions"][idx].reshape(len(starts), -1), data["observations"][starts]
+
+
+def train_goal_policy(data: dict[str, np.ndarray], diffusion_cfg: dict, horizon: int, seed: int) -> ActionDiffusion:
+    """The goal-conditioned diffusion policy of one seed: the prior's DDPM over the same action windows, conditioned
+    on ``[state, goal]`` with each window's goal relabelled in hindsight (:func:`repro.rl.hindsight.future_goals`)."""
+    starts = window_starts(data, horizon)
+    idx = starts[:, None] + np.arange(horizon)
+    goals = future_goals(data["episode"], data["next_observations"], starts, np.random.default_rng(seed))
+    cond = np.concatenate([data["observations"][starts], goals], 1)
+    return fit_action_diffusion(torch.as_tensor(data["actions"][idx].reshape(len(starts), -1), dtype=torch.float32),
+                                torch.as_tensor(cond, dtype=torch.float32),
+                                from_dict(DiffusionConfig, diffusion_cfg, "gtp.diffusion"), seed + 1)
+
+
+def save_goal_policy(policy: ActionDiffusion, cfg: dict, path) -> None:
+    """Write the goal-conditioned policy's weights, settings and dimensions (tensors and plain values only)."""
+    from repro.io import save_torch
+
+    save_torch({"cfg": cfg, "policy": policy.state_dict(), "dims": [policy.dim, policy.cond_dim]}, path)
+
+
+def load_goal_policy(path) -> ActionDiffusion:
+    """The policy written by :func:`save_goal_policy` (``weights_only=True``)."""
+    from repro.io import load_torch
+
+    blob = load_torch(path)
+    dim, cond_dim = blob["dims"]
+    policy = ActionDiffusion(dim, cond_dim, from_dict(DiffusionConfig, blob["cfg"]["diffusion"], "gtp.diffusion"))
+    policy.load_state_dict(blob["policy"])
+    return policy.eval()
 
 
 def train_models(data: dict[str, np.ndarray], model_cfg: dict, diffusion_cfg: dict, horizon: int,
@@ -161,21 +218,39 @@ def load_models(path) -> tuple[WorldModel, ActionDiffusion]:
 
 
 # control -------------------------------------------------------------------------------------------
+def gtp_population(prior: ActionDiffusion, s0: torch.Tensor, warm: torch.Tensor | None, n: int,
+                   gen: torch.Generator) -> tuple[torch.Tensor, int]:
+    """GTP's first population (E, n, H, A) and the prior samples drawn for it: ``n`` prior samples, or, given the
+    shifted previous plan ``warm`` (E, H, A), that plan first and ``n - 1`` prior samples (the same ``n``
+    candidate evaluations either way)."""
+    if warm is not None and warm.shape[1] * warm.shape[2] != prior.dim:
+        raise ValueError(f"gtp: the previous plan {tuple(warm.shape)} does not fit the prior's sequences of {prior.dim}")
+    k = n if warm is None else n - 1
+    draws = prior.sample(s0, k, gen)  # (E, k, H * A)
+    if warm is None:
+        return draws, k
+    E, H, A = warm.shape
+    return torch.cat([warm[:, None], draws.reshape(E, k, H, A)], 1), k
+
+
 def plan_actions(method: str, wm: WorldModel, prior: ActionDiffusion, s0: torch.Tensor, warm: torch.Tensor,
-                 plan: PlanConfig, gen: torch.Generator) -> tuple[torch.Tensor, int, int]:
+                 plan: PlanConfig, gen: torch.Generator, *, previous: bool = False) -> tuple[torch.Tensor, int, int]:
     """One decision of a planner (``gtp``, ``mppi``, ``cem``) from states ``s0`` (E, S) under the learned
     model, or of the prior used as a policy (``diffusion_policy``: one sample): the plan (E, H, A), the
-    model evaluations and the denoiser calls it spent per problem."""
+    model evaluations and the denoiser calls it spent per problem. ``warm`` is the shifted previous plan (zeros
+    before the first decision); ``previous`` says that it is one (gtp then keeps it in its population when
+    ``plan.warm_start``)."""
     E, H, A = warm.shape
     score = lambda acts: model_return(wm, s0, acts)
     with torch.no_grad():
         if method == "diffusion_policy":
             return prior.sample(s0, 1, gen)[:, 0].reshape(E, H, A), 0, prior.cfg.steps
         if method == "gtp":
-            cand = prior.sample(s0, plan.n_samples, gen).reshape(E, plan.n_samples, H, A)
-            best, n = refine_from_prior(score, cand, sigma=plan.sigma, iterations=plan.iterations,
-                                        temperature=plan.temperature, generator=gen)
-            return best, n, prior.cfg.steps * plan.n_samples
+            keep = warm if previous and plan.warm_start else None
+            cand, drawn = gtp_population(prior, s0, keep, plan.n_samples, gen)
+            best, n = refine_from_prior(score, cand.reshape(E, plan.n_samples, H, A), sigma=plan.sigma,
+                                        iterations=plan.iterations, temperature=plan.temperature, generator=gen)
+            return best, n, prior.cfg.steps * drawn
         if method == "mppi":
             best, n = mppi(score, warm, sigma=plan.sigma, n_samples=plan.n_samples, iterations=plan.iterations,
                            temperature=plan.temperature, generator=gen)
@@ -222,7 +297,8 @@ class Controller:
             a = self.policy.act(obs)
             return np.clip(a + self.explore * self.rng.standard_normal(a.shape), -1, 1) if self.explore else a
         s0 = torch.as_tensor(obs, dtype=torch.float32)
-        best, n, k = plan_actions(self.method, self.wm, self.prior, s0, self.warm, self.plan, self.gen)
+        best, n, k = plan_actions(self.method, self.wm, self.prior, s0, self.warm, self.plan, self.gen,
+                                  previous=self.decisions > 1)
         self.evals, self.denoiser = self.evals + n, self.denoiser + k
         self.warm = shift(best)
         return best[:, 0].numpy()
@@ -233,12 +309,25 @@ class Controller:
         return {"evals_per_decision": self.evals / d, "denoiser_per_decision": self.denoiser / d}
 
 
+def maze_goal(maze: Maze) -> np.ndarray:
+    """The goal the diffusion policy is given on the maze: the centre of the goal cell."""
+    x0, y0, x1, y1 = maze.goal_box()
+    return np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+
+
 def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray, gamma: float, *,
                  wm: WorldModel | None, prior: ActionDiffusion | None, plan: PlanConfig, seed: int,
-                 policy: TD3BCPolicy | None = None) -> dict[str, np.ndarray]:
-    """Receding-horizon control of all episodes at once; returns per-episode return, steps, success."""
+                 policy: TD3BCPolicy | None = None,
+                 goal_policy: ActionDiffusion | None = None) -> dict[str, np.ndarray]:
+    """Receding-horizon control of all episodes at once; returns per-episode return, steps, success.
+    ``goal_policy``: the goal-conditioned diffusion policy (:func:`train_goal_policy`), which ``diffusion_policy``
+    runs with the maze's goal."""
     if method not in METHODS:
         raise ValueError(f"gtp: unknown method {method!r}; choose from {METHODS}")
+    if method == "diffusion_policy":
+        if goal_policy is None:
+            raise ValueError("gtp: method 'diffusion_policy' on the maze needs its goal-conditioned policy (none was given)")
+        prior = GoalConditioned(goal_policy, maze_goal(maze))
     env = MazeEnv(maze, gamma)
     xy = env.reset(starts)
     act = Controller(method, lambda obs: expert_actions(maze, obs), wm=wm, prior=prior, plan=plan, seed=seed,
@@ -255,9 +344,10 @@ def run_episodes(method: str, maze: Maze, starts: np.ndarray, limits: np.ndarray
 
 
 def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: int, method_seed: int,
-                  policy: TD3BCPolicy | None = None) -> dict[str, Any]:
+                  policy: TD3BCPolicy | None = None, goal_policy: ActionDiffusion | None = None) -> dict[str, Any]:
     """Every method on the same starts (drawn from ``data_seed``): per-episode rows and budget sweep
-    (``policy``: the seed's TD3+BC actor, needed when ``td3bc`` is among the methods)."""
+    (``policy``: the seed's TD3+BC actor, needed when ``td3bc`` is among the methods; ``goal_policy``: its
+    goal-conditioned diffusion policy, needed when ``diffusion_policy`` is)."""
     maze = Maze.named(cfg["maze"], step=cfg.get("step", 0.25))
     gamma = wm.cfg.gamma
     rng = np.random.default_rng(data_seed)
@@ -274,7 +364,7 @@ def evaluate_seed(wm: WorldModel, prior: ActionDiffusion, cfg: dict, data_seed: 
     for method, n in runs:
         plan = PlanConfig(**{**base.__dict__, "n_samples": n})
         out = run_episodes(method, maze, starts, limits, gamma, wm=wm, prior=prior, plan=plan, seed=method_seed,
-                           policy=policy)
+                           policy=policy, goal_policy=goal_policy)
         log.info("%s n=%d: mean score %.3f, success %.2f", method, n, (out["ret"] / best_ret).mean(), out["success"].mean())
         for e in range(len(starts)):
             rows.append({"method": method, "n_samples": n, "episode": e, "bucket": int(bucket[e]),

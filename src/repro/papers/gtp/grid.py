@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["seeds", "eval_targets", "eval_inputs", "diag_targets", "diag_config", "data_config", "train_config", "td3bc_config",
+__all__ = ["seeds", "eval_targets", "eval_inputs", "diag_targets", "diag_config", "data_config", "train_config",
+           "goal_policy_config", "td3bc_config",
            "td3bc_diag_targets", "eval_config", "aggregate_config", "control_tasks", "control_eval_targets",
            "control_eval_inputs", "control_data_config", "control_train_config", "control_td3bc_config",
            "control_eval_config", "online_methods", "online_targets", "online_inputs", "online_config", "BLOCKS",
@@ -24,10 +25,13 @@ def eval_targets(cfg: dict, prefix: str = "results/gtp/eval") -> list[str]:
 
 
 def eval_inputs(cfg: dict, seed: str) -> dict[str, str]:
-    """Inputs of one maze evaluation: the seed's models, and its TD3+BC policy when ``td3bc`` is a method."""
+    """Inputs of one maze evaluation: the seed's models, its TD3+BC policy when ``td3bc`` is a method and its
+    goal-conditioned diffusion policy when ``diffusion_policy`` is."""
     out = {"models": f"results/gtp/models/seed{seed}.pt"}
     if "td3bc" in cfg["methods"]:
         out["policy"] = f"results/gtp/models/seed{seed}.td3bc.pt"
+    if "diffusion_policy" in cfg["methods"]:
+        out["goal_policy"] = f"results/gtp/models/seed{seed}.goal_policy.pt"
     return out
 
 
@@ -62,6 +66,11 @@ def data_config(cfg: dict) -> dict[str, Any]:
 
 def train_config(cfg: dict) -> dict[str, Any]:
     return {"model": cfg["model"], "diffusion": cfg["diffusion"], "horizon": cfg["plan"]["horizon"]}
+
+
+def goal_policy_config(cfg: dict) -> dict[str, Any]:
+    """The maze's goal-conditioned diffusion policy: the prior's DDPM settings and sequence length."""
+    return {"diffusion": cfg["diffusion"], "horizon": cfg["plan"]["horizon"]}
 
 
 def eval_config(cfg: dict) -> dict[str, Any]:
