@@ -1,9 +1,10 @@
-"""Faults injected into writers and jobs: a full disk, a killed job, a corrupted input.
+"""A write that runs out of room (a full disk, a quota, a file-size limit) is an OSError naming the file.
 
-Each checks what a user relies on: a clear error naming the file, nothing partial under a final name,
-and a correct result on the next run. A full disk is made without root by a file-size limit
-(``RLIMIT_FSIZE`` with ``SIGXFSZ`` ignored, so a write past it fails with ``EFBIG`` as it would with
-``ENOSPC``) in a child process, and by a writer that raises ``ENOSPC`` itself.
+What a user relies on: a clear error naming the file, nothing partial under a final name, and a correct
+result on the next run. A full disk is made without root by a file-size limit (``RLIMIT_FSIZE`` with
+``SIGXFSZ`` ignored, so a write past it fails with ``EFBIG`` as it would with ``ENOSPC``) in a child
+process, and by a writer that raises ``ENOSPC`` itself. The same faults in the jobs of a built workflow:
+tests/workflow/test_fault_injection.py.
 """
 
 from __future__ import annotations
