@@ -290,12 +290,9 @@ def merge(base: dict, override: Mapping) -> dict:
 
 def load_presets(presets_dir: str | Path) -> dict[str, Any]:
     """Every block of ``presets_dir/<key>.yaml``, as ``{key: block}``; each file holds one block named ``key``."""
-    import yaml
-
     presets = {}
     for path in sorted(Path(presets_dir).glob("*.yaml")):
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
+        doc = load_yaml_file(path)  # a syntax error names the file, line and column
         if not isinstance(doc, dict) or list(doc) != [path.stem]:
             raise ValueError(f"{path}: a preset file holds exactly one block named after the file ({path.stem}:), "
                              f"found {list(doc) if isinstance(doc, dict) else type(doc).__name__}")
@@ -315,11 +312,8 @@ def workflow_config(repo: str | Path, overrides: Mapping[str, Any] | None = None
 
     For notebooks and tests; the workflow itself gets the same through :func:`with_presets`.
     """
-    import yaml
-
     repo = Path(repo)
-    with open(repo / "config.yaml", encoding="utf-8") as fh:
-        config = merge(yaml.safe_load(fh) or {}, overrides or {})
+    config = merge(load_yaml_file(repo / "config.yaml") or {}, overrides or {})
     with_presets(config, repo / "workflow" / "presets")
     return config
 

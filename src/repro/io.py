@@ -13,12 +13,17 @@ The project's intermediates are read back through one set of readers, :func:`rea
 that names neither; a missing file stays a ``FileNotFoundError``. :func:`load_torch` loads with
 ``weights_only=True`` (tensors and plain containers, no code runs); :func:`save_torch` writes what it
 loads (numpy scalars become Python numbers, numeric arrays tensors, anything else is refused).
+
+A write that runs out of room (a full disk, ENOSPC; a quota, EDQUOT; a file-size limit, EFBIG) fails with an
+``OSError`` of that errno naming the file it was writing, whatever the library doing the writing made of the
+first failed ``write`` (matplotlib's PDF backend turns it into a ``zlib.error`` while it closes the file).
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import glob
 import json
 import math
@@ -31,10 +36,27 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["atomic_path", "atomic_open", "current_umask", "write_json", "read_json", "to_jsonable", "load_npz",
-           "load_torch", "save_torch", "open_h5"]
+           "load_torch", "save_torch", "open_h5", "out_of_room"]
 
 #: How every damaged-file message ends: the file is an intermediate, so rebuilding it is the fix.
 REBUILD = "delete it to rebuild"
+
+#: The errnos of a write that ran out of room, with what each says.
+NO_ROOM = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+           errno.EFBIG: "file size limit exceeded"}
+
+
+def out_of_room(err: BaseException) -> OSError | None:
+    """The ENOSPC/EDQUOT/EFBIG ``OSError`` in ``err`` or in the exceptions it was raised from or while handling;
+    None if there is none. A library that catches the failed ``write`` and raises its own error (matplotlib's
+    PDF backend, zipfile) still carries it in the chain."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno in NO_ROOM:
+            return err
+        err = err.__cause__ or err.__context__
+    return None
 
 
 @contextlib.contextmanager
@@ -68,9 +90,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             _swap_folder(tmp, path, prefix, suffix)
         else:
             os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         _remove(tmp)
-        raise
+        full = out_of_room(err)
+        if full is None or getattr(full, "unwritten", None) is not None:  # not out of room, or named already
+            raise
+        named = OSError(full.errno, f"{path}: {NO_ROOM[full.errno]} while writing it; nothing was written under its "
+                                    "name: make room and rerun")
+        named.unwritten = str(path)
+        raise named from err
 
 
 def _remove(path: Path) -> None:

@@ -10,6 +10,7 @@ import threading
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from repro.data.fetch import FetchError, fetch_url, load_tensors, partial_path, safe_extract
@@ -19,7 +20,8 @@ SHA = hashlib.sha256(PAYLOAD).hexdigest()
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    """Serves PAYLOAD at /data.bin with Range support; /cut.bin drops the connection mid-way once."""
+    """Serves PAYLOAD (or ``state["payload"]``) at /data.bin with Range support; /cut.bin and /cut/images.tar
+    drop the connection a third of the way through, once."""
 
     state: dict = {}
 
@@ -28,7 +30,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.state.setdefault("requests", []).append((self.path, self.headers.get("Range")))
-        if self.path not in ("/data.bin", "/cut.bin", "/norange.bin"):
+        payload = self.state.get("payload", PAYLOAD)  # what every path serves
+        if self.path not in ("/data.bin", "/cut.bin", "/norange.bin", "/cut/images.tar"):
             self.send_error(404, "no such file")
             return
         start = 0
@@ -36,13 +39,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if rng and self.path != "/norange.bin":
             start = int(rng.split("=")[1].split("-")[0])
             self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(PAYLOAD) - 1}/{len(PAYLOAD)}")
+            self.send_header("Content-Range", f"bytes {start}-{len(payload) - 1}/{len(payload)}")
         else:
             self.send_response(200)
-        body = PAYLOAD[start:]
+        body = payload[start:]
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if self.path == "/cut.bin" and not self.state.get("cut_done"):
+        if self.path.startswith("/cut") and not self.state.get("cut_done"):
             self.state["cut_done"] = True
             self.wfile.write(body[: len(body) // 3])
             self.wfile.flush()
@@ -211,3 +214,39 @@ def test_load_tensors_refuses_pickled_code(tmp_path):
     torch.save({"w": torch.ones(3), "obj": _Handler}, evil)  # an arbitrary class: not plain tensors
     with pytest.raises(ValueError, match="weights_only"):
         load_tensors(evil)
+
+
+def test_a_cut_image_folder_download_resumes_from_its_bytes(server, tmp_path):
+    """fetch_image_set downloads under a name fixed by its output and the URL, so the next run resumes the
+    bytes a cut transfer kept (a temporary folder's random name was never found again)."""
+    from PIL import Image
+
+    from repro.data.image_folder import download_path, fetch_image_set, read_image_folder, read_npz
+
+    base, state = server
+    folder = tmp_path / "images"
+    for k in range(3):
+        (folder / f"class{k}").mkdir(parents=True)
+        for j in range(4):  # noise, so the archive is tens of kB and the cut lands inside an image
+            pixels = np.random.default_rng(10 * k + j).integers(0, 256, (16, 16, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(folder / f"class{k}" / f"{j}.png")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(folder, arcname="images")
+    state["payload"] = payload = buffer.getvalue()
+    url, dest = f"{base}/cut/images.tar", tmp_path / "out" / "remote.npz"
+    sha = hashlib.sha256(payload).hexdigest()
+
+    with pytest.raises(FetchError, match="the next run resumes"):
+        fetch_image_set(url, sha, dest, size=16, retries=0, backoff=0)
+    part = partial_path(download_path(url, dest))
+    assert [p.name for p in dest.parent.iterdir()] == [part.name] and part.name == ".remote.npz.images.tar.part"
+    kept = part.stat().st_size
+    assert 0 < kept < len(payload)
+
+    fetch_image_set(url, sha, dest, size=16, retries=0, backoff=0)
+    assert state["requests"][-1] == ("/cut/images.tar", f"bytes={kept}-")  # resumed, not started over
+    got, direct = read_npz(dest), read_image_folder(folder, 16)
+    np.testing.assert_array_equal(got.y, direct.y)
+    np.testing.assert_array_equal(got.x, direct.x)
+    assert [p.name for p in dest.parent.iterdir()] == ["remote.npz"]  # the download is gone once read

@@ -89,3 +89,16 @@ def test_command_line_strings_are_typed_by_the_schema_only_where_unambiguous(tmp
     bad.write_text("scale: smoke\ncmcboot:\n  small: {n_boot: 3\n")
     with pytest.raises(ValueError, match=r"config.yaml, line 4, column 1: expected ',' or '}'.*line 3, column 10"):
         load_yaml_file(bad)
+
+
+def test_a_yaml_syntax_error_in_a_preset_file_names_the_file_and_its_line(tmp_path):
+    """The presets are read by our code (check_config -> with_presets), so their syntax errors are named as
+    config.yaml's are: the file, the line and the column, not a bare yaml ParserError."""
+    from repro.config import load_presets
+
+    (tmp_path / "cmcboot.yaml").write_text("cmcboot:\n  smoke: {n_boot: 3}\n")
+    (tmp_path / "gtp.yaml").write_text("gtp:\n  smoke:\n    seeds: [1, 2\n    lr: 0.1\n")
+    with pytest.raises(ValueError, match=r"gtp\.yaml, line 4, column 7: expected ',' or '\]'.*line 3, column 12"):
+        load_presets(tmp_path)
+    (tmp_path / "gtp.yaml").write_text("gtp:\n  smoke:\n    seeds: [1, 2]\n")
+    assert load_presets(tmp_path) == {"cmcboot": {"smoke": {"n_boot": 3}}, "gtp": {"smoke": {"seeds": [1, 2]}}}

@@ -80,7 +80,8 @@ rule evalmeta_finetune:
         data=rules.evalmeta_data.output.data,
         base=lambda wc: evalmeta_grid.base_input(preset("evalmeta")),
     output:
-        adapter="results/evalmeta/lora/{corpus}/seed{seed}/best/adapter_model.safetensors",
+        # the best checkpoint's folder: the adapter's weights and config (what load_lora reads), its state
+        adapter=directory("results/evalmeta/lora/{corpus}/seed{seed}/best"),
         summary="results/evalmeta/lora/{corpus}/seed{seed}/train.json",
         # the resumable state (each checkpoint carries its configuration's hash and held-out losses);
         # declared, so Snakemake removes it before a rerun and with --delete-all-output

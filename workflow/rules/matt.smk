@@ -61,7 +61,16 @@ rule matt_source:
     output:
         target_tokenizer="results/matt/source/target_tokenizer.json",
         scores="results/matt/source/scores.json",
-        model=["results/matt/source/model.safetensors"] if MATT_KIND == "tiny" else [],
+        # the tiny source model: its weights, the config its loader reads and its tokenizer
+        model=(
+            [
+                "results/matt/source/model.safetensors",
+                "results/matt/source/config.json",
+                "results/matt/source/tokenizer.json",
+            ]
+            if MATT_KIND == "tiny"
+            else []
+        ),
     log:
         logs("matt/source"),
     benchmark:

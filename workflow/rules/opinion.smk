@@ -141,6 +141,7 @@ rule opinion_fig1:
         upstream_logs=logs_of(rules.opinion_evaluate),
     output:
         pdf=figure("opinion", "fig1"),
+        csv="reports/opinion_fig1.csv",
     log:
         logs("opinion/fig1"),
     benchmark:
@@ -160,6 +161,7 @@ rule opinion_fig2:
         upstream_logs=logs_of(rules.opinion_evaluate),
     output:
         pdf=figure("opinion", "fig2"),
+        csv="reports/opinion_fig2.csv",
     log:
         logs("opinion/fig2"),
     benchmark:
@@ -179,6 +181,7 @@ rule opinion_fig3:
         upstream_logs=logs_of(rules.opinion_evaluate),
     output:
         pdf=figure("opinion", "fig3"),
+        csv="reports/opinion_fig3.csv",
     log:
         logs("opinion/fig3"),
     benchmark:

@@ -201,6 +201,7 @@ rule rlqgrad_fig1:
         upstream_logs=logs_of(rules.rlqgrad_evaluate),
     output:
         pdf=figure("rlqgrad", "fig1"),
+        csv="reports/rlqgrad_fig1.csv",
     log:
         logs("rlqgrad/fig1"),
     benchmark:
@@ -220,6 +221,7 @@ rule rlqgrad_fig2:
         upstream_logs=logs_of(rules.rlqgrad_evaluate),
     output:
         pdf=figure("rlqgrad", "fig2"),
+        csv="reports/rlqgrad_fig2.csv",
     log:
         logs("rlqgrad/fig2"),
     benchmark:

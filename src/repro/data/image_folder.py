@@ -7,15 +7,15 @@ subfolder per class (its name is the class), images in any format Pillow reads. 
 
 :func:`fetch_image_set` downloads one file (an ``.npz``, or a tar/zip archive of an image folder)
 with :func:`repro.data.fetch.fetch_url`, which refuses it unless its sha256 matches and then leaves
-nothing behind; the folder is unpacked into a temporary directory, read, and the set is written as
-one normalised ``.npz`` (``x`` float32 in [0, 1], ``N x H x W x C``; ``y``; ``classes``) that
-appears only when complete.
+nothing behind, and resumes a transfer cut by an earlier run (the download's name beside the output
+is fixed: :func:`download_path`); the folder is unpacked into a temporary directory, read, and the set
+is written as one normalised ``.npz`` (``x`` float32 in [0, 1], ``N x H x W x C``; ``y``; ``classes``)
+that appears only when complete.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +25,8 @@ import numpy as np
 from repro.data.fetch import fetch_url, safe_extract
 from repro.io import atomic_path, load_npz
 
-__all__ = ["ImageSet", "read_image_folder", "read_npz", "write_npz", "fetch_image_set", "IMAGE_SUFFIXES"]
+__all__ = ["ImageSet", "read_image_folder", "read_npz", "write_npz", "fetch_image_set", "download_path",
+           "IMAGE_SUFFIXES"]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
 
@@ -110,16 +111,31 @@ def fetch_image_set(url: str, sha256: str, dest: str | os.PathLike, *, size: int
     if not sha256:
         raise ValueError(f"{url}: a sha256 is required to fetch an image set")
     dest = Path(dest)
-    with tempfile.TemporaryDirectory(prefix=f".{dest.stem}.", dir=dest.parent if dest.parent.exists() else None) as work:
-        name = Path(url.split("?")[0]).name or "download"
-        got = fetch_url(url, Path(work) / name, sha256=sha256, **fetch_kw)
-        if got.suffix == ".npz":
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # The download lands under a name fixed by dest and the URL, so the <name>.part of a cut transfer is
+    # found and resumed by the next run (a temporary folder's random name never was); the file itself is
+    # only the source of dest, removed once dest is written or the data is refused.
+    raw = download_path(url, dest)
+    got = fetch_url(url, raw, sha256=sha256, **fetch_kw)
+    try:
+        if got.name.endswith(".npz"):
             images = read_npz(got)
         else:
-            root = safe_extract(got, Path(work) / "unpacked")
-            entries = [p for p in root.iterdir() if not p.name.startswith(".")]
-            if len(entries) == 1 and entries[0].is_dir() and any(q.is_dir() for q in entries[0].iterdir()):
-                root = entries[0]
-            images = read_image_folder(root, size, mode)
-        shutil.rmtree(Path(work) / "unpacked", ignore_errors=True)
+            with tempfile.TemporaryDirectory(prefix=f".{dest.stem}.", dir=dest.parent) as work:
+                root = safe_extract(got, Path(work) / "unpacked")
+                entries = [p for p in root.iterdir() if not p.name.startswith(".")]
+                if len(entries) == 1 and entries[0].is_dir() and any(q.is_dir() for q in entries[0].iterdir()):
+                    root = entries[0]
+                images = read_image_folder(root, size, mode)
         return write_npz(images, dest)
+    finally:
+        got.unlink(missing_ok=True)
+
+
+def download_path(url: str, dest: str | os.PathLike) -> Path:
+    """Where :func:`fetch_image_set` downloads ``url`` for ``dest``: ``.<dest name>.<URL's file name>`` beside it
+    (hidden; the name keeps the URL's suffixes, which choose the archive format), its bytes in progress
+    in that name plus ``.part``."""
+    dest = Path(dest)
+    name = Path(url.split("?")[0]).name or "download"
+    return dest.with_name(f".{dest.name}.{name}")

@@ -333,7 +333,8 @@ def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
 
     ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. With the
     lint on (:func:`lint_on_save`), a figure that fails :func:`repro.figures.lint.check` is refused
-    with a ``ValueError`` listing its problems, before anything is written.
+    with a ``ValueError`` listing its problems, before anything is written. A write that runs out of
+    room is an ``OSError`` naming the file (:func:`repro.io.atomic_path`).
     """
     path = Path(path)
     if path.suffix != ".pdf":
@@ -348,10 +349,14 @@ def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
         if problems:
             plt.close(fig)
             raise ValueError(f"figure {path.name} fails the figure lint:\n" + "\n".join(map(str, problems)))
-    save_csv(table, path.with_suffix(".csv"))
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="pdf", metadata=_pdf_metadata(path.stem), bbox_inches="tight", pad_inches=0.02)
-    plt.close(fig)
+    # The PDF is rendered first and renamed last, so a failed write (a full disk) leaves neither file under
+    # its final name: no CSV whose figure is missing or stale.
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format="pdf", metadata=_pdf_metadata(path.stem), bbox_inches="tight", pad_inches=0.02)
+            save_csv(table, path.with_suffix(".csv"))
+    finally:
+        plt.close(fig)
 
 
 def save_csv(table: pd.DataFrame, path: str | os.PathLike, float_format: str = "%.6g") -> None:

@@ -12,7 +12,7 @@ lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.de
 if "adapter" in snakemake.input.keys():
     from repro.llm.lora import load_lora
 
-    load_lora(lm, Path(snakemake.input.adapter).parent)
+    load_lora(lm, Path(snakemake.input.adapter))
 scorer = make_scorer(job.cfg["judge"], snakemake.params.llm)
 seed_index = int(job.wildcards["seed"])
 # the same sampling stream for every model of a seed index: responses are paired by prompt and seed

@@ -10,6 +10,6 @@ job = Job.from_snakemake(snakemake)
 docs = read_json(snakemake.input.data)["corpora"][job.wildcards["corpus"]]
 lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)
 # the seed derives from the seed index only: the three corpora share the split, initialisation and order
-summary = finetune(lm, docs, job.cfg["lora"], Path(snakemake.output.adapter).parent.parent,
+summary = finetune(lm, docs, job.cfg["lora"], Path(snakemake.output.adapter).parent,
                    seed=job.seed_for("evalmeta-finetune", seed=job.wildcards["seed"]))
 job.write_metrics(snakemake.output.summary, summary)

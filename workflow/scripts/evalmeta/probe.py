@@ -13,7 +13,7 @@ lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.de
 if "adapter" in snakemake.input.keys():
     from repro.llm.lora import load_lora
 
-    load_lora(lm, Path(snakemake.input.adapter).parent)
+    load_lora(lm, Path(snakemake.input.adapter))
 probe = read_json(snakemake.input.probe_data)
 result = run_probe(lm, probe["documents"], probe["pairs"], max_length=job.cfg["max_length"],
                    batch_size=job.cfg["probe"]["batch_size"])
