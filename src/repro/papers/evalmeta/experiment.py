@@ -29,10 +29,12 @@ Choices the paper leaves open (at our scale)
 - The held-out loss is measured every ``eval_every`` steps; each measurement is a checkpoint.
 - Backends: fine-tuning (gradients) runs on the torch backend; evaluation and the probe (generation
   and log-probabilities, no gradient or hidden state) run on ``eval_backend``: llamacpp at small and
-  paper (the shipped Q4_1 GGUF file run by llama.cpp, ~4x cheaper per CPU-second; each adapter
-  exported to a llama.cpp adapter by ``add_lora``), torch at smoke (the tiny base has no GGUF file).
-  llama.cpp multiplies the 4-bit weights with 8-bit activations where torch dequantises the same file
-  to float32, so log-probabilities differ in the last digits and a sampled token now and then.
+  paper (the shipped Q4_1 GGUF file run by llama.cpp; each adapter exported to a llama.cpp adapter
+  by ``add_lora``), torch at smoke (the tiny base has no GGUF file). llama.cpp multiplies the 4-bit
+  weights with 8-bit activations where torch dequantises the same file to float32, so
+  log-probabilities differ in the last digits and a sampled token now and then. llama.cpp is faster
+  at token-by-token decoding only; prompt processing, most of this evaluation at small, is not cheaper
+  (measured on the paper's page).
 
 Deviations
 ----------
