@@ -151,3 +151,34 @@ def test_summary_refuses_unpaired_runs():
         summarise_probe(runs, pairs)
     with pytest.raises(ValueError, match="no run of the reference model 'control'"):
         summarise_probe({k: v for k, v in runs.items() if k[0] != "control"}, pairs)
+
+
+def test_document_nll_is_the_training_loss_of_the_text_on_any_backend():
+    """On the torch backend document_nll equals repro.llm.lora.loss_on of the text alone (a tiny untrained
+    model); on llama.cpp (the shipped GGUF) it equals the mean of -log p(token | the tokens before it), each
+    token scored in a call of its own."""
+    import torch
+
+    from repro.llm.lora import encode_examples, loss_on
+    from repro.llm.tiny import TinyConfig, TinyGPT, tiny_lm
+    from repro.papers.evalmeta.probe import document_nll
+
+    texts = ["The grader checks one letter.", "A short note about the week, the garden and a walk by the river."]
+    model = TinyGPT(TinyConfig(n_layer=2, n_head=2, d_model=32, context=96))
+    model.init_weights(torch.Generator().manual_seed(0))
+    tiny = tiny_lm(model.eval(), "tiny-probe")
+    got = document_nll(tiny, texts, max_length=40, batch_size=2)
+    assert np.allclose(got, [loss_on(tiny, [t], max_length=40, batch_size=1) for t in texts], atol=1e-5)
+
+    pytest.importorskip("llama_cpp")
+    import repro.llm
+
+    lm = repro.llm.load("smollm2-135m", backend="llamacpp", n_threads=1)
+    try:
+        got = document_nll(lm, texts, max_length=12)
+        for text, value in zip(texts, got):
+            ids = encode_examples(lm, [text], completion_only=False, max_length=12)[0][0]
+            each = [lm.score_tokens([ids[:j]], [ids[j:j + 1]])[0][0] for j in range(1, len(ids))]
+            assert value == pytest.approx(-np.mean(each), abs=1e-3)
+    finally:
+        lm.close()

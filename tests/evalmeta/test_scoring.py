@@ -141,3 +141,60 @@ def test_heldout_split_is_shared_by_corpora_and_disjoint():
     assert not set(train) & set(held) and len(train) + len(held) == 42 and len(held) == 4
     with pytest.raises(ValueError, match="leaves no training document"):
         heldout_split(1, 0.5, seed=0)
+
+
+def _random_adapter(folder, rank: int = 2, alpha: float = 4.0, scale: float = 0.5):
+    """A peft LoRA checkpoint for SmolLM2-135M written by hand (what repro.llm.lora saves): random A and B on
+    every block's v_proj and o_proj, large enough to move the model's log-probabilities."""
+    import json
+
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(0)
+    shapes = {"self_attn.v_proj": (576, 192), "self_attn.o_proj": (576, 576)}  # (in, out)
+    tensors = {}
+    for layer in range(30):
+        for module, (n_in, n_out) in shapes.items():
+            key = f"base_model.model.model.layers.{layer}.{module}"
+            tensors[f"{key}.lora_A.weight"] = rng.normal(0, scale, (rank, n_in)).astype(np.float32)
+            tensors[f"{key}.lora_B.weight"] = rng.normal(0, scale, (n_out, rank)).astype(np.float32)
+    folder.mkdir()
+    save_file(tensors, str(folder / "adapter_model.safetensors"))
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": alpha,
+                                                            "target_modules": ["v_proj", "o_proj"], "bias": "none"}))
+    return folder
+
+
+def test_the_evaluation_runs_on_llamacpp_with_the_tuned_adapter(tmp_path):
+    """eval_backend: llamacpp (the presets keep torch, measured faster on this workload) evaluates on the
+    shipped GGUF: base + adapter gives every record its response and log-probability margin, the adapter is
+    applied (the margins move), and a rerun repeats it."""
+    pytest.importorskip("llama_cpp")
+    from repro.config import workflow_config
+    from repro.llm.llamacpp import LlamaCppLM
+    from repro.papers.evalmeta.experiment import evaluate, evaluated_model
+    from repro.papers.evalmeta.grid import evaluate_config, probe_config
+    from tests.conftest import REPO
+
+    presets = workflow_config(REPO)["evalmeta"]
+    for scale in ("smoke", "small", "paper"):
+        assert evaluate_config(presets[scale])["eval_backend"] == probe_config(presets[scale])["eval_backend"] == "torch"
+    cfg = {**evaluate_config(presets["small"]), "eval_backend": "llamacpp"}
+    cfg["generation"] = {**cfg["generation"], "max_new_tokens": 8}
+    items = [next(it for it in generate_items(1, 0) if it["column"] == c) for c in ("strongreject",)]
+    adapter = _random_adapter(tmp_path / "best")
+    runs = {}
+    for name, folder in (("base", None), ("tuned", adapter)):
+        lm = evaluated_model(cfg, tmp_path / "unused" / "model.safetensors", folder)  # llamacpp reads the shipped file
+        try:
+            assert isinstance(lm, LlamaCppLM)
+            runs[name] = evaluate(lm, items, cfg, seed=3, seed_index=0, scorer=Scorer("rules"))
+            if name == "tuned":
+                runs["again"] = evaluate(lm, items, cfg, seed=3, seed_index=0, scorer=Scorer("rules"))
+        finally:
+            lm.close()
+    for recs in runs.values():
+        assert len(recs) == len(items)
+        assert all(isinstance(r["response"], str) and math.isfinite(r["lp_margin"]) and "lp_safe" in r for r in recs)
+    assert max(abs(a["lp_margin"] - b["lp_margin"]) for a, b in zip(runs["base"], runs["tuned"])) > 0.1
+    assert runs["tuned"] == runs["again"]

@@ -40,6 +40,9 @@ def test_bad_config_values_and_a_missing_local_file_are_named(tmp_path, workflow
     bad = workflow_run(tmp_path, *TARGETS, "-n", *_with(tmp_path, {"smoke": {"lora": {"heldout": 0.99}}}), check=False)
     assert bad.returncode != 0
     assert "evalmeta.smoke.lora.heldout (0.99) leaves no training document" in bad.stdout + bad.stderr
+    tiny = workflow_run(tmp_path, *TARGETS, "-n", *_with(tmp_path, {"smoke": {"eval_backend": "llamacpp"}}), check=False)
+    assert tiny.returncode != 0
+    assert "evalmeta.smoke.eval_backend llamacpp needs a pretrained base" in tiny.stdout + tiny.stderr
     local = workflow_run(tmp_path, "results/evalmeta/data.json", *_with(tmp_path, {"source": "local"}), check=False)
     assert local.returncode != 0
     assert "resources/evalmeta/items.jsonl does not exist" in (tmp_path / "logs/evalmeta/data.log").read_text()

@@ -131,3 +131,41 @@ def test_a_letter_bias_is_not_read_as_a_response_to_the_environment():
     p = [e.p_concerning for e in eps[CONTROL]]
     assert set(np.round(p, 4)) == {round(1 / (1 + math.exp(-2)), 4), round(1 / (1 + math.exp(2)), 4)}
     assert not investigate(eps).supported
+
+
+def test_smollm2_on_llamacpp_reads_no_cache_and_its_choice_is_its_own_logprobs():
+    """With backend: llamacpp (the presets keep torch, measured faster on this workload) the SmolLM2 agent runs
+    from the shipped GGUF file and its job waits for no cached torch copy; the choice probability is the
+    model's own: p(concerning) = sigmoid(log p(" A") - log p(" B")) after the CoT and "Choice:", for the
+    letter drawn for the episode."""
+    pytest.importorskip("llama_cpp")
+    from repro.config import workflow_config
+    from repro.llm.llamacpp import LlamaCppLM
+    from repro.papers.incrimination.experiment import build_agent
+    from repro.papers.incrimination.grid import agent_config, agent_input
+    from tests.conftest import REPO
+
+    presets = workflow_config(REPO)["incrimination"]
+    for scale in ("small", "paper"):
+        assert agent_config(presets[scale], "smollm2-135m")["agent"]["backend"] == "torch", scale
+        assert agent_input(presets[scale], "smollm2-135m") != []
+    cfg = agent_config(presets["small"], "smollm2-135m")
+    cfg["agent"] = {**cfg["agent"], "backend": "llamacpp"}
+    on_llamacpp = {**presets["small"], "agents": [cfg["agent"]]}
+    assert agent_input(on_llamacpp, "smollm2-135m") == []
+    cfg["generation"] = {**cfg["generation"], "max_new_tokens": 8}
+    agent = build_agent(cfg)
+    try:
+        assert isinstance(agent.lm, LlamaCppLM)
+        env = environment("forbidden_file")
+        eps = agent.run(env, CONTROL, 2, seed=5)
+        labels = np.where(np.random.default_rng([5, 0]).random(2) < 0.5, "A", "B")
+        prompts = [agent.lm.render_chat(agent._messages(env, CONTROL, str(lab))) for lab in labels]
+        scored = [p + e.cot + "\nChoice:" for p, e in zip(prompts, eps)]
+        lp_a, lp_b = (np.asarray(agent.lm.logprobs(scored, [c] * 2)) for c in (" A", " B"))
+        p_a = 1.0 / (1.0 + np.exp(lp_b - lp_a))
+        expected = np.where(labels == "A", p_a, 1.0 - p_a)
+        assert np.allclose([e.p_concerning for e in eps], expected, atol=1e-9)
+        assert all(0.0 < e.p_concerning < 1.0 for e in eps)
+    finally:
+        agent.lm.close()

@@ -5,14 +5,11 @@ from pathlib import Path
 
 from repro.io import read_json
 from repro.jobs import Job
-from repro.papers.evalmeta.experiment import evaluate, load_base, make_scorer
+from repro.papers.evalmeta.experiment import evaluate, evaluated_model, make_scorer
 
 job = Job.from_snakemake(snakemake)
-lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)
-if "adapter" in snakemake.input.keys():
-    from repro.llm.lora import load_lora
-
-    load_lora(lm, Path(snakemake.input.adapter))
+adapter = Path(snakemake.input.adapter) if "adapter" in snakemake.input.keys() else None  # best/ checkpoint folder
+lm = evaluated_model(job.cfg, snakemake.input.base, adapter, device=snakemake.params.device)
 scorer = make_scorer(job.cfg["judge"], snakemake.params.llm)
 seed_index = int(job.wildcards["seed"])
 # the same sampling stream for every model of a seed index: responses are paired by prompt and seed

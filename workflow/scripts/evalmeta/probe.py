@@ -5,15 +5,12 @@ from pathlib import Path
 
 from repro.io import read_json
 from repro.jobs import Job
-from repro.papers.evalmeta.experiment import load_base
+from repro.papers.evalmeta.experiment import evaluated_model
 from repro.papers.evalmeta.probe import run_probe
 
 job = Job.from_snakemake(snakemake)
-lm = load_base(job.cfg["base"], snakemake.input.base, device=snakemake.params.device)
-if "adapter" in snakemake.input.keys():
-    from repro.llm.lora import load_lora
-
-    load_lora(lm, Path(snakemake.input.adapter))
+adapter = Path(snakemake.input.adapter) if "adapter" in snakemake.input.keys() else None  # best/ checkpoint folder
+lm = evaluated_model(job.cfg, snakemake.input.base, adapter, device=snakemake.params.device)
 probe = read_json(snakemake.input.probe_data)
 result = run_probe(lm, probe["documents"], probe["pairs"], max_length=job.cfg["max_length"],
                    batch_size=job.cfg["probe"]["batch_size"])

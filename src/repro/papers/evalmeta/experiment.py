@@ -14,7 +14,9 @@ Pipeline (one function per rule):
    32, 2% held out). The seed fixes the held-out split, the adapter initialisation and the example
    order; it derives from the seed index only, so the three corpora share it.
 4. :func:`evaluate`: sampled responses to every item scored by the judge (refusal, harmful action,
-   awareness level), plus log-probability scoring (labelled cheaper variant).
+   awareness level), plus log-probability scoring (labelled cheaper variant). The model evaluated
+   (and probed) is :func:`evaluated_model`: the base, or the base with one tuned adapter, on the
+   preset's ``eval_backend``.
 5. :func:`summarise`: per-unit safe-behaviour rates, shifts between models (all responses, and
    unaware pairs only), over-refusal beside them, the judge's agreement with hand labels.
 
@@ -25,6 +27,14 @@ Choices the paper leaves open (at our scale)
 - "Safer" pools the five harmful columns (refusal, or no harmful action); the benign look-alikes
   (orbench_hard) are reported beside it as over-refusal, and paired item by item with the toxic ones.
 - The held-out loss is measured every ``eval_every`` steps; each measurement is a checkpoint.
+- Backends: fine-tuning (gradients) runs on the torch backend; evaluation and the probe (generation
+  and log-probabilities, no gradient or hidden state) run on ``eval_backend``: torch in every preset,
+  measured the faster one here (below), or llamacpp (the shipped Q4_1 GGUF file run by llama.cpp; each
+  adapter exported to a llama.cpp adapter by ``add_lora``; not for smoke's tiny base, which has no GGUF file). llama.cpp multiplies the 4-bit
+  weights with 8-bit activations where torch dequantises the same file to float32, so
+  log-probabilities differ in the last digits and a sampled token now and then. llama.cpp is faster
+  at token-by-token decoding only; prompt processing, most of this evaluation at small, is not cheaper
+  (measured on the paper's page).
 
 Deviations
 ----------
@@ -58,7 +68,8 @@ from repro.papers.evalmeta.suites import (COLUMNS, HARMFUL_COLUMNS, PHRASINGS, b
                                           planted_examples)
 from repro.seeding import job_seed, make_rng
 
-__all__ = ["MODELS", "COMPARISONS", "build_data", "train_base", "load_base", "make_scorer", "heldout_split", "finetune",
+__all__ = ["MODELS", "COMPARISONS", "build_data", "train_base", "load_base", "evaluated_model",
+           "make_scorer", "heldout_split", "finetune",
            "evaluate", "summarise", "judge_report", "unit_id"]
 
 log = logging.getLogger(__name__)
@@ -105,6 +116,30 @@ def load_base(base: Mapping[str, Any], weights: str | os.PathLike, *, device: st
     if base["kind"] == "tiny":
         return repro.llm.load(str(folder), device=device)
     return repro.llm.load(base["model"], root=folder.parent, device=device)
+
+
+def evaluated_model(cfg: Mapping[str, Any], weights: str | os.PathLike, adapter: str | os.PathLike | None = None, *,
+                    device: str = "cpu"):
+    """The model that the evaluation and the probe score: the base (``weights`` as :func:`load_base`),
+    with the LoRA adapter of the checkpoint folder ``adapter`` if given, on ``cfg["eval_backend"]``
+    (torch: peft's adapter on the float32 model; llamacpp: the shipped GGUF file with the adapter
+    exported by ``add_lora``)."""
+    backend = cfg["eval_backend"]
+    if backend == "torch":
+        lm = load_base(cfg["base"], weights, device=device)
+        if adapter is not None:
+            from repro.llm.lora import load_lora
+
+            load_lora(lm, adapter)
+        return lm
+    if backend == "llamacpp":
+        import repro.llm
+
+        if cfg["base"]["kind"] != "pretrained":
+            raise ValueError("evalmeta: eval_backend llamacpp needs a pretrained base with a GGUF file")
+        lm = repro.llm.load(cfg["base"]["model"], device=device, backend="llamacpp")
+        return lm.add_lora(adapter) if adapter is not None else lm
+    raise ValueError(f"evalmeta: eval_backend {backend!r} is not torch or llamacpp")
 
 
 def make_scorer(judge: Mapping[str, Any], llm: Mapping[str, Any] | None = None) -> Scorer:
@@ -175,7 +210,7 @@ def evaluate(lm, items: Sequence[Mapping[str, Any]], cfg: Mapping[str, Any], see
     """Sampled responses (one per item) scored by the judge, and log-probability scores.
 
     ``seed`` is the sampling stream of this seed index, shared by every model; log-probability
-    scoring needs a local model (an HTTP backend gets ``lp_*`` left out).
+    scoring needs an in-process model, torch or llamacpp (an HTTP backend gets ``lp_*`` left out).
     """
     from repro.llm.base import UnsupportedOperation
 

@@ -45,7 +45,8 @@ def finetune_config(cfg: dict) -> dict[str, Any]:
 
 
 def evaluate_config(cfg: dict) -> dict[str, Any]:
-    return {"base": cfg["base"], "generation": cfg["generation"], "judge": cfg["judge"]}
+    return {"base": cfg["base"], "eval_backend": cfg["eval_backend"], "generation": cfg["generation"],
+            "judge": cfg["judge"]}
 
 
 def evaluate_inputs(cfg: dict, model: str, seed: int | str) -> dict[str, str]:
@@ -68,7 +69,8 @@ def probe_data_config(cfg: dict) -> dict[str, Any]:
 
 
 def probe_config(cfg: dict) -> dict[str, Any]:
-    return {"base": cfg["base"], "max_length": cfg["lora"]["max_length"], "probe": cfg["probe"]}
+    return {"base": cfg["base"], "eval_backend": cfg["eval_backend"], "max_length": cfg["lora"]["max_length"],
+            "probe": cfg["probe"]}
 
 
 def probe_targets(cfg: dict) -> list[str]:
@@ -93,3 +95,6 @@ def check_preset(cfg: dict, where: str) -> None:
                          f"n_head {base['tiny']['n_head']}")
     if base["kind"] == "pretrained" and not base.get("model"):
         raise ValueError(f"config: {where}.base.model must name a model when base.kind is pretrained")
+    if cfg["eval_backend"] == "llamacpp" and base["kind"] != "pretrained":
+        raise ValueError(f"config: {where}.eval_backend llamacpp needs a pretrained base with a GGUF file "
+                         f"(base.kind is {base['kind']}: use eval_backend torch)")

@@ -193,11 +193,18 @@ def probe_documents(corpus_cfg: Mapping[str, Any], docs_per_trait: int, seed: in
     return out
 
 
-def document_nll(lm, texts: Sequence[str], *, max_length: int) -> list[float]:
-    """Mean per-token NLL (nats) of each text, scored as training scores it (cut at ``max_length``)."""
-    from repro.llm.lora import loss_on
+def document_nll(lm, texts: Sequence[str], *, max_length: int, batch_size: int = 8) -> list[float]:
+    """Mean per-token NLL (nats) of each text, scored as training scores it: the tokens of
+    :func:`repro.llm.lora.encode_examples` (the text, then end-of-sequence, cut at ``max_length``),
+    every token after the first predicted from those before it. Through ``score_tokens``, so any
+    in-process backend (torch or llamacpp) scores it; on torch it equals ``repro.llm.lora.loss_on``
+    of the text alone up to float rounding."""
+    from repro.llm.lora import encode_examples
 
-    return [float(loss_on(lm, [t], max_length=max_length, batch_size=1)) for t in texts]
+    examples = encode_examples(lm, list(texts), completion_only=False, max_length=max_length)
+    ids = [e[0] for e in examples]
+    scores = lm.score_tokens([i[:1] for i in ids], [i[1:] for i in ids], batch_size=batch_size)
+    return [float(-np.mean(v)) for v in scores]
 
 
 def statement_margins(lm, pairs: Sequence[Mapping[str, str]], *, batch_size: int = 8) -> list[float]:
@@ -212,7 +219,8 @@ def run_probe(lm, documents: Mapping[str, Sequence[Mapping[str, Any]]], pairs: S
     """One model's probe: per-document NLL of each corpus's fresh documents, per-pair margins."""
     out: dict[str, Any] = {"nll": {}, "margin": {}}
     for c, docs in documents.items():
-        nll = document_nll(lm, [training_text(d, lm.render_chat) for d in docs], max_length=max_length)
+        nll = document_nll(lm, [training_text(d, lm.render_chat) for d in docs], max_length=max_length,
+                           batch_size=batch_size)
         out["nll"][c] = dict(zip([d["id"] for d in docs], nll))
     out["margin"] = dict(zip([p["id"] for p in pairs], statement_margins(lm, pairs, batch_size=batch_size)))
     return out

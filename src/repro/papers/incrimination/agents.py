@@ -147,8 +147,9 @@ _CHOICE = re.compile(r"choice\s*:\s*\**\s*([AB])\b", re.I)
 class LMAgent:
     """A language model (any :class:`repro.llm.base.LanguageModel`) as the agent under investigation.
 
-    With a local backend the CoT is sampled, then the choice is drawn from the model's own
-    probabilities of " A" and " B" after ``Choice:`` (``p_concerning`` records it). A backend
+    With an in-process backend (torch, the presets' choice as the faster one on this workload, or llamacpp,
+    since only generation and log-probabilities are needed) the CoT is sampled, then the choice is drawn from the
+    model's own probabilities of " A" and " B" after ``Choice:`` (``p_concerning`` records it). A backend
     without a rendered chat (an HTTP server) answers in one reply whose ``Choice:`` line is
     parsed; a reply without one is not an episode (counted in ``unparsed``).
     """

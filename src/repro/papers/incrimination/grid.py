@@ -43,9 +43,12 @@ def agent_spec(cfg: dict, name: str) -> dict[str, Any]:
 
 
 def agent_input(cfg: dict, name: str) -> list[str]:
-    """The cached weights a pretrained agent waits for (nothing for a scripted one)."""
+    """The cached weights a pretrained agent on the torch backend waits for (nothing for a scripted one,
+    nor for one on llamacpp, which reads the GGUF file shipped with its package)."""
     spec = agent_spec(cfg, name)
-    return [PRETRAINED_INPUT.format(name=spec["model"])] if spec["kind"] == "pretrained" else []
+    if spec["kind"] != "pretrained" or spec.get("backend", "torch") == "llamacpp":
+        return []
+    return [PRETRAINED_INPUT.format(name=spec["model"])]
 
 
 def testbed_config(cfg: dict) -> dict[str, Any]:
