@@ -117,7 +117,7 @@ def test_a_failure_while_copying_the_best_checkpoint_leaves_no_partial_folder(ba
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(experiment.shutil, "copytree", copy_half_then_fail)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(OSError, match="best: no space left on the device"):
         _finetune(base, tmp_path)
     assert not (tmp_path / "best").exists() and _leftovers(tmp_path) == []
     monkeypatch.setattr(experiment.shutil, "copytree", copytree)
