@@ -38,6 +38,17 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float 
     return proc
 
 
+def comparable_outputs(workdir: Path, rels: list[str]) -> dict[str, object]:
+    """The files ``rels`` of a build in ``workdir`` as two builds are compared: JSON without the provenance
+    keys that differ between identical runs (timings, dates), everything else as bytes."""
+    import json
+
+    from repro.provenance import strip_volatile
+
+    return {rel: strip_volatile(json.loads((workdir / rel).read_text())) if rel.endswith(".json")
+            else (workdir / rel).read_bytes() for rel in rels}
+
+
 def scheduled_rules(stdout: str) -> set[str]:
     """Rule names in the 'Job stats' table of a dry run's output."""
     table = stdout.split("Job stats:")[-1].split("\n\n")[0]

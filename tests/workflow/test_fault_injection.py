@@ -14,7 +14,6 @@ fails with ``EFBIG`` as a full disk fails with ``ENOSPC``), set on Snakemake and
 from __future__ import annotations
 
 import csv
-import json
 import os
 import resource
 import shutil
@@ -25,22 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_snakemake, snakemake_cmd
-from repro.provenance import strip_volatile
+from conftest import comparable_outputs, run_snakemake, snakemake_cmd
 
 TARGETS = ["reports/grokcap_fig1.pdf", "results/grokcap/metrics.json"]
 DATA = "results/grokcap/data/seed0.npz"
 RUN = "results/grokcap/runs/modular/w16_s0.json"  # the largest smoke model: the longest training job
 COMPARED = [DATA, RUN, "results/grokcap/metrics.json", "reports/grokcap_fig1.pdf", "reports/grokcap_fig1.csv"]
 ENV = {**os.environ, "REPRO_NO_PROGRESS": "1", "REPRO_FIGURE_LINT": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-
-
-def _outputs(workdir: Path) -> dict[str, object]:
-    out = {}
-    for rel in COMPARED:
-        path = workdir / rel
-        out[rel] = strip_volatile(json.loads(path.read_text())) if rel.endswith(".json") else path.read_bytes()
-    return out
 
 
 def _leftovers(workdir: Path) -> list[str]:
@@ -59,7 +49,7 @@ def built(smoke_dir, tmp_path_factory):
     for pdf in (smoke_dir / "reports").glob("grokcap_*"):
         (work / "reports").mkdir(exist_ok=True)
         shutil.copy2(pdf, work / "reports" / pdf.name)
-    return work, smoke_dir, _outputs(smoke_dir)
+    return work, smoke_dir, comparable_outputs(smoke_dir, COMPARED)
 
 
 def _job_pids(group: int, script: str) -> list[int]:
@@ -168,5 +158,5 @@ def test_faults_in_a_data_job_a_training_job_an_aggregate_and_a_figure(built):
     # the next run (after --unlock, what a user runs after a crash) rebuilds every output as first built
     run_snakemake(work, "--unlock")
     run_snakemake(work, *TARGETS)
-    assert _outputs(work) == reference
+    assert comparable_outputs(work, COMPARED) == reference
     assert _leftovers(work) == []

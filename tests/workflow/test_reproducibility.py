@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -11,22 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_snakemake, snakemake_cmd
-from repro.provenance import strip_volatile
+from conftest import comparable_outputs, run_snakemake, snakemake_cmd
 
 # cmcboot is the first paper through the skeleton; its smoke DAG is small but has jobs that
 # run for seconds, so a kill lands in the middle of one.
 TARGETS = ["reports/cmcboot_fig1.pdf", "reports/cmcboot_table1.csv", "results/cmcboot/metrics.json"]
 COMPARED = ["results/cmcboot/metrics.json", "reports/cmcboot_fig1.pdf", "reports/cmcboot_fig1.csv",
             "reports/cmcboot_table1.csv", "results/cmcboot/coverage_long.csv"]
-
-
-def _outputs(workdir: Path) -> dict[str, object]:
-    out = {}
-    for rel in COMPARED:
-        path = workdir / rel
-        out[rel] = strip_volatile(json.loads(path.read_text())) if rel.endswith(".json") else path.read_bytes()
-    return out
 
 
 def _leftovers(workdir: Path) -> list[str]:
@@ -41,13 +31,13 @@ def _leftovers(workdir: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def reference(smoke_dir):
     run_snakemake(smoke_dir, *TARGETS)
-    return _outputs(smoke_dir)
+    return comparable_outputs(smoke_dir, COMPARED)
 
 
 @pytest.mark.slow
 def test_rebuilding_gives_identical_metrics_and_pdf_bytes(smoke_dir, reference):
     run_snakemake(smoke_dir, *TARGETS, "--forcerun", "cmcboot_aggregate")
-    again = _outputs(smoke_dir)
+    again = comparable_outputs(smoke_dir, COMPARED)
     for rel in COMPARED:
         assert again[rel] == reference[rel], f"{rel} differs between two builds"
 
@@ -79,7 +69,7 @@ def test_sigkill_mid_job_then_rerun_incomplete_gives_the_same_outputs(tmp_path, 
     # Snakemake's lock survives a SIGKILL; --unlock is what a user runs after a crash
     run_snakemake(tmp_path, "--unlock")
     run_snakemake(tmp_path, *TARGETS)
-    assert _outputs(tmp_path) == reference
+    assert comparable_outputs(tmp_path, COMPARED) == reference
     assert _leftovers(tmp_path) == []
 
 
