@@ -86,8 +86,9 @@ def provenance(*, config: Any, seed: int | None, wall_time_s: float | None, scal
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     llm = sys.modules.get("repro.llm.base")  # never imported here: a job that loaded no model has none
-    if llm is not None and llm.loaded_models():
-        block["llm"] = llm.loaded_models()
+    models = llm.loaded_models() if llm is not None else []
+    if models:
+        block["llm"] = models
     return block
 
 

@@ -537,8 +537,7 @@ class LlamaCppLM(TokenizedLM):
             seq += [s] * len(fresh)
             want += [False] * (len(fresh) - 1) + [True]
         self._decode(ctx, tokens, pos, seq, want, choose)
-        kept = [list(p) for p in prompt_ids]
-        length = [len(p) for p in prompt_ids]
+        kept = [list(p) for p in prompt_ids]  # what each stream's cells hold: its positions come from it
         for t in range(max_new_tokens):
             for s in sorted(nxt):
                 token = nxt[s]
@@ -553,12 +552,11 @@ class LlamaCppLM(TokenizedLM):
             # Finished sequences leave the batch: each step costs only what is still decoding.
             live = [s for s in sorted(nxt) if not done[s]]
             tokens = [nxt[s] for s in live]
-            pos = [length[s] for s in live]
+            pos = [len(kept[s]) for s in live]
             owner = dict(enumerate(live))
             nxt.clear()
             self._decode(ctx, tokens, pos, live, [True] * len(live), choose)
             for s, token in zip(live, tokens):
-                length[s] += 1
                 kept[s].append(token)
         self._kept[:n] = kept
         return [cut_at_stop(tok.decode(ids), stop)[0] for ids in new]
