@@ -41,3 +41,13 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+# One target per paper: `snakemake paper_tmevolve` builds that paper's figures, tables and metrics.
+for paper_key, paper_targets in PAPER_TARGETS.items():
+
+    rule:
+        name:
+            f"paper_{paper_key}"
+        input:
+            paper_targets,

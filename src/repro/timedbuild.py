@@ -1,0 +1,110 @@
+"""Build the default report paper by paper, measuring what each paper costs.
+
+``python -m repro.timedbuild [--papers KEY ...] [-- SNAKEMAKE_ARGS ...]``, run in a build folder (a clean
+clone), runs ``snakemake paper_<key>`` for each paper in turn and then ``snakemake
+reports/artifact_evaluation.md``. Per paper it records in ``costs.json`` (the file
+:mod:`repro.publish` reads):
+
+- ``cpu_s``: user + system seconds of snakemake and of every process it started, as the kernel
+  accounts a waited-for child (:func:`os.wait4`), so a job's own subprocesses count;
+- ``wall_s``; ``peak_rss_mb``: the largest resident set of any one of those processes;
+- ``jobs``: the jobs snakemake finished (the paper's target rule not counted);
+- ``sittings``: how many runs the paper took. A sitting that is interrupted (Ctrl-C, a lost session)
+  still adds what it spent, and the next run of this command resumes the paper where Snakemake left
+  it; a paper is ``complete`` once its target rule succeeded and is then skipped.
+
+A job shared by several papers (the WSI stage, the language-model cache) is counted with the first
+paper that needs it. Each sitting's output goes to ``logs/timedbuild/<key>.<n>.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from repro.io import read_json, write_json
+
+__all__ = ["build_paper", "main"]
+
+FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)", re.M)
+
+
+def _run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
+    """Run ``cmd`` with its output in ``log``; its exit status and measured cost."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        except KeyboardInterrupt:
+            proc.terminate()  # snakemake stops its jobs and marks them incomplete
+            _, status, usage = os.wait4(proc.pid, 0)
+            status = 130 << 8
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    scale = 1024 if sys.platform != "darwin" else 1  # ru_maxrss: KiB on Linux, bytes on macOS
+    return proc.returncode, {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": time.monotonic() - start,
+                             "peak_rss_mb": usage.ru_maxrss * scale / 2**20}
+
+
+def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: list[str]) -> int:
+    """One sitting of ``snakemake paper_<key>`` in ``folder``, added to ``costs[key]``."""
+    entry = costs.setdefault(key, {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0,
+                                   "complete": False})
+    log = folder / "logs/timedbuild" / f"{key}.{entry['sittings'] + 1}.log"
+    cmd = [sys.executable, "-m", "snakemake", f"paper_{key}", *snakemake_args]
+    rc, used = _run_measured(cmd, log)
+    jobs = [r for r in FINISHED.findall(log.read_text(encoding="utf-8", errors="replace")) if r != f"paper_{key}"]
+    entry.update(cpu_s=round(entry["cpu_s"] + used["cpu_s"], 1), wall_s=round(entry["wall_s"] + used["wall_s"], 1),
+                 peak_rss_mb=round(max(entry["peak_rss_mb"], used["peak_rss_mb"]), 1),
+                 jobs=entry["jobs"] + len(jobs), sittings=entry["sittings"] + 1, complete=rc == 0,
+                 source="repro.timedbuild: os.wait4 of snakemake (user + system of it and its jobs)")
+    return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(prog="python -m repro.timedbuild", description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", nargs="+", help="these papers first, in this order (default: workflow/papers.yaml's)")
+    parser.add_argument("--only", action="store_true", help="build only --papers, not the others nor the report")
+    args = parser.parse_args(argv)
+    folder = Path.cwd()
+    listed = [p["key"] for p in yaml.safe_load((folder / "workflow/papers.yaml").read_text())["papers"]]
+    unknown = sorted(set(args.papers or []) - set(listed))
+    if unknown:
+        parser.error(f"not paper keys: {', '.join(unknown)} (workflow/papers.yaml lists {', '.join(listed)})")
+    order = list(args.papers or []) + ([] if args.only else [k for k in listed if k not in (args.papers or [])])
+    costs_file = folder / "costs.json"
+    costs = read_json(costs_file) if costs_file.is_file() else {}
+    for key in order:
+        if costs.get(key, {}).get("complete"):
+            print(f"{key}: complete, skipped ({costs[key]['cpu_s']} CPU-s in {costs[key]['sittings']} sittings)")
+            continue
+        print(f"{key}: building ...", flush=True)
+        rc = build_paper(key, folder, costs, extra)
+        write_json(costs_file, costs)
+        c = costs[key]
+        print(f"{key}: exit {rc}, {c['jobs']} jobs, {c['cpu_s']} CPU-s, {c['wall_s']} s wall, "
+              f"peak {c['peak_rss_mb']} MB", flush=True)
+        if rc != 0:
+            return rc
+    if args.only:
+        return 0
+    rc, used = _run_measured([sys.executable, "-m", "snakemake", "reports/artifact_evaluation.md", *extra],
+                             folder / "logs/timedbuild/report.log")
+    print(f"report: exit {rc}, {used['cpu_s']:.1f} CPU-s")
+    return rc
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
