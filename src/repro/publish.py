@@ -12,6 +12,10 @@ artifact_evaluation.{md,html}``) into ``docs/results/`` with a record of what it
   still current (:func:`banner`), then the build's facts and a table of papers;
 - the report itself (the HTML only while it is under :data:`MAX_HTML_BYTES`).
 
+Where ``costs.json`` records the fingerprint each paper was built from (:mod:`repro.timedbuild` does,
+and may build over several commits), a paper whose fingerprint differs from the published commit's
+is refused: every verdict published is the one its commit gives.
+
 ``python -m repro.claims --stale`` names the papers whose inputs changed since; ``--mark`` rewrites
 the page's banner to say so (:mod:`repro.staleness`; a test checks that the banner is what ``--stale`` finds).
 """
@@ -32,7 +36,7 @@ from repro.claims import KINDS
 from repro.io import atomic_open, atomic_path, read_json, write_json
 from repro.provenance import git_commit
 from repro.resources import collect as benchmark_rows
-from repro.staleness import banner, fingerprint
+from repro.staleness import banner, fingerprint, stale
 
 __all__ = ["publish", "MAX_HTML_BYTES"]
 
@@ -111,10 +115,16 @@ def publish(build_dir: str | Path, to: str | Path = "docs/results", repo: str | 
     for e in entries:
         if not e.built:
             continue
-        cost = _costs(e, build_dir / "benchmarks") | ({"measured": measured[e.key]} if e.key in measured else {})
+        now = fingerprint(e.key, repo)
+        built_from = measured.get(e.key, {}).get("fingerprint")
+        if built_from is not None and built_from != now:
+            diffs = stale({e.key: built_from}, repo)[e.key]
+            raise ValueError(f"{e.key} was built from other inputs than commit {head['commit'][:12]} has "
+                             f"({', '.join(diffs[:4])}): rerun python -m repro.timedbuild in {build_dir}")
+        measured_cost = {k: v for k, v in measured.get(e.key, {}).items() if k != "fingerprint"}
+        cost = _costs(e, build_dir / "benchmarks") | ({"measured": measured_cost} if measured_cost else {})
         record["papers"][e.key] = {"claims": {r.claim.id: r.status for r in e.results},
-                                   "counts": _counts_text(e.results), "cost": cost,
-                                   "fingerprint": fingerprint(e.key, repo)}
+                                   "counts": _counts_text(e.results), "cost": cost, "fingerprint": now}
     record["total"] = {k: round(sum(p["cost"][k] for p in record["papers"].values()), 1)
                        for k in ("jobs", "cpu_s", "wall_s")}
     to.mkdir(parents=True, exist_ok=True)

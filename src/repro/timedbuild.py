@@ -9,9 +9,20 @@ reports/artifact_evaluation.md``. Per paper it records in ``costs.json`` (the fi
   accounts a waited-for child (:func:`os.wait4`), so a job's own subprocesses count;
 - ``wall_s``; ``peak_rss_mb``: the largest resident set of any one of those processes;
 - ``jobs``: the jobs snakemake finished (the paper's target rule not counted);
-- ``sittings``: how many runs the paper took. A sitting that is interrupted (Ctrl-C, a lost session)
-  still adds what it spent, and the next run of this command resumes the paper where Snakemake left
-  it; a paper is ``complete`` once its target rule succeeded and is then skipped.
+- ``sittings``: how many runs the paper took. A sitting that is interrupted (Ctrl-C, SIGTERM, a lost
+  session) still adds what it spent, and the next run of this command resumes the paper where
+  Snakemake left it; a paper is ``complete`` once its target rule succeeded;
+- ``commit`` and ``fingerprint``: the commit the paper was completed at and the hashes of the files
+  its verdicts depend on (:func:`repro.staleness.fingerprint`).
+
+The build folder may move to a later commit between sittings (``git pull``): a complete paper whose
+fingerprint is unchanged is skipped, its verdicts being those the later commit would give; one whose
+inputs changed is rebuilt from nothing: its outputs (``results/<key>``, ``resources/<key>``,
+``benchmarks/<key>``, ``reports/<key>_*``, and a changed shared stage's) are removed first, since
+Snakemake does not see a change in an imported module, and removing them (unlike forcing rules)
+keeps an interrupted rebuild resumable. :mod:`repro.publish` refuses a build in which a paper's
+recorded fingerprint differs from the published commit's, so a report built over several commits
+is still the report of one commit.
 
 A job shared by several papers (the WSI stage, the language-model cache) is counted with the first
 paper that needs it. Each sitting's output goes to ``logs/timedbuild/<key>.<n>.log``.
@@ -22,6 +33,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -31,10 +44,37 @@ from typing import Any
 import yaml
 
 from repro.io import read_json, write_json
+from repro.provenance import git_commit
+from repro.staleness import fingerprint, stale
 
 __all__ = ["build_paper", "main"]
 
 FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)", re.M)
+
+
+class Interrupted(Exception):
+    """SIGTERM, raised where the build waits so that the sitting's cost is still recorded."""
+
+
+def _on_sigterm(signum, frame):
+    raise Interrupted
+
+
+def clear_outputs(folder: Path, names: list[str]) -> list[str]:
+    """Remove what the blocks ``names`` (a paper or a shared stage) built in ``folder``; the paths removed."""
+    removed = []
+    for name in names:
+        paths = [folder / d / name for d in ("results", "resources", "benchmarks")]
+        paths += sorted((folder / "reports").glob(f"{name}_*"))
+        for path in paths:
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+            else:
+                continue
+            removed.append(str(path.relative_to(folder)))
+    return removed
 
 
 def _run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
@@ -45,7 +85,7 @@ def _run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
         try:
             _, status, usage = os.wait4(proc.pid, 0)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             proc.terminate()  # snakemake stops its jobs and marks them incomplete
             _, status, usage = os.wait4(proc.pid, 0)
             status = 130 << 8
@@ -53,6 +93,13 @@ def _run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
     scale = 1024 if sys.platform != "darwin" else 1  # ru_maxrss: KiB on Linux, bytes on macOS
     return proc.returncode, {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": time.monotonic() - start,
                              "peak_rss_mb": usage.ru_maxrss * scale / 2**20}
+
+
+def changed_inputs(key: str, folder: Path, entry: dict[str, Any]) -> list[str]:
+    """What changed in ``key``'s inputs since it was completed (empty if nothing, or if never completed)."""
+    if not entry.get("complete") or "fingerprint" not in entry:
+        return []
+    return stale({key: entry["fingerprint"]}, folder).get(key, [])
 
 
 def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: list[str]) -> int:
@@ -67,6 +114,8 @@ def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: l
                  peak_rss_mb=round(max(entry["peak_rss_mb"], used["peak_rss_mb"]), 1),
                  jobs=entry["jobs"] + len(jobs), sittings=entry["sittings"] + 1, complete=rc == 0,
                  source="repro.timedbuild: os.wait4 of snakemake (user + system of it and its jobs)")
+    if rc == 0:
+        entry.update(commit=git_commit(folder)["commit"], fingerprint=fingerprint(key, folder))
     return rc
 
 
@@ -86,8 +135,21 @@ def main(argv: list[str] | None = None) -> int:
     order = list(args.papers or []) + ([] if args.only else [k for k in listed if k not in (args.papers or [])])
     costs_file = folder / "costs.json"
     costs = read_json(costs_file) if costs_file.is_file() else {}
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    stages = yaml.safe_load((folder / "workflow/papers.yaml").read_text()).get("stages", [])
     for key in order:
-        if costs.get(key, {}).get("complete"):
+        changed = changed_inputs(key, folder, costs.get(key, {}))
+        if changed:
+            touched = [s for s in stages if any(f"/{s}" in c for c in changed)]
+            removed = clear_outputs(folder, [key, *touched])
+            print(f"{key}: inputs changed since it was built ({', '.join(changed[:5])}"
+                  f"{' ...' if len(changed) > 5 else ''}): removed {', '.join(removed)}; rebuilding", flush=True)
+            previous = costs.pop(key)
+            costs[key] = {"superseded": previous.get("superseded", []) +
+                          [{k: previous.get(k) for k in ("commit", "cpu_s", "wall_s", "jobs", "sittings")}]}
+            costs[key] |= {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0, "complete": False}
+            write_json(costs_file, costs)
+        elif costs.get(key, {}).get("complete"):
             print(f"{key}: complete, skipped ({costs[key]['cpu_s']} CPU-s in {costs[key]['sittings']} sittings)")
             continue
         print(f"{key}: building ...", flush=True)

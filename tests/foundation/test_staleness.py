@@ -130,6 +130,36 @@ def test_publish_records_commit_costs_verdicts_and_fingerprints(tmp_path):
     assert (to / "artifact_evaluation.html").is_file() and (to / "artifact_evaluation.md").is_file()
 
 
+def test_publish_refuses_a_paper_built_from_other_inputs_than_the_commit(tmp_path):
+    """A build that moved across commits (python -m repro.timedbuild) is published only where each paper's
+    recorded inputs are the published commit's."""
+    build = tmp_path / "build"
+    _write(build, {"reports/artifact_evaluation.md": "Scale of this build: `smoke`.\n", "results/cmcboot/metrics.json": "{}\n"})
+    now = fingerprint("cmcboot", REPO)
+    (build / "costs.json").write_text(json.dumps({"cmcboot": {"cpu_s": 1.0, "fingerprint": now}}))
+    record = publish(build, tmp_path / "ok", REPO, allow_dirty=True)
+    assert record["papers"]["cmcboot"]["cost"]["measured"] == {"cpu_s": 1.0}  # the fingerprint is not a cost
+    changed = dict(now, **{"src/repro/papers/cmcboot/__init__.py": "0" * 16})
+    (build / "costs.json").write_text(json.dumps({"cmcboot": {"cpu_s": 1.0, "fingerprint": changed}}))
+    with pytest.raises(ValueError, match="cmcboot was built from other inputs.*changed src/repro/papers/cmcboot/__init__.py"):
+        publish(build, tmp_path / "refused", REPO, allow_dirty=True)
+    assert not (tmp_path / "refused").exists()
+
+
+def test_a_paper_whose_inputs_changed_since_it_was_built_is_cleared_for_a_rebuild(tree):
+    from repro.timedbuild import changed_inputs, clear_outputs
+
+    entry = {"complete": True, "fingerprint": fingerprint("a", tree)}
+    assert changed_inputs("a", tree, entry) == []
+    (tree / "src/repro/stats/boot.py").write_text("import numpy as np\n")  # a module a imports
+    assert changed_inputs("a", tree, entry) == ["changed src/repro/stats/boot.py"]
+    assert changed_inputs("a", tree, {"complete": False}) == []  # an unfinished paper resumes as it is
+    _write(tree, {"results/a/m.json": "{}", "benchmarks/a/x.tsv": "", "reports/a_fig1.pdf": "", "reports/ab_fig1.pdf": "",
+                  "results/b/m.json": "{}"})
+    assert clear_outputs(tree, ["a"]) == ["results/a", "benchmarks/a", "reports/a_fig1.pdf"]
+    assert (tree / "results/b/m.json").exists() and (tree / "reports/ab_fig1.pdf").exists()
+
+
 PUBLISHED = REPO / "docs/results"
 
 
