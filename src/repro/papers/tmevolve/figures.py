@@ -8,7 +8,8 @@ of its ground-truth tissue (when the slide exists); (b) the ground-truth tissue 
 C-index minus the best baseline's, paired over the (repeat, fold) units, with the 95% interval the
 claims use (:func:`repro.papers.tmevolve.experiment.survival_points`), in the colours of :data:`COLORS`;
 the labels give each run's own mean C-index.
-Region colours are arbitrary labels.
+Region colours are arbitrary labels, drawn from :data:`REGION_COLOURS`, which shares no colour with the
+tissue types, so that a region is never read as a tissue.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ COLORS = Palette("tmevolve", {"mean": FLOOR, "abmil": "#0072B2", "transmil": "#0
                               "dsmil": "#56B4E9", "tmevolve_nodiff": "#882255", "tmevolve_noevo": "#44AA99",
                               "tmevolve_nobal": "#999933", "tmevolve_randcon": "#AA4499"}, ours="tmevolve")
 ORACLE_GREY = "0.75"
+#: Soft regions (c, d): Tol's light scheme, none of it a tissue colour (those come from PALETTE).
+REGION_COLOURS = ["#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#99DDFF", "#BBCC33", "#AAAA00", "#DDDDDD"]
 
 
 def _grid_image(df: pd.DataFrame, column: str, fill=np.nan) -> np.ndarray:
@@ -51,7 +54,9 @@ def _thumbnail_panel(ax: plt.Axes, thumbnail, patches: pd.DataFrame, facts: dict
     if size and "x0" in patches and (patches.x0 >= 0).all():
         boxes = [plt.Rectangle((x, y), size, size) for x, y in zip(patches.x0, patches.y0)]
         colours = [type_cmap(t) if t >= 0 else "0.5" for t in patches.truth]
-        ax.add_collection(PatchCollection(boxes, facecolor="none", edgecolor=colours, linewidth=0.4))
+        # a white line under each outline: a stroma (pink) outline stays visible on pink stained tissue
+        ax.add_collection(PatchCollection(boxes, facecolor="none", edgecolor="white", linewidth=1.3))
+        ax.add_collection(PatchCollection(boxes, facecolor="none", edgecolor=colours, linewidth=0.7))
     ax.set_xlim(0, width)
     ax.set_ylim(height, 0)
     ax.set_title("slide and its\npatch grid")
@@ -98,7 +103,7 @@ def build_fig3(patches: pd.DataFrame, points: pd.DataFrame, facts: dict, thumbna
     types = list(facts.get("tissue_types") or [])
     n_types = max(len(types), int(patches.truth.max()) + 1, 1)
     type_cmap = ListedColormap((PALETTE * 2)[:n_types])
-    region_cmap = ListedColormap((PALETTE[::-1] * 3)[: max(int(facts["K"]), 1)])
+    region_cmap = ListedColormap((REGION_COLOURS * 2)[: max(int(facts["K"]), 1)])
     if thumbnail is not None:
         _thumbnail_panel(ax_thumb, thumbnail, patches, facts, type_cmap)
     else:
