@@ -134,10 +134,10 @@ def test_a_letter_bias_is_not_read_as_a_response_to_the_environment():
 
 
 def test_smollm2_on_llamacpp_reads_no_cache_and_its_choice_is_its_own_logprobs():
-    """With backend: llamacpp (the presets keep torch, measured faster on this workload) the SmolLM2 agent runs
-    from the shipped GGUF file and its job waits for no cached torch copy; the choice probability is the
-    model's own: p(concerning) = sigmoid(log p(" A") - log p(" B")) after the CoT and "Choice:", for the
-    letter drawn for the episode."""
+    """With backend: llamacpp (the small preset's, with prompt reuse; the paper preset keeps torch) the SmolLM2
+    agent runs from the shipped GGUF file and its job waits for no cached torch copy; the choice probability
+    is the model's own: p(concerning) = sigmoid(log p(" A") - log p(" B")) after the CoT and "Choice:", for
+    the letter drawn for the episode."""
     pytest.importorskip("llama_cpp")
     from repro.config import workflow_config
     from repro.llm.llamacpp import LlamaCppLM
@@ -146,17 +146,16 @@ def test_smollm2_on_llamacpp_reads_no_cache_and_its_choice_is_its_own_logprobs()
     from tests.conftest import REPO
 
     presets = workflow_config(REPO)["incrimination"]
-    for scale in ("small", "paper"):
-        assert agent_config(presets[scale], "smollm2-135m")["agent"]["backend"] == "torch", scale
-        assert agent_input(presets[scale], "smollm2-135m") != []
+    small = agent_config(presets["small"], "smollm2-135m")["agent"]
+    assert small["backend"] == "llamacpp" and small["reuse_prompts"] and agent_input(presets["small"], "smollm2-135m") == []
+    assert agent_config(presets["paper"], "smollm2-135m")["agent"]["backend"] == "torch"
+    assert agent_input(presets["paper"], "smollm2-135m") != []
     cfg = agent_config(presets["small"], "smollm2-135m")
-    cfg["agent"] = {**cfg["agent"], "backend": "llamacpp"}
-    on_llamacpp = {**presets["small"], "agents": [cfg["agent"]]}
-    assert agent_input(on_llamacpp, "smollm2-135m") == []
+    cfg["agent"] = {**cfg["agent"], "reuse_prompts": False}  # every prompt read whole: the scores below are exact
     cfg["generation"] = {**cfg["generation"], "max_new_tokens": 8}
     agent = build_agent(cfg)
     try:
-        assert isinstance(agent.lm, LlamaCppLM)
+        assert isinstance(agent.lm, LlamaCppLM) and not agent.lm.reuse_prompts
         env = environment("forbidden_file")
         eps = agent.run(env, CONTROL, 2, seed=5)
         labels = np.where(np.random.default_rng([5, 0]).random(2) < 0.5, "A", "B")
@@ -169,3 +168,26 @@ def test_smollm2_on_llamacpp_reads_no_cache_and_its_choice_is_its_own_logprobs()
         assert all(0.0 < e.p_concerning < 1.0 for e in eps)
     finally:
         agent.lm.close()
+
+
+def test_prompt_reuse_is_passed_to_llamacpp_and_refused_elsewhere():
+    pytest.importorskip("llama_cpp")
+    from repro.config import workflow_config
+    from repro.papers.incrimination.experiment import build_agent
+    from repro.papers.incrimination.grid import agent_config
+    from tests.conftest import REPO
+
+    presets = workflow_config(REPO)["incrimination"]
+    cfg = agent_config(presets["small"], "smollm2-135m")
+    agent = build_agent(cfg)
+    try:
+        assert agent.lm.reuse_prompts
+    finally:
+        agent.lm.close()
+    schema = REPO / "workflow/schemas/incrimination.schema.yaml"
+    on_torch = {**presets["small"], "agents": [{**cfg["agent"], "backend": "torch"}]}
+    from repro.config import schema_error
+
+    assert schema_error(presets["small"], schema, "incrimination.small") is None
+    err = schema_error(on_torch, schema, "incrimination.small")
+    assert err is not None and err.startswith("incrimination.small.agents.0") and "llamacpp" in err, err

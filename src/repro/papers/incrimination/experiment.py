@@ -114,14 +114,17 @@ def classifier_agreement(cots: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
 
 def build_agent(cfg: Mapping[str, Any], *, device: str = "cpu"):
     """The agent under investigation of ``cfg["agent"]``: scripted, or a :mod:`repro.llm` model on its
-    ``backend`` (torch, or llamacpp: generation and log-probabilities only, which is all it needs)."""
+    ``backend`` (torch, or llamacpp: generation and log-probabilities only, which is all it needs; with
+    ``reuse_prompts`` the choice is scored after the generated reasoning without reading the prompt again)."""
     spec = cfg["agent"]
     if spec["kind"] == "scripted":
         return ScriptedAgent(spec["motive"], spec["decoy"], float(spec["faithfulness"]), name=spec["name"])
     if spec["kind"] == "pretrained":
         import repro.llm
 
-        lm = repro.llm.load(spec["model"], device=device, backend=spec.get("backend", "torch"))
+        backend = spec.get("backend", "torch")
+        options = {"reuse_prompts": bool(spec.get("reuse_prompts", False))} if backend == "llamacpp" else {}
+        lm = repro.llm.load(spec["model"], device=device, backend=backend, **options)
         return LMAgent(lm, name=spec["name"], **cfg["generation"])
     raise ValueError(f"incrimination agent {spec.get('name')!r}: unknown kind {spec['kind']!r} (scripted or pretrained)")
 
