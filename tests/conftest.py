@@ -17,6 +17,25 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
+# Under pytest-xdist (pyproject's addopts: two workers) each worker computes on one thread: two
+# workers each spinning two BLAS / OpenMP threads on two cores wait on each other's descheduled
+# threads and run several times slower. A workflow test's jobs set their own thread counts.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[_var] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Every test that uses the session's shared smoke build runs on one worker (``--dist loadgroup``):
+    the smoke DAGs are built once and the tests over the whole workflow (the AE report, the declared
+    outputs, the fault injection) reuse them as in a serial run."""
+    for item in items:
+        if "smoke_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("smoke_builds"))
+
 
 def snakemake_cmd(workdir: Path, *args: str, scale: str = "smoke", config: dict | None = None,
                   cores: int = 2) -> list[str]:

@@ -11,6 +11,14 @@ being so, each paper's verdicts are tied to the files that can change them:
 - what judges every paper's claims: :mod:`repro.claims` with its imports, the claims schema, and
   ``config.yaml`` (the global scale and seed).
 
+Left out, because no verdict reads what they make: the code that only draws a paper's figures and
+tables under ``reports/`` (its ``figures.py``, and the scripts named ``fig<N>.py``, ``table<N>.py``,
+``tables.py`` or ``<name>_table.py``; :func:`is_report_file`), unless code that the verdicts do depend
+on imports it; and this module, which :mod:`repro.claims` imports only to answer ``--stale``. A test
+checks the premise on the workflow itself: no job upstream of any paper's ``metrics.json`` runs a
+report script. A change to a figure therefore leaves the published verdicts current (the published
+figures are then older than the code).
+
 :func:`fingerprint` hashes each of those files (sha256 of the bytes, first 16 hex digits);
 :func:`stale` compares a published record with the tree and names, per paper, the files added,
 removed or changed since; :func:`banner` says so in words at the top of the published page
@@ -24,17 +32,20 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from repro.io import atomic_open, read_json
 
-__all__ = ["paper_inputs", "fingerprint", "stale", "module_file", "repro_imports", "read_build", "banner", "mark",
+__all__ = ["paper_inputs", "fingerprint", "stale", "module_file", "is_report_file", "repro_imports", "read_build", "banner", "mark",
            "BANNER_START", "BANNER_END"]
 
 #: Files that judge every paper's claims, beside repro.claims and its imports.
 COMMON_INPUTS = ("config.yaml", "workflow/schemas/claims.schema.yaml")
+#: File names of the code that only draws figures and tables (reports/), see :func:`is_report_file`.
+REPORT_FILE = re.compile(r"(?:figures|fig\d+|tables?\d*|\w+_table)\.py")
 
 BANNER_START = "<!-- staleness: written by python -m repro.claims --stale --mark -->"
 BANNER_END = "<!-- /staleness -->"
@@ -93,12 +104,18 @@ def repro_imports(src: Path, path: Path) -> set[Path]:
     return files
 
 
-def _closure(src: Path, roots: Iterable[Path]) -> set[Path]:
+def is_report_file(path: str | Path) -> bool:
+    """Whether ``path`` is by its name code that only draws figures and tables (``fig2.py``, ``figures.py``)."""
+    return REPORT_FILE.fullmatch(Path(path).name) is not None
+
+
+def _closure(src: Path, roots: Iterable[Path], exclude: Iterable[Path] = ()) -> set[Path]:
     seen: set[Path] = set()
+    skip = set(exclude)
     todo = [p for p in roots if p.suffix == ".py"]
     while todo:
         path = todo.pop()
-        if path in seen:
+        if path in seen or path in skip:
             continue
         seen.add(path)
         todo.extend(repro_imports(src, path) - seen)
@@ -125,14 +142,16 @@ def paper_inputs(key: str, repo: str | Path = ".", stages: Iterable[str] = ("wsi
         raise FileNotFoundError(f"{key}: no rule file {rules.relative_to(repo)}: is {key!r} a paper key?")
     own = [rules, *(repo / f for f in (f"workflow/presets/{key}.yaml", f"workflow/claims/{key}.yaml")
                     if (repo / f).is_file())]
-    own += _files_under(src / "repro/papers" / key) + _files_under(repo / f"workflow/scripts/{key}")
+    code = _files_under(src / "repro/papers" / key) + _files_under(repo / f"workflow/scripts/{key}")
+    own += [p for p in code if not is_report_file(p)]
     text = rules.read_text()
     for stage in stages:
         if f"resources/{stage}/" in text or f"results/{stage}/" in text:
             own += _stage_files(repo, stage)
     own += [repo / f for f in COMMON_INPUTS if (repo / f).is_file()]
     claims_module = module_file(src, "repro.claims")
-    modules = _closure(src, [p for p in own if p.suffix == ".py"] + ([claims_module] if claims_module else []))
+    modules = _closure(src, [p for p in own if p.suffix == ".py"] + ([claims_module] if claims_module else []),
+                       exclude=[src / "repro/staleness.py"])
     return sorted({str(p.relative_to(repo)) for p in [*own, *modules]})
 
 

@@ -65,6 +65,17 @@ def test_inputs_follow_imports_transitively_and_name_the_stages_a_paper_reads(tr
         paper_inputs("nope", tree)
 
 
+def test_figure_and_table_code_is_left_out_unless_verdict_code_imports_it(tree):
+    _write(tree, {"src/repro/papers/a/figures.py": "from repro.unused import z\n",
+                  "workflow/scripts/a/fig1.py": "from repro.papers.a.figures import z\n",
+                  "workflow/scripts/a/table2.py": "", "workflow/scripts/a/ablation_table.py": ""})
+    inputs = paper_inputs("a", tree)
+    assert not any(p.endswith(("figures.py", "fig1.py", "table2.py", "ablation_table.py", "unused.py")) for p in inputs)
+    assert "src/repro/staleness.py" not in paper_inputs("a", REPO)  # the --stale command judges no claim
+    (tree / "workflow/scripts/a/run.py").write_text("from repro.papers.a.figures import z\n")  # verdict code draws on it
+    assert {"src/repro/papers/a/figures.py", "src/repro/unused.py"} <= set(paper_inputs("a", tree))
+
+
 def test_stale_names_exactly_the_papers_whose_inputs_changed(tree):
     before = {k: fingerprint(k, tree) for k in ("a", "b")}
     assert stale(before, tree) == {}

@@ -10,6 +10,8 @@
   output it reads (``logs_of`` in rules/common.smk), and reads nothing under ``results/`` or
   ``resources/`` that no job writes: Snakemake removes a failed job's outputs but keeps its log, so
   the figure command sees that the aggregate under its figure failed.
+- No job upstream of a verdict (a JSON under ``results/<key>/``) runs a figure or table script: the
+  reason ``repro.staleness`` leaves those out of what a paper's verdicts depend on.
 """
 
 from __future__ import annotations
@@ -92,8 +94,52 @@ def reports_missing_upstream_logs(jobs: list[dict[str, object]]) -> list[str]:
     return problems
 
 
-def test_every_figure_and_table_depends_on_the_logs_of_the_jobs_it_reads(tmp_path):
-    proc = run_snakemake(tmp_path, "-n", "--forceall")
+@pytest.fixture(scope="module")
+def every_job(tmp_path_factory) -> list[dict[str, object]]:
+    """Every job of the whole workflow at smoke, from a forced dry run."""
+    proc = run_snakemake(tmp_path_factory.mktemp("dag"), "-n", "--forceall")
     jobs = dry_run_jobs(proc.stdout)
     assert len(jobs) > 100 and any(j["rule"] == "cmcboot_fig1" for j in jobs)
-    assert reports_missing_upstream_logs(jobs) == []
+    return jobs
+
+
+def test_every_figure_and_table_depends_on_the_logs_of_the_jobs_it_reads(every_job):
+    assert reports_missing_upstream_logs(every_job) == []
+
+
+def rule_scripts() -> dict[str, str]:
+    """``{rule: script path}`` of every rule file's ``script:`` directive (snakefmt's layout)."""
+    out = {}
+    for path in (REPO / "workflow/rules").glob("*.smk"):
+        for block in re.split(r"^(?=rule \w+:$)", path.read_text(), flags=re.M):
+            head = re.match(r"rule (\w+):$", block, re.M)
+            script = re.search(r"^    script:\n\s+\"([^\"]+)\"", block, re.M)
+            if head and script:
+                out[head.group(1)] = script.group(1)
+    return out
+
+
+def test_no_job_upstream_of_a_verdict_runs_a_report_script(every_job):
+    """The premise of leaving figure and table code out of what a paper's verdicts depend on
+    (repro.staleness.is_report_file): no job that the verdicts read from (every results/<key>/*.json,
+    metrics.json first) runs such a script, and none writes a JSON under results/."""
+    from repro.staleness import is_report_file
+
+    scripts = rule_scripts()
+    assert scripts["cmcboot_fig1"].endswith("cmcboot/fig1.py") and is_report_file(scripts["cmcboot_fig1"])
+    producer = {path: job for job in every_job for path in job["output"]}
+    todo = [job for job in every_job if any(re.fullmatch(r"results/\w+/[^/]+\.json", o) for o in job["output"])]
+    seen, upstream = set(), []
+    while todo:
+        job = todo.pop()
+        if id(job) in seen:
+            continue
+        seen.add(id(job))
+        upstream.append(job)
+        todo += [producer[i] for i in job["input"] if i in producer]
+    assert any(j["rule"] == "cmcboot_aggregate" for j in upstream)
+    assert sorted({j["rule"] for j in upstream if is_report_file(scripts.get(j["rule"], ""))}) == []
+    # nor does one write a JSON under results/, the files claims read
+    writes_json = sorted({j["rule"] for j in every_job if is_report_file(scripts.get(j["rule"], ""))
+                          and any(o.startswith("results/") and o.endswith(".json") for o in j["output"])})
+    assert writes_json == []

@@ -283,4 +283,4 @@ rule evalmeta_table2:
     resources:
         **SMALL_JOB,
     script:
-        "../scripts/evalmeta/table2.py"
+        "../scripts/evalmeta/probe_summary.py"

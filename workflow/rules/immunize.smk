@@ -104,7 +104,7 @@ rule immunize_report:
     resources:
         **SMALL_JOB,
     script:
-        "../scripts/immunize/report.py"
+        "../scripts/immunize/figures.py"
 
 
 rule immunize_diagnostics:

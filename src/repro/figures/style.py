@@ -38,7 +38,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.io import atomic_open, atomic_path
+from repro.io import atomic_path
+from repro.tables import markdown_table, save_csv, save_table  # re-exported: builders write tables beside figures
 
 __all__ = ["apply_style", "Palette", "mean_se", "save", "save_table", "save_csv", "markdown_table", "PALETTE",
            "OURS", "REFERENCE", "FLOOR", "TEXT_WIDTH", "COLUMN_WIDTH", "MIN_FONT_PT", "subplots", "new_figure",
@@ -357,37 +358,6 @@ def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
             save_csv(table, path.with_suffix(".csv"))
     finally:
         plt.close(fig)
-
-
-def save_csv(table: pd.DataFrame, path: str | os.PathLike, float_format: str = "%.6g") -> None:
-    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
-        table.to_csv(fh, index=False, float_format=float_format, lineterminator="\n")
-
-
-def markdown_table(table: pd.DataFrame, float_format: str = "{:.3g}") -> str:
-    """A GitHub-flavoured Markdown table (no extra dependency)."""
-    def fmt(v):
-        if isinstance(v, float):
-            return "" if pd.isna(v) else float_format.format(v)
-        return str(v)
-
-    header = "| " + " | ".join(map(str, table.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in table.columns) + "|"
-    rows = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join([header, rule, *rows]) + "\n"
-
-
-def save_table(table: pd.DataFrame, stem: str | os.PathLike, *, title: str | None = None,
-               float_format: str = "{:.3g}") -> None:
-    """Write ``table`` as ``<stem>.csv`` and ``<stem>.md`` (with an optional title line)."""
-    stem = Path(stem)
-    if stem.suffix in {".csv", ".md"}:
-        stem = stem.with_suffix("")
-    save_csv(table, stem.with_suffix(".csv"))
-    with atomic_open(stem.with_suffix(".md"), "w", encoding="utf-8") as fh:
-        if title:
-            fh.write(f"# {title}\n\n")
-        fh.write(markdown_table(table, float_format))
 
 
 apply_style()

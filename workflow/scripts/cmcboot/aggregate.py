@@ -1,5 +1,5 @@
 """cmcboot: coverage and width of every method, target, level and setting (metrics.json, long table)."""
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.cmcboot.experiment import aggregate

@@ -1,7 +1,7 @@
 """cmcboot Table 1: coverage and width of every method, target and setting."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.cmcboot.figures import table1
 

@@ -1,7 +1,7 @@
 """collapse_aggregate: survival over the injection grid, LLC and nullity per extinction, curvature vs weight;
 and the neural part's per-seed changes and VaDE's loss prediction (metrics["neural"])."""
 
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.collapse.experiment import summarise

@@ -1,6 +1,6 @@
 """collapse_table1: survival per injection fraction; LLC vs stratum RLCT; slopes per extinction and curvature; the neural runs' changes per model and arm."""
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.collapse.figures import table1

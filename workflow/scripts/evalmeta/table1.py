@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.evalmeta.figures import table1
 

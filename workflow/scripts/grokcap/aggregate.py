@@ -1,6 +1,6 @@
 """grokcap_aggregate: T_mem(P), T_gen(P), power laws, crossing, grokking threshold, capacity."""
 
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.grokcap.experiment import curves_table, summarise

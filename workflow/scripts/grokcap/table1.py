@@ -1,6 +1,6 @@
 """grokcap_table1: per width, P, T_mem, T_gen, grokking fraction; the fits, crossing and capacity."""
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.grokcap.figures import table1

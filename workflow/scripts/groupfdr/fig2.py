@@ -1,5 +1,6 @@
 """Fig. 2: the mirror statistics of one replicate and the FDP estimate with tau_q."""
-from repro.figures.style import save, save_csv
+from repro.figures.style import save
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.groupfdr.figures import fig2, fig2_tables

@@ -1,6 +1,6 @@
 """Table 2: which series' lags predict the target, on a real long-format table."""
 from repro.data.grouped_tables import load_grouped_table
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.groupfdr.experiment import real_data_table
 

@@ -1,7 +1,7 @@
 """Table 1: FDR and power of every method in every setting and at every q."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.groupfdr.experiment import table1
 

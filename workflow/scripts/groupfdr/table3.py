@@ -1,7 +1,7 @@
 """Table 3: null sign balance, FDR and power of the mirrors on the symmetry grid."""
 import pandas as pd
 
-from repro.figures.style import save_csv, save_table
+from repro.tables import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.groupfdr.symmetry import table3

@@ -1,5 +1,5 @@
 """Aggregate the seeds (maze and classic-control tasks) into results/gtp/metrics.json and the tidy per-seed tables."""
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.gtp.control import aggregate_control

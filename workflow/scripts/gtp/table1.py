@@ -1,7 +1,7 @@
 """Table 1: score and success per method at the main budget, with planning compute per decision."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.gtp.experiment import table1
 

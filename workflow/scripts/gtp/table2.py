@@ -1,7 +1,7 @@
 """Table 2: return per control task and method, with planning compute per decision."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.papers.gtp.control import control_table
 
 save_table(control_table(pd.read_csv(snakemake.input.tidy)), snakemake.output.csv,

@@ -1,5 +1,5 @@
 """Table 3: the value diagnostic (rank correlation with V*, greedy direction, reward outputs) over seeds."""
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.io import read_json
 from repro.papers.gtp.diagnostics import diagnostic_table
 

@@ -1,5 +1,5 @@
 """Table 4: TD3+BC's training diagnostics per task (last window, late changes), mean +- s.e. over seeds."""
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.io import read_json
 from repro.papers.gtp.diagnostics import td3bc_table
 

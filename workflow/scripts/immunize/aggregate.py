@@ -1,5 +1,5 @@
 """Aggregate the per-seed units into results/immunize/metrics.json and the tidy tables."""
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.immunize.experiment import aggregate

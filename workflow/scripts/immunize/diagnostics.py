@@ -1,7 +1,7 @@
 """Per seed, model and defence: the defence objective's per-term gradient norms and the benign features' drift."""
 import pandas as pd
 
-from repro.figures.style import save_csv, save_table
+from repro.tables import save_csv, save_table
 from repro.io import load_npz
 from repro.jobs import Job
 from repro.papers.immunize.diagnostics import diagnose_unit, summarise

@@ -1,7 +1,7 @@
 """Table 1: average accuracy, forgetting and BWT per sequence and method, mean ± sd over seeds."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.m2le.experiment import table1
 

@@ -3,7 +3,7 @@ comparison at equal CPU time), with the per-item / per-seed samples (metrics.jso
 
 import pandas as pd
 
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.matt.experiment import summarise

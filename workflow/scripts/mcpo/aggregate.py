@@ -1,5 +1,5 @@
 """Aggregate the seeds into results/mcpo/metrics.json and the tidy per-(seed, method) table."""
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.mcpo.experiment import aggregate

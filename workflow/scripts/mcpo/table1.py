@@ -1,7 +1,7 @@
 """Table 1: every metric of every alpha, the reverse-KL baseline, the oracle and the floor (task i)."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.mcpo.experiment import table1
 

@@ -1,7 +1,7 @@
 """Collect the evaluations: Table 1, the tidy recall table, the initialisation gaps and metrics.json."""
 import pandas as pd
 
-from repro.figures.style import save_csv, save_table
+from repro.tables import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.mdadd.experiment import init_gap, summary_metrics, table1, tidy_recalls

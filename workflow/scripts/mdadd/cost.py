@@ -1,7 +1,7 @@
 """Measure the cost of the cross-modal second moment: SOCM's Gram form vs the full moment matrix."""
 import pandas as pd
 
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.jobs import Job
 from repro.methods.distill.mdadd import measure_moment_cost
 

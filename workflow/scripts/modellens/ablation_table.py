@@ -1,5 +1,5 @@
 """The ablation table: each variant beside the full ModelLens of the same seeds, paired differences with intervals."""
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.modellens.experiment import ablation_table

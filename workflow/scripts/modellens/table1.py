@@ -1,7 +1,7 @@
 """Table 1: NDCG@K, both weighted taus and Hit@1 of every method on every split."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.modellens.experiment import table1
 

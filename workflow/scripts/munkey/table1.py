@@ -1,7 +1,7 @@
 """Table 1: forget / retain / test accuracy, MIA AUC, gaps to the oracles and time to forget, mean +- sd over seeds."""
 import pandas as pd
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.munkey.experiment import table1
 

@@ -1,5 +1,5 @@
 """opinion_evaluate: per-seed effects into metrics.json; the results and attention tables; Table 1."""
-from repro.figures.style import save_csv, save_table
+from repro.tables import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.opinion.experiment import aggregate, training_curves

@@ -1,5 +1,5 @@
 """rlqgrad_evaluate: slopes, speedups and accuracy differences into metrics.json; tables 1 and 2."""
-from repro.figures.style import save_csv, save_table
+from repro.tables import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.rlqgrad.experiment import aggregate, table1, table2

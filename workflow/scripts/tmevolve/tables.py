@@ -1,5 +1,5 @@
 """Tables 1 (methods x tasks), 3 (ablations) and 4 (Q x K grid) as CSV + Markdown."""
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.tmevolve.experiment import make_tables

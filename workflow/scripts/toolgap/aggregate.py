@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from repro.figures.style import save_csv
+from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.toolgap.experiment import summarise

@@ -274,7 +274,7 @@ def aggregate_files(run_paths: list[str], block1_path: str, cfg: dict, summary_p
     and return the metrics dict (with the block-size-1 check under ``exactness``)."""
     import pandas as pd
 
-    from repro.figures.style import save_csv
+    from repro.tables import save_csv
     from repro.io import read_json
 
     metrics, table = aggregate([read_json(p) for p in run_paths], cfg)

@@ -1,7 +1,8 @@
 """Fig. 1 (harmful accuracy vs adversary steps), Fig. 2 (curvature before/after; estimator scaling) and Table 1."""
 import pandas as pd
 
-from repro.figures.style import save, save_table
+from repro.figures.style import save
+from repro.tables import save_table
 from repro.jobs import Job
 from repro.papers.immunize.experiment import table1
 from repro.papers.immunize.figures import fig1, fig1_table, fig2, fig2_table

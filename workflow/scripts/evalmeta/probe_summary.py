@@ -1,7 +1,7 @@
 """evalmeta_table2: the knowledge probe (a diagnostic): absorption NLL and statement margins per model,
 each tuned model minus the control-tuned one paired per seed."""
 
-from repro.figures.style import save_table
+from repro.tables import save_table
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.evalmeta.probe import summarise_probe, table2
