@@ -32,6 +32,8 @@ def pytest_collection_modifyitems(config, items):
     """Every test that uses the session's shared smoke build runs on one worker (``--dist loadgroup``):
     the smoke DAGs are built once and the tests over the whole workflow (the AE report, the declared
     outputs, the fault injection) reuse them as in a serial run."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     for item in items:
         if "smoke_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("smoke_builds"))

@@ -71,7 +71,7 @@ def test_figure_and_table_code_is_left_out_unless_verdict_code_imports_it(tree):
                   "workflow/scripts/a/table2.py": "", "workflow/scripts/a/ablation_table.py": ""})
     inputs = paper_inputs("a", tree)
     assert not any(p.endswith(("figures.py", "fig1.py", "table2.py", "ablation_table.py", "unused.py")) for p in inputs)
-    assert "src/repro/staleness.py" not in paper_inputs("a", REPO)  # the --stale command judges no claim
+    assert "src/repro/staleness.py" not in paper_inputs("cmcboot", REPO)  # the --stale command judges no claim
     (tree / "workflow/scripts/a/run.py").write_text("from repro.papers.a.figures import z\n")  # verdict code draws on it
     assert {"src/repro/papers/a/figures.py", "src/repro/unused.py"} <= set(paper_inputs("a", tree))
 
