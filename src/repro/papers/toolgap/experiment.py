@@ -51,7 +51,7 @@ Floors of the mismatch rate and of the late-layer cosine (ours):
   necessity and the greedy call. A caller that knows nothing of the item (the model's calls shuffled
   across the pair's items: ``permuted``) mismatches at p (1 - c) + (1 - p) c for a necessity share p and
   a call share c, and a constant caller (never, always, or the majority action) at p or 1 - p: both
-  clear "substantial" without any knowing-doing gap (a model that never calls, on items that all need
+  can clear "substantial" without any knowing-doing gap (a model that never calls, on items that all need
   the tool, mismatches on every item). Their common bound is the least mismatch a caller with the
   model's own call share can make, calling the needed items first: |p - c| (``call_rate``). Mismatch
   above it is 2 min(missed calls, over-calls) / n: the model errs in both directions, which no
