@@ -1,17 +1,23 @@
 """toolgap's method: necessity labelling (closed form), mismatch and its decomposition on hand-made
-labels, probes on planted hidden states, and the preset checks."""
+labels, probes on planted hidden states, the floors of the mismatch rate and of the late-layer cosine
+(closed forms, brute force, and the claims on planted callers and probes), and the preset checks."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 
 import numpy as np
 import pytest
 
+from repro.claims import FAIL, PASS, evaluate as check_claims, load_claims
 from repro.papers.toolgap import grid
-from repro.papers.toolgap.experiment import (decompose, evaluate, free_token_budget, mismatch, necessity, probe_analysis,
-                                             summarise)
+from repro.papers.toolgap.experiment import (FLOOR_PERMUTATIONS, decompose, evaluate, free_token_budget, mismatch,
+                                             mismatch_floors, necessity, probe_analysis, summarise)
+from repro.probes import random_abs_cosine
 from repro.seeding import job_seed
+from tests.conftest import REPO
 
 GEN = {"max_new_tokens": 8, "max_new_tokens_prompted": 8, "max_new_tokens_tool": 16, "temperature": 1.0, "top_p": 1.0, "batch_size": 8}
 
@@ -131,6 +137,119 @@ def test_mismatch_counts_both_directions():
     call = [True, False, True, False, False]
     assert mismatch(nec, call) == {"n": 5, "missed_call": 2, "over_call": 1, "mismatched": 3, "necessary": 3,
                                    "called": 2}
+
+
+def test_mismatch_floors_match_their_closed_forms_and_brute_force():
+    """The permuted caller's floor is the mean mismatch over every shuffle of the calls, the call-rate
+    floor the least mismatch over every caller with as many calls; their means are p(1 - c) + (1 - p)c
+    and |p - c|."""
+    nec = np.array([True, True, True, False, True, False, False])
+    for called in ([True, False, False, True, False, False, False], [True] * 5 + [False] * 2, [False] * 7):
+        call = np.array(called)
+        floors = mismatch_floors(nec, call)
+        p, c = nec.mean(), call.mean()
+        assert floors["permuted"].mean() == pytest.approx(p * (1 - c) + (1 - p) * c)
+        assert floors["call_rate"].mean() == pytest.approx(abs(p - c))
+        shuffles = np.array([call[list(order)] for order in itertools.permutations(range(len(call)))])
+        assert np.allclose(floors["permuted"], (shuffles != nec).mean(axis=0))
+        callers = [np.isin(np.arange(len(call)), chosen) for chosen in itertools.combinations(range(len(call)), call.sum())]
+        assert floors["call_rate"].sum() == pytest.approx(min((k != nec).sum() for k in callers))
+    # a caller that never calls, on items that all need the tool, mismatches on every item: all floor
+    assert mismatch_floors([True] * 4, [False] * 4)["call_rate"].tolist() == [1.0] * 4
+    with pytest.raises(ValueError, match="one of each per item"):
+        mismatch_floors([True, False], [True])
+
+
+def _probes_without_probe(n_mismatched):
+    """A run's probe block where no probe could be trained (constant labels): its items stay undecided."""
+    return {"decomposition": {"mismatched": n_mismatched, "cognition_to_action": 0, "cognition": 0, "undecided": n_mismatched},
+            "cross_fit": False, "n_layers": 1, "cognition": None, "action": None, "cosine_last": None}
+
+
+def test_a_constant_caller_fails_the_mismatch_floor_claim_and_a_gap_passes(tmp_path):
+    """Both models clear "mismatch > 0.2"; only the one that misses needed calls and makes unneeded ones
+    clears the call-rate floor. The model that never calls, on items that all need the tool, sits on it
+    exactly (every paired difference 0)."""
+    rng = np.random.default_rng(4)
+    n = 120
+    runs = {}
+    for model, nec, call in (("never", np.ones(n, bool), np.zeros(n, bool)),
+                             ("gap", rng.random(n) < 0.5, rng.random(n) < 0.5)):  # calls blind to necessity
+        recs = [{"id": f"q{k}", "necessary": bool(nec[k]), "called": bool(call[k]), "seen": False} for k in range(n)]
+        runs[(model, "arithmetic")] = {"records": recs, "probes": _probes_without_probe(int((nec != call).sum()))}
+    metrics, _, _ = summarise(runs)
+    floor = metrics["mismatch_floor"]["call_rate"]
+    assert floor["never__arithmetic"]["values"] == metrics["mismatch_per_item"]["never__arithmetic"]["values"] == [1.0] * n
+    gap = metrics["mismatch_detail"]["gap__arithmetic"]
+    assert np.mean(metrics["mismatch_per_item"]["gap__arithmetic"]["values"]) - np.mean(floor["gap__arithmetic"]["values"]) \
+        == pytest.approx(2 * min(gap["missed_call"], gap["over_call"]) / n)
+    claims = {c.id: c for c in load_claims(REPO / "workflow/claims/toolgap.yaml", REPO / "workflow/schemas/claims.schema.yaml")}
+    (tmp_path / "metrics.json").write_text(json.dumps(metrics))
+    old, new = check_claims([claims["mismatch_substantial_every_model"], claims["mismatch_beyond_call_rate_every_model"]],
+                            tmp_path / "metrics.json")
+    assert old.status == PASS and new.status == FAIL
+    assert "never__arithmetic: FAIL" in new.reason and "gap__arithmetic: PASS" in new.reason
+
+
+def _cosine_run(n, d, nec, call, signal, seed):
+    """Hidden states (items, layers 0..3, one position, d) of noise, with necessity written along axis 0 and
+    the call along axis 1 of the last layer at strength ``signal``; the probe block of the one late layer."""
+    rng = np.random.default_rng(seed)
+    hidden = rng.normal(size=(n, 4, 1, d)).astype(np.float32)
+    hidden[:, 3, -1, 0] += np.where(nec, signal, -signal)
+    hidden[:, 3, -1, 1] += np.where(call, signal, -signal)
+    records = [{"id": f"i{k}", "necessary": bool(nec[k]), "called": bool(call[k]), "seen": False} for k in range(n)]
+    cfg = {"lr": 0.01, "weight_decay": 0.01, "epochs": 100, "test_fraction": 0.3, "decomposition_depth": 1.0,
+           "decomposition_folds": 3}
+    return records, probe_analysis(hidden, records, cfg, seed=seed)
+
+
+def test_probes_that_read_nothing_sit_on_the_cosine_floor_at_the_random_level():
+    """Unrelated labels on pure noise (d = 16, 280 training items): the shuffled probes' late |cosine|
+    comes out at E|cos| of random directions, 0.203 at d = 16. One shuffle's |cosine| has sd
+    sqrt(1/d - 0.203^2) = 0.15, so the mean of 20 has se 0.034: tolerance 3 se."""
+    rng = np.random.default_rng(5)
+    n, d = 400, 16
+    nec, call = rng.random(n) < 0.5, rng.random(n) < 0.5
+    _, out = _cosine_run(n, d, nec, call, signal=0.0, seed=6)
+    assert out["late_layers"] == [3] and len(out["late_abs_cosine_permuted"]) == FLOOR_PERMUTATIONS
+    assert np.mean(out["late_abs_cosine_permuted"]) == pytest.approx(random_abs_cosine(d), abs=0.1)
+
+
+def test_probes_reading_orthogonal_signals_beat_the_cosine_floor():
+    """Unrelated labels (a balanced 2 x 2 design: correlation exactly 0) read off two orthogonal axes
+    of the last layer: the real probes' directions are near orthogonal, below the floor of probes fit on
+    the shuffled states (about 0.203 at d = 16, se 0.034 as above)."""
+    n, d = 400, 16
+    k = np.arange(n)
+    nec, call = k % 2 == 0, (k // 2) % 2 == 0
+    records, out = _cosine_run(n, d, nec, call, signal=2.5, seed=7)
+    floor = float(np.mean(out["late_abs_cosine_permuted"]))
+    assert floor == pytest.approx(random_abs_cosine(d), abs=0.1)
+    assert out["late_abs_cosine"] < 0.1 and out["late_abs_cosine"] < floor
+    metrics, _, _ = summarise({("m", "arithmetic"): {"records": records, "probes": out}})
+    assert metrics["late_abs_cosine_floor"]["permuted"] == {"unit": "model_task", "ids": ["m__arithmetic"],
+                                                            "values": [pytest.approx(floor)]}
+    assert metrics["late_abs_cosine_floor"]["random"]["values"] == [pytest.approx(random_abs_cosine(d))]
+    assert metrics["late_abs_cosine"]["ids"] == ["m__arithmetic"]
+
+
+def test_the_cosine_floor_keeps_the_labels_overlap():
+    """The call agrees with necessity on 85% of items (correlation r about 0.7). Probes fit on shuffled
+    states share the labels' overlap: their |cosine| is near r (both weights grow along X'y, whose
+    expected cosine is r), well above the random level. Probes trained as the reference's that read the
+    two labels off orthogonal axes follow the overlap further (near 2r / (1 + r^2)): on such labels no
+    probe pair shows orthogonality, and the floor claim cannot pass."""
+    rng = np.random.default_rng(7)
+    n, d = 400, 16
+    nec = rng.random(n) < 0.5
+    call = np.where(rng.random(n) < 0.85, nec, ~nec)
+    r = abs(np.corrcoef(nec, call)[0, 1])
+    _, noise = _cosine_run(n, d, nec, call, signal=0.0, seed=8)
+    assert np.mean(noise["late_abs_cosine_permuted"]) == pytest.approx(r, abs=0.15)
+    _, read = _cosine_run(n, d, nec, call, signal=2.5, seed=8)
+    assert read["late_abs_cosine"] == pytest.approx(2 * r / (1 + r * r), abs=0.1)
+    assert read["late_abs_cosine"] > np.mean(read["late_abs_cosine_permuted"])
 
 
 def test_decomposition_on_hand_made_labels():

@@ -1,11 +1,12 @@
-"""repro.probes: the batched logistic probe trainer recovers a planted linear direction."""
+"""repro.probes: the batched logistic probe trainer recovers a planted linear direction; the chance level
+of the cosine between two directions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from repro.probes import ProbeConfig, cosine, cross_fit, train_probes, train_test_split
+from repro.probes import ProbeConfig, cosine, cross_fit, random_abs_cosine, train_probes, train_test_split
 
 
 def _planted(n=400, d=16, seed=0):
@@ -40,6 +41,20 @@ def test_two_probes_on_orthogonal_planted_signals_have_near_zero_cosine():
     split = train_test_split(600, 0.3, seed=0)
     f1, f2 = train_probes(X, y1, split=split), train_probes(X, y2, split=split)
     assert abs(cosine(f1.weight, f2.weight)[0]) < 0.2
+
+
+def test_random_abs_cosine_matches_closed_forms_and_simulation():
+    """d = 1: |cos| = 1; d = 2: the angle is uniform, E|cos| = 2/pi; d = 3: |cos| is uniform on [0, 1].
+    At d = 24, 20,000 random pairs: |cos| has sd sqrt(1/24 - 0.165^2) = 0.12, se 0.0009; tolerance 4 se."""
+    assert random_abs_cosine(1) == pytest.approx(1.0)
+    assert random_abs_cosine(2) == pytest.approx(2 / np.pi)
+    assert random_abs_cosine(3) == pytest.approx(0.5)
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 20_000, 24))
+    assert np.abs(cosine(a, b)).mean() == pytest.approx(random_abs_cosine(24), abs=0.004)
+    assert random_abs_cosine(576) == pytest.approx(np.sqrt(2 / (np.pi * 576)), rel=0.01)
+    with pytest.raises(ValueError, match="positive integer"):
+        random_abs_cosine(0)
 
 
 def test_cross_fit_predicts_every_item_out_of_fold():

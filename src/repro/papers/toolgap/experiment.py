@@ -44,6 +44,33 @@ against the necessity labels (a label permutation: the probe can learn the label
 of the item), that give the item's label; (ii) ``majority``: 1 when the item's label is the one most of
 the pair's items have (a probe that always says it). Both are paired with
 ``cognition_to_action_per_item`` by item.
+
+Floors of the mismatch rate and of the late-layer cosine (ours):
+
+- Mismatch (:func:`mismatch_floors`). No probe enters the mismatch rate: it compares two labels,
+  necessity and the greedy call. A caller that knows nothing of the item (the model's calls shuffled
+  across the pair's items: ``permuted``) mismatches at p (1 - c) + (1 - p) c for a necessity share p and
+  a call share c, and a constant caller (never, always, or the majority action) at p or 1 - p: both
+  can clear "substantial" without any knowing-doing gap (a model that never calls, on items that all need
+  the tool, mismatches on every item). Their common bound is the least mismatch a caller with the
+  model's own call share can make, calling the needed items first: |p - c| (``call_rate``). Mismatch
+  above it is 2 min(missed calls, over-calls) / n: the model errs in both directions, which no
+  constant caller does. Per item, paired with ``mismatch_per_item``.
+- Cosine (``late_abs_cosine_floor``). Two probes that read nothing have directions at the angle their
+  labels' overlap gives (about the correlation of the two labels, as they are fit on the same items)
+  plus chance alignment, E|cos| = :func:`repro.probes.random_abs_cosine` (about sqrt(2 / (pi d))) for
+  unrelated labels, so "< 0.2" holds for noise probes from d = 17 on (with fewer training items than
+  dimensions the directions lie in the items' span, and the level is that of the smaller number;
+  both seen on noise: 0.16 at d = 24 and 0.11 at d = 96 with 70 training items). ``permuted``: per (model,
+  task), the late-layer |cosine| of cognition and action probes trained as the real ones (same split,
+  sites and training) on hidden states shuffled against the items' pair of labels (one shuffle for
+  both probes: the labels' overlap is kept, nothing of the item), averaged over
+  :data:`FLOOR_PERMUTATIONS` shuffles; ``random``: the closed form at the hidden size. Both are paired
+  with ``late_abs_cosine`` by (model, task). Where the two labels overlap (correlation r), probes
+  trained as the reference's follow the overlap even when they read the labels off orthogonal axes
+  (100 Adam epochs from a small start leave the weights near X'y: |cosine| near 2r / (1 + r^2), the
+  floor near r; tests/toolgap/test_method.py), so orthogonality can show only where the labels
+  overlap little.
 """
 
 from __future__ import annotations
@@ -58,16 +85,17 @@ import numpy as np
 from repro.claims import rate, sample
 from repro.papers.toolgap.synth import (TOOLS, Item, arithmetic_items, corpus, detect_call, extract_answer,
                                         is_correct, knowledge_items, plain_prompt)
-from repro.probes import ProbeConfig, cosine, cross_fit, train_probes, train_test_split
+from repro.probes import ProbeConfig, cosine, cross_fit, random_abs_cosine, train_probes, train_test_split
 
-__all__ = ["build_data", "prompts_for", "necessity", "mismatch", "evaluate", "probe_analysis", "decompose",
+__all__ = ["build_data", "prompts_for", "necessity", "mismatch", "mismatch_floors", "evaluate", "probe_analysis", "decompose",
            "late_layers", "summarise", "TASKS", "truthfulqa_items", "tiny_train_config", "prompt_style",
            "free_token_budget", "truncated", "generation_diagnostics"]
 
 log = logging.getLogger(__name__)
 
 TASKS = ("arithmetic", "knowledge")
-#: Label permutations behind the trajectory split's label-permuted floor (one probe site each, cross-fitted in one batch).
+#: Label permutations behind the label-permuted floors of the trajectory split and of the late-layer cosine
+#: (one probe site each, trained in one batch).
 FLOOR_PERMUTATIONS = 20
 
 
@@ -191,6 +219,31 @@ def mismatch(necessary: Sequence[bool], called: Sequence[bool]) -> dict[str, int
     missed, over = int((nec & ~call).sum()), int((~nec & call).sum())
     return {"n": int(nec.size), "missed_call": missed, "over_call": over, "mismatched": missed + over,
             "necessary": int(nec.sum()), "called": int(call.sum())}
+
+
+def mismatch_floors(necessary: Sequence[bool], called: Sequence[bool]) -> dict[str, np.ndarray]:
+    """Per item, the mismatch of callers without a knowing-doing gap, given the model's call share.
+
+    With p the share of items the tool is necessary for and c the share the model calls on:
+
+    - ``permuted``: the model's calls shuffled across the items (a caller with its call share that
+      knows nothing of the item): a necessary item is missed with probability 1 - c, an unnecessary one
+      over-called with probability c; mean p (1 - c) + (1 - p) c.
+    - ``call_rate``: the least a caller with the model's call share can mismatch, calling the necessary
+      items first: when c <= p each necessary item is left uncalled with probability (p - c) / p, else
+      each unnecessary one called with probability (c - p) / (1 - p); mean |p - c|. Every constant
+      caller (never, always, the majority action) sits on it.
+
+    Returns both as arrays in item order (expectations over the shuffle or the choice of items).
+    """
+    nec, call = np.asarray(necessary, dtype=bool), np.asarray(called, dtype=bool)
+    if nec.shape != call.shape or nec.ndim != 1 or not nec.size:
+        raise ValueError(f"mismatch_floors: {nec.size} necessity labels but {call.size} behaviours (one of each "
+                         f"per item, at least one item)")
+    p, c = float(nec.mean()), float(call.mean())
+    missed = (p - c) / p if p > c else 0.0  # p > c implies p > 0
+    over = (c - p) / (1 - p) if c > p else 0.0  # c > p implies p < 1
+    return {"permuted": np.where(nec, 1 - c, c), "call_rate": np.where(nec, missed, over)}
 
 
 def evaluate(lm, items: Sequence[dict], task: str, style: str, cfg: dict, *, seed: int,
@@ -325,8 +378,19 @@ def probe_analysis(hidden: np.ndarray, records: Sequence[dict], cfg: dict, *, se
         out["cosine_last"] = cos[:, -1].tolist()
         out["abs_cosine_mean_positions"] = np.abs(cos).mean(1).tolist()
         out["late_abs_cosine"] = float(np.abs(cos[out["late_layers"], -1]).mean())
+        # the floor: both probes trained as above on hidden states shuffled against the items' pair of
+        # labels, one shuffle per site shared by the two probes (the labels' overlap is kept, nothing of
+        # the item), FLOOR_PERMUTATIONS per late layer at the last token, trained in one batch
+        rng = np.random.default_rng([seed % 2**63, 7919])  # a stream of its own, fixed by the job's seed
+        shuffled = np.stack([rng.permutation(n) for _ in range(FLOOR_PERMUTATIONS)], axis=1)  # (items, perms)
+        late_sites = np.array([layer * n_pos + n_pos - 1 for layer in out["late_layers"]])
+        Xp = X[shuffled[:, :, None], late_sites[None, None, :]].reshape(n, -1, d)  # (items, perms * late, d)
+        fp = {name: train_probes(Xp, labels[name], split=split, cfg=pc, seed=seed) for name in fits}
+        cos_p = cosine(fp["cognition"].weight, fp["action"].weight).reshape(FLOOR_PERMUTATIONS, len(late_sites))
+        out["late_abs_cosine_permuted"] = np.abs(cos_p).mean(axis=1).tolist()  # one per shuffle
     else:
         out["cosine_last"] = None
+        out["late_abs_cosine_permuted"] = None
     # trajectory: out-of-fold necessity verdicts at the decomposition layer, last token
     y = labels["cognition"]
     mis = y.astype(bool) != labels["action"].astype(bool)
@@ -367,9 +431,9 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
     tiny model's training loss per step (nats per byte), reported under ``training`` with the loss at
     the end of training (mean of the last ``END_WINDOW`` steps).
     """
-    mis_rate, detail, table, layers = {}, {}, [], []
+    mis_rate, mis_items, mis_floor, detail, table, layers = {}, {}, {"call_rate": {}, "permuted": {}}, {}, [], []
     decodable = {"cognition": {}, "action": {}}
-    late_vals, late_ids, undefined = [], [], []
+    late_vals, late_ids, late_perm, late_random, undefined = [], [], [], [], []
     c2a_total = mis_total = 0
     c2a_vals, c2a_ids, floor_perm, floor_major = [], [], [], []
     generation = {}
@@ -380,6 +444,12 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
         recs, pr = run["records"], run["probes"]
         counts = mismatch([r["necessary"] for r in recs], [r["called"] for r in recs])
         mis_rate[key] = rate(counts["mismatched"], counts["n"], "item")
+        nec = np.array([r["necessary"] for r in recs], dtype=bool)
+        call = np.array([r["called"] for r in recs], dtype=bool)
+        item_ids = [r["id"] for r in recs]
+        mis_items[key] = sample((nec != call).astype(float), item_ids, "item")
+        for name, values in mismatch_floors(nec, call).items():
+            mis_floor[name][key] = sample(values, item_ids, "item")
         dec = pr["decomposition"]
         detail[key] = {**counts, "mismatch_rate": counts["mismatched"] / counts["n"],
                        "missed_call_rate": counts["missed_call"] / counts["n"],
@@ -392,8 +462,6 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
         c2a_total += dec["cognition_to_action"]
         mis_total += dec["cognition_to_action"] + dec["cognition"]  # decided items only
         if pr.get("probe_says_necessary") is not None:  # per decided mismatched item, in item order
-            nec = np.array([r["necessary"] for r in recs], dtype=bool)
-            call = np.array([r["called"] for r in recs], dtype=bool)
             says = np.asarray(pr["probe_says_necessary"], dtype=bool)
             majority = nec.mean() >= 0.5
             perm = pr.get("permuted_says_true")
@@ -413,6 +481,9 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
         if pr.get("cosine_last") is not None:
             late_vals.append(pr["late_abs_cosine"])
             late_ids.append(key)
+            perm = pr.get("late_abs_cosine_permuted")
+            late_perm.append(None if perm is None else float(np.mean(perm)))
+            late_random.append(random_abs_cosine(pr["dim"]))
         table.append({"model": model, "task": task, "n": counts["n"], "necessary": counts["necessary"],
                       "called": counts["called"], "mismatch_rate": counts["mismatched"] / counts["n"],
                       "missed_call": counts["missed_call"], "over_call": counts["over_call"],
@@ -431,10 +502,17 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
             layers.append(row)
     metrics = {
         "mismatch": mis_rate,
+        "mismatch_per_item": mis_items,
+        "mismatch_floor": mis_floor,
         "mismatch_detail": detail,
         "decodable": {name: {k: v["probe"] for k, v in d.items()} for name, d in decodable.items()},
         "majority_baseline": {name: {k: v["majority"] for k, v in d.items()} for name, d in decodable.items()},
         "late_abs_cosine": sample(late_vals, late_ids, "model_task") if late_vals else None,
+        "late_abs_cosine_floor": {
+            # probe files from before the floor have no permuted probes: the floor is then absent
+            "permuted": sample(late_perm, late_ids, "model_task")
+            if late_vals and all(v is not None for v in late_perm) else None,
+            "random": sample(late_random, late_ids, "model_task") if late_vals else None},
         "cognition_to_action_share": rate(c2a_total, mis_total, "model_item") if mis_total else None,
         "cognition_to_action_per_item": sample(c2a_vals, c2a_ids, "model_item") if c2a_vals else None,
         "cognition_to_action_floor": {
