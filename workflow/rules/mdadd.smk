@@ -60,7 +60,7 @@ if MDADD_SOURCE == "remote":
         output:
             json="resources/mdadd/{dataset}/dataset_{dataset}.json",
             json_sha256=sidecar("resources/mdadd/{dataset}/dataset_{dataset}.json"),
-            images_sha256=sidecar("resources/mdadd/{dataset}/" + MDADD_IMAGES),
+            images_sha256=sidecar(f"resources/mdadd/{{dataset}}/{MDADD_IMAGES}"),
         log:
             logs("mdadd/fetch_{dataset}"),
         benchmark:
