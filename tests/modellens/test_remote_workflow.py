@@ -91,7 +91,7 @@ def test_a_dump_changed_after_its_fetch_is_refused_by_the_job_that_reads_it(serv
     raw[len(raw) // 2] ^= 0x01
     (work / DUMP).write_bytes(bytes(raw))
     proc = workflow_run(work, emb, config=config, check=False, cores=1)
-    log = proc.stdout + proc.stderr + (work / "logs/modellens/embed.log").read_text()
+    log = proc.stdout + proc.stderr + "".join(p.read_text() for p in (work / "logs/modellens").rglob("*.log"))
     assert proc.returncode != 0
     assert f"{DUMP}: sha256 is {hashlib.sha256(raw).hexdigest()} but {DUMP}.sha256 records {sha}" in log, log[-3000:]
     assert "delete it to rebuild" in log and not (work / emb).exists()
