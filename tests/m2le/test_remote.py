@@ -156,4 +156,7 @@ def test_dag_runs_a_remote_sequence_and_a_bad_checksum_stops_it(server, archive,
     import json
 
     run = json.loads((good / "results/m2le/runs/remote/seed0.json").read_text())
+    from repro.data.sidecar import verify
+
+    assert verify(good / "results/m2le/data/remote.npz")  # its sidecar, checked by m2le_pretrain and m2le_run
     assert run["n_tasks"] == 2 and set(run["methods"]) == {"seq", "fixed", "pm", "olora", "ewc", "him", "m2le", "joint"}

@@ -78,6 +78,22 @@ def test_karpathy_loader_reads_splits_and_captions(karpathy_fixture):
     assert list(same.split) == ["train", "test", "val"] and same.captions[0] == "caption 0.0"
 
 
+def test_a_fetched_corpus_is_checked_against_its_sidecars(karpathy_fixture):
+    """source: remote reads the JSON and the image folder only if they match the sha256 mdadd_fetch wrote beside
+    them; source: local (the user's own files) has none."""
+    from repro.data.sidecar import write_sidecar
+
+    paths = {"json_path": karpathy_fixture / "dataset_coco.json", "image_root": karpathy_fixture / "images"}
+    with pytest.raises(FileNotFoundError, match=r"dataset_coco\.json\.sha256 is missing"):
+        corpus_for_source("remote", **paths)
+    for path in paths.values():
+        write_sidecar(path)
+    assert corpus_for_source("remote", **paths).captions == corpus_for_source("local", **paths).captions
+    (karpathy_fixture / "images" / "val2014" / "im2.png").write_bytes(b"not the image that was fetched")
+    with pytest.raises(ValueError, match=r"images: sha256 is .* delete it to rebuild"):
+        corpus_for_source("remote", **paths)
+
+
 def test_karpathy_loader_names_bad_input(karpathy_fixture):
     (karpathy_fixture / "images" / "val2014" / "im2.png").unlink()
     with pytest.raises(ValueError, match="im2.png is missing"):

@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from repro.claims import NOT_RUN, PASS, FAIL, INCONCLUSIVE, evaluate, load_claims
+from repro.data.sidecar import read_sidecar
 from repro.papers.modellens.synth import LeaderboardConfig, leaderboard_dump, simulate_leaderboard
 from tests.conftest import REPO
 
@@ -42,6 +43,7 @@ def test_remote_dump_builds_and_unmeasurable_claims_are_not_run(served, tmp_path
     work = tmp_path / "work"
     workflow_build(work, TARGETS, config=_remote(f"{base}/dump.csv", _sha(root / "dump.csv")))
     assert _sha(work / DUMP) == _sha(root / "dump.csv")
+    assert read_sidecar(work / DUMP) == _sha(root / "dump.csv")  # written beside it, checked by every reader
     assert not (work / "reports/modellens_fig2.pdf").exists() and not (work / "reports/modellens_fig3.pdf").exists()
     metrics = json.loads((work / "results/modellens/metrics.json").read_text())
     assert metrics["source"] == "remote" and metrics["regret"] == {} and metrics["routing"] == {}
@@ -71,6 +73,31 @@ def test_bad_dump_stops_the_build_and_leaves_nothing(served, tmp_path, workflow_
     assert ("missing column(s) ['value']" if case == "missing_column" else "sha256 mismatch") in log
     assert not (work / DUMP).exists() and not (work / "results/modellens").exists()
     assert not list((work / "resources/modellens/remote").glob("*.csv*"))
+
+
+@pytest.mark.slow
+def test_a_dump_changed_after_its_fetch_is_refused_by_the_job_that_reads_it(served, tmp_path, workflow_run):
+    """modellens_fetch writes the dump's sha256 beside it; one byte of the dump flipped afterwards stops the job
+    that reads it, naming the dump and both digests, with nothing under that job's output; deleting the dump (as
+    the message says) fetches it again and the job runs on the checked copy."""
+    root, base = served
+    lb = simulate_leaderboard(LeaderboardConfig(n_models=80, n_datasets=16), 11)
+    leaderboard_dump(lb).to_csv(root / "dump.csv", index=False)
+    sha, work, emb = _sha(root / "dump.csv"), tmp_path / "work", "results/modellens/text_embeddings.npz"
+    config = _remote(f"{base}/dump.csv", sha)
+    workflow_run(work, f"{DUMP}.sha256", config=config, cores=1)
+    assert (work / f"{DUMP}.sha256").read_text() == f"{sha}  leaderboard.csv\n"
+    raw = bytearray((work / DUMP).read_bytes())
+    raw[len(raw) // 2] ^= 0x01
+    (work / DUMP).write_bytes(bytes(raw))
+    proc = workflow_run(work, emb, config=config, check=False, cores=1)
+    log = proc.stdout + proc.stderr + "".join(p.read_text() for p in (work / "logs/modellens").rglob("*.log"))
+    assert proc.returncode != 0
+    assert f"{DUMP}: sha256 is {hashlib.sha256(raw).hexdigest()} but {DUMP}.sha256 records {sha}" in log, log[-3000:]
+    assert "delete it to rebuild" in log and not (work / emb).exists()
+    (work / DUMP).unlink()
+    workflow_run(work, emb, config=config, cores=1)
+    assert _sha(work / DUMP) == sha and (work / emb).is_file()
 
 
 def test_remote_without_url_is_refused_at_parse_time(tmp_path, workflow_run):

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import torch
 
+from repro.data.sidecar import read_sidecar
 from repro.papers.opinion.experiment import _attention_lift, weight_rhos
 from repro.papers.opinion.game import GameConfig, OpinionGame
 from repro.papers.opinion.graphs import from_networkx, load_edge_list
@@ -116,6 +117,7 @@ def test_remote_edge_list_is_fetched_and_read_by_the_static_agents(served, tmp_p
     work = tmp_path / "work"
     workflow_build(work, [RECORD], config=_remote(f"{base}/karate.csv", _sha(root / "karate.csv")), cores=1)
     assert _sha(work / EDGES) == _sha(root / "karate.csv")  # the bytes served, checked, nothing rewritten
+    assert read_sidecar(work / EDGES) == _sha(root / "karate.csv")  # beside it, checked by opinion_train
     assert load_edge_list(work / EDGES).n == 34
     record = json.loads((work / RECORD).read_text())
     for which in ("attention", "attention_untrained"):

@@ -50,6 +50,7 @@ rule collapse_recursion:
 rule collapse_neural_data:
     output:
         data="results/collapse/neural/data.npz",
+        data_sha256=sidecar("results/collapse/neural/data.npz"),
     log:
         logs("collapse/neural_data"),
     benchmark:
@@ -69,6 +70,7 @@ rule collapse_neural_data:
 rule collapse_neural:
     input:
         data="results/collapse/neural/data.npz",
+        data_sha256=sidecar("results/collapse/neural/data.npz"),
     output:
         run="results/collapse/neural/{model}/inject{inject}/seed{seed}.json",
     log:

@@ -11,6 +11,7 @@ sys.path.insert(0, SRC)
 from repro.runtime import configure_environment
 from repro.config import block_scale, coerce_workflow_config, preset_error, schema_error
 from repro.config import unknown_top_level_keys, with_presets
+from repro.data.sidecar import sidecar_path
 
 SCALES = ("smoke", "small", "paper")
 GLOBAL_KEYS = ("scale", "seed", "device", "offline", "partial")
@@ -86,6 +87,12 @@ def logs(step):
 def bench(step):
     """A rule's benchmark, benchmarks/<step>.tsv, for the same `step` as its log."""
     return f"benchmarks/{step}.tsv"
+
+
+def sidecar(path):
+    """The checksum file `<path>.sha256` of a fetched or cached file or folder (repro.data.sidecar): an output of
+    the rule that writes `path`, and an input, beside `path`, of every rule that reads it."""
+    return str(sidecar_path(path))
 
 
 def logs_of(*producers, files=None):

@@ -24,12 +24,13 @@ M2LE_REMOTE = "results/m2le/data/remote.npz"
 
 
 # the fetched image set, for the remote sequence only (the others are generated or ship offline)
-m2le_data = lambda wc: {"data": M2LE_REMOTE} if wc.sequence == "remote" else {}
+m2le_data = lambda wc: {"data": M2LE_REMOTE, "data_sha256": sidecar(M2LE_REMOTE)} if wc.sequence == "remote" else {}
 
 
 rule m2le_fetch:
     output:
         data=M2LE_REMOTE,
+        data_sha256=sidecar(M2LE_REMOTE),
     log:
         logs("m2le/fetch"),
     benchmark:

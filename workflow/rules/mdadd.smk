@@ -21,6 +21,15 @@ register_targets(
 
 MDADD_SOURCE = config["mdadd"].get("source", "synthetic")
 MDADD_DATASET = "synthetic" if MDADD_SOURCE == "synthetic" else preset("mdadd", "data", "dataset")
+# source: remote: the checksum files mdadd_fetch writes beside the JSON and the image folder; mdadd_features checks them
+MDADD_SHA256 = (
+    {
+        "json_sha256": sidecar(preset("mdadd", "data", "json")),
+        "images_sha256": sidecar(preset("mdadd", "data", "images")),
+    }
+    if MDADD_SOURCE == "remote"
+    else {}
+)
 
 
 rule mdadd_corpus:
@@ -45,10 +54,13 @@ rule mdadd_corpus:
 if MDADD_SOURCE == "remote":
     # refused here, naming the key, rather than by the fetch job after the jobs before it ran
     mdadd_grid.remote_archives(preset("mdadd", "data"), f"mdadd.{scale_of('mdadd')}.data")
+    MDADD_IMAGES = mdadd_grid.remote_images(preset("mdadd", "data"), MDADD_DATASET, f"mdadd.{scale_of('mdadd')}.data")
 
     rule mdadd_fetch:
         output:
             json="resources/mdadd/{dataset}/dataset_{dataset}.json",
+            json_sha256=sidecar("resources/mdadd/{dataset}/dataset_{dataset}.json"),
+            images_sha256=sidecar(f"resources/mdadd/{{dataset}}/{MDADD_IMAGES}"),
         log:
             logs("mdadd/fetch_{dataset}"),
         benchmark:
@@ -63,6 +75,7 @@ if MDADD_SOURCE == "remote":
             runtime=240,
         params:
             cfg=lambda wc: preset_slice("mdadd", archives=("data", "archives")),
+            images=lambda wc: f"resources/mdadd/{wc.dataset}/{MDADD_IMAGES}",
         script:
             "../scripts/mdadd/fetch.py"
 
@@ -73,7 +86,7 @@ rule mdadd_features:
             lambda wc: (
                 {"corpus": "resources/mdadd/synthetic/corpus.npz"}
                 if MDADD_SOURCE == "synthetic"
-                else {"json": preset("mdadd", "data", "json")}
+                else {"json": preset("mdadd", "data", "json"), **MDADD_SHA256}
             )
         ),
     output:

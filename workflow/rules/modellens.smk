@@ -12,6 +12,7 @@ from repro.papers.modellens import grid as modellens_grid
 MODELLENS_SOURCE = config["modellens"].get("source", "synthetic")
 register_targets("modellens", modellens_grid.targets(MODELLENS_SOURCE), sources=modellens_grid.SOURCES)
 MODELLENS_DUMP = [modellens_grid.DUMP] if MODELLENS_SOURCE == "remote" else []
+MODELLENS_DUMP_SHA256 = [sidecar(modellens_grid.DUMP)] if MODELLENS_SOURCE == "remote" else []
 
 
 if MODELLENS_SOURCE == "remote":
@@ -20,6 +21,7 @@ if MODELLENS_SOURCE == "remote":
     rule modellens_fetch:
         output:
             dump=modellens_grid.DUMP,
+            dump_sha256=sidecar(modellens_grid.DUMP),
         log:
             logs("modellens/fetch"),
         benchmark:
@@ -39,6 +41,7 @@ if MODELLENS_SOURCE == "remote":
 rule modellens_embed:
     input:
         dump=MODELLENS_DUMP,
+        dump_sha256=MODELLENS_DUMP_SHA256,
     output:
         emb="results/modellens/text_embeddings.npz",
     log:
@@ -62,6 +65,7 @@ rule modellens_run:
     input:
         emb="results/modellens/text_embeddings.npz",
         dump=MODELLENS_DUMP,
+        dump_sha256=MODELLENS_DUMP_SHA256,
     output:
         run="results/modellens/runs/seed{seed}.json",
     log:
@@ -87,6 +91,7 @@ rule modellens_ablation:
     input:
         emb="results/modellens/text_embeddings.npz",
         dump=MODELLENS_DUMP,
+        dump_sha256=MODELLENS_DUMP_SHA256,
     output:
         run="results/modellens/ablations/seed{seed}.json",
     log:

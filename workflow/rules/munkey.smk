@@ -17,12 +17,15 @@ MUNKEY_REMOTE = "results/munkey/data/remote.npz"
 
 
 # the fetched image set, for the remote regime only (the others are generated or ship offline)
-munkey_data = lambda wc: {"data": MUNKEY_REMOTE} if wc.regime == "remote" else {}
+munkey_data = lambda wc: (
+    {"data": MUNKEY_REMOTE, "data_sha256": sidecar(MUNKEY_REMOTE)} if wc.regime == "remote" else {}
+)
 
 
 rule munkey_fetch:
     output:
         data=MUNKEY_REMOTE,
+        data_sha256=sidecar(MUNKEY_REMOTE),
     log:
         logs("munkey/fetch"),
     benchmark:

@@ -25,7 +25,9 @@ OPINION_EDGES = opinion_grid.remote_edges(OPINION_REMOTE)
 
 
 # the fetched edge list, read by the static family's agents (attention) under source: remote
-opinion_edges = lambda wc: {"edges": OPINION_EDGES} if OPINION_EDGES and wc.family == "static" else {}
+opinion_edges = lambda wc: (
+    {"edges": OPINION_EDGES, "edges_sha256": sidecar(OPINION_EDGES)} if OPINION_EDGES and wc.family == "static" else {}
+)
 
 
 if OPINION_REMOTE is not None:
@@ -33,6 +35,7 @@ if OPINION_REMOTE is not None:
     rule opinion_fetch:
         output:
             edges=OPINION_EDGES,
+            edges_sha256=sidecar(OPINION_EDGES),
         log:
             logs("opinion/fetch"),
         benchmark:

@@ -10,6 +10,10 @@ validate_block("wsi")
 source_of("wsi", ("synthetic", "remote"))
 WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
 WSI_NAME = "[A-Za-z0-9_.-]+"
+# the checksum file of a fetched slide, which every job that reads the slide checks (none for synthetic slides)
+wsi_slide_sha256 = lambda wc: (
+    [] if wc.cohort == "synthetic" else sidecar(slide_path(preset("wsi"), wc.cohort, wc.slide, REPO))
+)
 
 
 rule wsi_cohort:
@@ -38,6 +42,7 @@ rule wsi_fetch:
         manifest=lambda wc: repo_path(preset("wsi", "remote", "manifest")),
     output:
         slide="resources/wsi/{cohort}/slides/{slide}.{ext}",
+        slide_sha256=sidecar("resources/wsi/{cohort}/slides/{slide}.{ext}"),
     log:
         logs("wsi/fetch/{cohort}/{slide}.{ext}"),
     benchmark:
@@ -81,6 +86,7 @@ rule wsi_remote_manifest:
 rule wsi_tissue:
     input:
         slide=lambda wc: slide_path(preset("wsi"), wc.cohort, wc.slide, REPO),
+        slide_sha256=wsi_slide_sha256,
     output:
         mask="results/wsi/{cohort}/tissue/{slide}.npz",
     log:
@@ -105,6 +111,7 @@ rule wsi_tissue:
 rule wsi_patch:
     input:
         slide=lambda wc: slide_path(preset("wsi"), wc.cohort, wc.slide, REPO),
+        slide_sha256=wsi_slide_sha256,
         mask="results/wsi/{cohort}/tissue/{slide}.npz",
     output:
         coords="results/wsi/{cohort}/patches/{slide}.h5",
@@ -131,6 +138,7 @@ rule wsi_patch:
 rule wsi_features:
     input:
         slide=lambda wc: slide_path(preset("wsi"), wc.cohort, wc.slide, REPO),
+        slide_sha256=wsi_slide_sha256,
         coords="results/wsi/{cohort}/patches/{slide}.h5",
     output:
         features="results/wsi/{cohort}/features/{encoder}/{slide}.h5",

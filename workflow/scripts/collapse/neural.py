@@ -1,11 +1,13 @@
 """collapse_neural: one model's recursion on its own samples at one fresh-data fraction and seed."""
 
 from repro.data.image_folder import read_npz
+from repro.data.sidecar import verify_inputs
 from repro.jobs import Job
 from repro.papers.collapse.neural import NeuralConfig, prepare_pool, run_neural
 from repro.config import from_dict
 
 job = Job.from_snakemake(snakemake)
+verify_inputs(snakemake.input)  # the images, against the sha256 collapse_neural_data wrote beside them
 job.limit_threads()
 index = int(job.wildcards["seed"])
 cfg = from_dict(NeuralConfig, job.cfg, f"collapse.{job.scale}.neural")

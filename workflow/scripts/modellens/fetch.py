@@ -1,7 +1,9 @@
-"""Fetch the user's leaderboard dump (a local path or a checksummed URL) and validate it before it lands."""
+"""Fetch the user's leaderboard dump (a local path or a checksummed URL), validate it before it lands, and write its
+sha256 sidecar, which every job that reads the dump checks."""
 from pathlib import Path
 
 from repro.data.fetch import fetch_url
+from repro.data.sidecar import write_sidecar
 from repro.jobs import Job
 from repro.papers.modellens.real import read_real
 
@@ -15,3 +17,4 @@ if "://" not in url:
 # into <dump>.part (a cut transfer resumes there on the next run); a malformed dump is an error here,
 # and nothing lands where later rules read
 fetch_url(url, snakemake.output.dump, sha256=job.cfg["sha256"], check=read_real)
+write_sidecar(snakemake.output.dump)

@@ -1,11 +1,13 @@
 """opinion_train: train one parameter-shared agent (with or without other-play) and score it on the evaluation games."""
 from repro.config import from_dict
+from repro.data.sidecar import verify_inputs
 from repro.io import atomic_path
 from repro.jobs import Job
 from repro.papers.opinion.experiment import TrainConfig, train_and_evaluate
 from repro.papers.opinion.graphs import load_edge_list
 
 job = Job.from_snakemake(snakemake)
+verify_inputs(snakemake.input)  # a fetched input is checked against its sidecar first
 wc = snakemake.wildcards
 cfg = from_dict(TrainConfig, job.cfg, f"opinion.{job.scale}.train")
 edges = getattr(snakemake.input, "edges", None)  # source: remote, static family: the fetched graph

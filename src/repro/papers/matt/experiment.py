@@ -267,7 +267,8 @@ def save_source(out_dir, model, src_tok, tgt_tok) -> None:
 
 def load_source(kind: str, model_dir, tokenizer_dir) -> Source:
     """``kind`` tiny: model and tokenisers in ``model_dir``; pretrained: a Hugging Face folder
-    ``model_dir`` (its tokenizer is the source one) and the target tokenizer in ``tokenizer_dir``."""
+    ``model_dir`` cached by the llm_cache rule and checked against its sidecar (its tokenizer is the
+    source one) and the target tokenizer in ``tokenizer_dir``."""
     from pathlib import Path
 
     from tokenizers import Tokenizer
@@ -280,6 +281,9 @@ def load_source(kind: str, model_dir, tokenizer_dir) -> Source:
         return Source(aim.TinyNet(model), Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json")), tgt)
     from transformers import AutoModelForCausalLM
 
+    from repro.data.sidecar import verify
+
+    verify(model_dir)  # the llm_cache rule's folder, against the sha256 it wrote beside it
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), local_files_only=True, dtype=torch.float32)
     return Source(aim.HFNet(model), source_tokenizer(kind, model_dir), tgt)
 

@@ -40,16 +40,21 @@ UNIT = "distill_seed_init"
 
 def corpus_for_source(source: str, *, corpus: str | os.PathLike | None = None, json_path: str | os.PathLike | None = None,
                       image_root: str | os.PathLike | None = None, max_images: dict | None = None) -> ImageCaptionCorpus:
-    """The corpus to encode: the synthetic ``.npz`` (``source: synthetic``) or a Karpathy JSON + folder."""
+    """The corpus to encode: the synthetic ``.npz`` (``source: synthetic``) or a Karpathy JSON + folder (checked
+    against their sidecars under ``source: remote``, :mod:`repro.data.sidecar`)."""
     if source == "synthetic":
         if corpus is None:
             raise ValueError("source synthetic needs the corpus .npz")
         return load_corpus(corpus)
     if source in ("local", "remote"):
         from repro.data.karpathy import load_karpathy
+        from repro.data.sidecar import verify
 
         if json_path is None or image_root is None:
             raise ValueError(f"source {source} needs data.json and data.images")
+        if source == "remote":  # fetched: both are checked against the sha256 mdadd_fetch wrote beside them
+            for fetched in (json_path, image_root):
+                verify(fetched)
         return load_karpathy(json_path, image_root, max_images=max_images)
     raise ValueError(f"mdadd: unknown data source {source!r} (synthetic, local or remote)")
 

@@ -6,7 +6,10 @@ method's hyper-parameters (``distill.lors``) reruns that method's jobs and no ot
 
 from __future__ import annotations
 
-__all__ = ["DISTILL_BLOCKS", "USES_STUDENT", "distill_params", "eval_targets", "remote_archives"]
+import posixpath
+
+__all__ = ["DISTILL_BLOCKS", "USES_STUDENT", "distill_params", "eval_targets", "remote_archives",
+           "remote_images"]
 
 #: method -> the blocks of ``distill`` it reads (the methods are registered in repro.methods.distill).
 DISTILL_BLOCKS = {
@@ -53,3 +56,17 @@ def remote_archives(data: dict, where: str) -> list[dict]:
             raise ValueError(f"config: {where}.archives.{k} ({archive.get('url')}) has no sha256; every download "
                              "is checked, so give the sha256 of the file beside its url")
     return archives
+
+
+def remote_images(data: dict, dataset: str, where: str) -> str:
+    """The image folder of ``source: remote`` (``data["images"]``) relative to ``resources/mdadd/<dataset>/``.
+
+    mdadd_fetch unpacks the archives there and records the folder's sha256 beside it; an image folder
+    anywhere else is a ValueError naming the key (no job would write it).
+    """
+    root = f"resources/mdadd/{dataset}"
+    images = posixpath.normpath(str(data["images"]))
+    if not images.startswith(root + "/"):
+        raise ValueError(f"config: {where}.images ({data['images']}) is not under {root}/, where mdadd_fetch unpacks "
+                         "the archives of source: remote")
+    return posixpath.relpath(images, root)
