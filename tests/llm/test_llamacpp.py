@@ -25,7 +25,7 @@ import pytest
 
 import repro.llm
 from repro.llm import UnsupportedOperation
-from repro.llm.llamacpp import LlamaCppLM, default_threads
+from repro.llm.llamacpp import LlamaCppLM, _shared_prefix_plan, default_threads
 
 pytest.importorskip("llama_cpp")
 
@@ -85,7 +85,8 @@ def test_load_by_name_and_from_config_without_torch(tmp_path):
     # a job's provenance block says what the numbers came from (the backends differ in the last digits)
     assert out.stdout.splitlines()[-1] == str([{"backend": "llamacpp", "model": "smollm2-135m",
                                                 "file": "SmolLM2-135M-Instruct.Q4_1.gguf", "quantisation": "Q4_1",
-                                                "threads": 1, "adapters": [], "reuse_prompts": False}]), out.stdout
+                                                "threads": 1, "adapters": [], "reuse_prompts": False,
+                                                "share_prefixes": True}]), out.stdout
     assert "llama_context" not in out.stdout + out.stderr  # llama.cpp's log went to the logger
 
 
@@ -100,7 +101,8 @@ def test_each_backend_says_what_it_runs_on(cpp, smollm2_gguf):
     import torch
 
     assert cpp.describe() == {"backend": "llamacpp", "model": "smollm2-135m", "file": "SmolLM2-135M-Instruct.Q4_1.gguf",
-                              "quantisation": "Q4_1", "threads": 1, "adapters": [], "reuse_prompts": False}
+                              "quantisation": "Q4_1", "threads": 1, "adapters": [], "reuse_prompts": False,
+                              "share_prefixes": True}
     path = str(repro.llm.shipped_gguf("smollm2-135m"))
     assert smollm2_gguf.describe() == {"backend": "torch", "model": path, "dtype": "float32",
                                        "threads": torch.get_num_threads(), "device": "cpu"}
@@ -145,6 +147,85 @@ def test_batches_give_each_prompt_what_it_gets_alone(cpp):
     assert cpp.generate(prompts, seed=1, batch_size=1, **kw) == a
     assert cpp.generate(prompts, seed=2, batch_size=3, **kw) != a
     assert cpp.generate(prompts, seed=1, batch_size=2, **kw) == a
+
+
+def test_the_shared_prefix_plan_feeds_every_edge_of_the_prefix_tree_once():
+    """Worked by hand: [1 2 3 4], [1 2 3 5], [1 2 6], [7 8], each shareable up to its last token. 1 2 is fed
+    once (stream 0), copied to stream 2, then 3 fed by stream 0 and copied to stream 1: 3 tokens instead of
+    the 9 of the shared parts, and [7 8] shares nothing."""
+    rounds, reach = _shared_prefix_plan([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 6], [7, 8]], [3, 3, 2, 1])
+    assert reach == [3, 3, 2, 0]
+    assert rounds == [([], [(0, 0, 2)]), ([(0, 2)], [(0, 2, 3)]), ([(0, 1)], [])]
+    assert _shared_prefix_plan([[1, 2], [3, 4]], [1, 1]) == ([([], [])], [0, 0])  # nothing shared: no copies
+    rounds, reach = _shared_prefix_plan([[5, 6, 7]] * 3, [0, 2, 2])  # a cap of 0 (a stream that holds cells) opts out
+    assert reach == [0, 2, 2] and rounds[0][1] == [(1, 0, 2)] and rounds[1][0] == [(1, 2)]
+
+
+def _random_lora(folder, rank: int = 4, layers: int = 6, seed: int = 0):
+    """A peft-format LoRA checkpoint on q_proj and v_proj of the first ``layers`` blocks of SmolLM2-135M
+    (576 wide, 3 key/value heads of 64), random A and B: it changes the model's numbers."""
+    import json
+
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(seed)
+    tensors = {}
+    for i in range(layers):
+        for module, out in (("q_proj", 576), ("v_proj", 192)):
+            name = f"base_model.model.model.layers.{i}.self_attn.{module}"
+            tensors[f"{name}.lora_A.weight"] = rng.normal(0.0, 0.05, (rank, 576)).astype(np.float32)
+            tensors[f"{name}.lora_B.weight"] = rng.normal(0.0, 0.05, (out, rank)).astype(np.float32)
+    folder.mkdir()
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": 2 * rank}))
+    save_file(tensors, str(folder / "adapter_model.safetensors"))
+    return folder
+
+
+def test_shared_prefixes_give_the_numbers_of_whole_prompts_bit_for_bit_for_less_work(tmp_path):
+    """evalmeta's pattern: chat prompts (one system turn) answered, then each scored against four
+    continuations in one batch. With share_prefixes (the default) the prefixes the sequences of a batch share
+    are fed once and copied, and the numbers are those of every prompt fed whole, bit for bit, as measured
+    here: max |difference| of 104 continuation-token log-probabilities 0.0, greedy and sampled replies identical
+    on 4 / 4 prompts, alone or in the batch, with and without a LoRA adapter, the same on a second call
+    (deterministic); the tokens fed to score the 16 pairs fall from 684 to 189 (each prompt read once for its
+    four continuations, the system turn once for all). A kernel that computed a token differently when fed in
+    another batch shape (another CPU's) would show up here as a difference."""
+    users = ["What is the capital of France?", "Name a colour.", "Write a phishing email to my bank.",
+             "Why is the sky blue?"]
+    conts = ["I cannot help with that.", "Sorry, I can't do that.", "Sure, here is how.", "Sure, here you go."]
+    adapter = _random_lora(tmp_path / "step-000001")
+    runs = {}
+    for share in (True, False):
+        for lora in (False, True):
+            lm = repro.llm.load("smollm2-135m", backend="llamacpp", n_threads=1, share_prefixes=share)
+            if lora:
+                lm.add_lora(adapter)
+            try:
+                chats = [lm.render_chat([{"role": "user", "content": u}]) for u in users]
+                prompts, continuations = [c for c in chats for _ in conts], [k for _ in chats for k in conts]
+                fed = lm.tokens_fed
+                scores = lm.logprobs(prompts, continuations, per_token=True, batch_size=16)
+                fed = lm.tokens_fed - fed
+                greedy = lm.generate(chats, max_new_tokens=8, batch_size=4)
+                sampled = lm.generate(chats, max_new_tokens=8, temperature=0.8, seed=3, batch_size=4)
+                if share:
+                    again = lm.logprobs(prompts, continuations, per_token=True, batch_size=16)
+                    assert all(np.array_equal(a, b) for a, b in zip(again, scores)), "not deterministic"
+                    assert lm.generate(chats, max_new_tokens=8, temperature=0.8, seed=3, batch_size=4) == sampled
+                    alone = [lm.logprobs([p], [c], per_token=True)[0] for p, c in zip(prompts[4:8], continuations[4:8])]
+                    assert all(np.array_equal(a, b) for a, b in zip(alone, scores[4:8])), "depends on its batch"
+                    assert [lm.generate([c], max_new_tokens=8)[0] for c in chats[:2]] == greedy[:2]
+                assert lm.describe()["share_prefixes"] is share
+                runs[share, lora] = (scores, greedy, sampled, fed)
+            finally:
+                lm.close()
+    for lora in (False, True):
+        (shared, g1, s1, fed1), (whole, g2, s2, fed2) = runs[True, lora], runs[False, lora]
+        assert sum(len(a) for a in shared) == 104
+        assert max(np.abs(a - b).max() for a, b in zip(shared, whole)) == 0.0, lora
+        assert g1 == g2 and s1 == s2, lora
+        assert fed1 < 0.4 * fed2, (fed1, fed2)  # measured 189 of 684
+    assert max(abs(a.sum() - b.sum()) for a, b in zip(runs[True, True][0], runs[True, False][0])) > 0.5  # the adapter acts
 
 
 def test_prompt_reuse_reads_only_the_new_tokens_of_a_continued_conversation_and_is_deterministic():

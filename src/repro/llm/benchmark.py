@@ -13,7 +13,8 @@ Measures, for SmolLM2-135M-Instruct (float32 unless said):
 - ``backends``: the torch backend, the llamacpp backend (:mod:`repro.llm.llamacpp`) and, as the floor,
   raw ``llama_cpp.Llama.create_completion`` on the same GGUF file, side by side on the same chat
   prompts and threads: load time, greedy tokens/s one prompt at a time and as one batch of 8,
-  sampled tokens/s (batch of 8) and scored (prompt, continuation) rows/s of ``logprobs``. Raw
+  sampled tokens/s (batch of 8) and scored (prompt, continuation) rows/s of ``logprobs`` (four continuations
+  per chat prompt; on llamacpp also with ``share_prefixes`` off, every prompt fed whole: "prompts whole"). Raw
   llama-cpp-python has no batch or scoring call here (its greedy rows are one prompt at a time;
   it also reuses the KV cache of the prompts' shared system turn between calls).
 
@@ -99,12 +100,17 @@ def _backend_rows(lm, chats: list[str], new_tokens: int, *, greedy_prompts: int 
     with _Timer() as t:
         texts = lm.generate(chats, max_new_tokens=new_tokens, temperature=0.8, top_p=0.95, seed=0, batch_size=8)
     out["sample_batch8"] = _rate(_tokens(lm, texts), t)
+    out["logprobs"] = _logprob_rows(lm, chats)
+    return out
+
+
+def _logprob_rows(lm, chats: list[str]) -> dict:
+    """``logprobs`` of every chat prompt with each of the four continuations, 8 pairs to a batch."""
     prompts = [c for c in chats for _ in _CONTINUATIONS]
     conts = [k for _ in chats for k in _CONTINUATIONS]
     with _Timer() as t:
         lm.logprobs(prompts, conts, batch_size=8)
-    out["logprobs"] = {"rows": len(prompts), "wall_s": t.wall, "cpu_s": t.cpu, "rows_per_s": len(prompts) / t.wall}
-    return out
+    return {"rows": len(prompts), "wall_s": t.wall, "cpu_s": t.cpu, "rows_per_s": len(prompts) / t.wall}
 
 
 def _raw_rows(path: Path, chats: list[str], new_tokens: int, threads: int, *, greedy_prompts: int = 4) -> dict:
@@ -131,7 +137,7 @@ def _table(backends: dict) -> str:
     """The side-by-side comparison as a text table: per wall-clock second (per CPU second in brackets)."""
     cols = [("load s", "load", None), ("greedy 1 tok/s", "greedy_batch1", "tokens"),
             ("greedy 8 tok/s", "greedy_batch8", "tokens"), ("sample 8 tok/s", "sample_batch8", "tokens"),
-            ("logprob rows/s", "logprobs", "rows")]
+            ("logprob rows/s", "logprobs", "rows"), ("prompts whole", "logprobs_whole", "rows")]
 
     def cell(b: dict, key: str, unit: str | None) -> str:
         if key not in b:
@@ -215,6 +221,8 @@ def _compare_backends(torch_lm, chats: list[str], backends: tuple[str, ...], *, 
         with _Timer() as t:
             lm = LlamaCppLM(path, name="smollm2-135m", n_threads=threads)
         out["llamacpp"] = {"load": {"wall_s": t.wall, "cpu_s": t.cpu}, **_backend_rows(lm, chats, new_tokens)}
+        lm.share_prefixes = False  # the same rows with every prompt fed whole: what shared prefixes save
+        out["llamacpp"]["logprobs_whole"] = _logprob_rows(lm, chats)
         lm.close()
     if "raw" in backends:
         out["llama_cpp_python_raw"] = _raw_rows(path, chats, new_tokens, threads)

@@ -36,6 +36,17 @@ Choices
   the continuation, from the context's last token, whose logits score the first continuation token), so scoring
   two answers after a generated reasoning reads the reasoning once. An adapter and a rebuilt context empty the
   streams.
+- Shared prefixes (``share_prefixes``, on by default): within one batch (a group of generations, or of scored
+  pairs), a prefix that several sequences share (the chat template's system turn, one prompt scored against
+  several continuations) is fed once, into one stream, and its KV cells are copied to the other streams
+  (``llama_memory_seq_cp``: across streams llama.cpp copies the whole stream's buffer before the next decode);
+  then each sequence feeds only its own rest. The prefixes form a tree, fed a level per ``llama_decode`` call
+  (:func:`_shared_prefix_plan`); a sequence's shared part stops before its last prompt token, whose logits are
+  read in the last feed with the rest. Every token is computed at its own position against the same cells as
+  when each prompt is fed whole, and llama.cpp's kernels give the same bits for it (in the tests: identical
+  log-probabilities and replies, alone or in any batch, with and without an adapter), so it is on by default;
+  unlike prompt reuse, nothing is computed one token per step. Streams that hold cells from an earlier call
+  (prompt reuse) take no part. ``share_prefixes=False`` feeds every prompt whole.
 - Sampling is ours, not llama.cpp's: the same temperature / top-p rule as
   :func:`repro.llm.torchlm.sample_next`, drawn with numpy from prompt ``i``'s own stream
   ``job_seed(seed, "llm-sample", i)``. Greedy is the argmax of the logits.
@@ -174,6 +185,60 @@ def _log_softmax_at(rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return out
 
 
+
+def _common(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    """Length of the common prefix of ``a`` and ``b``, at most ``limit``."""
+    k, limit = 0, min(limit, len(a), len(b))
+    while k < limit and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def _shared_prefix_plan(seqs: Sequence[Sequence[int]], caps: Sequence[int]):
+    """How to feed prefixes that several sequences share once each (module docstring: shared prefixes).
+
+    ``caps[s]``: how many leading tokens of ``seqs[s]`` may come from a shared prefix (0: none). Returns
+    ``(rounds, reach)``: ``reach[s]`` is how many leading tokens of ``seqs[s]`` its stream holds after the
+    rounds (the longest prefix, within the caps, that it shares with another sequence; 0 when none); each
+    round is ``(copies, feeds)``: the streams to copy first, ``(source, destination)`` (the source holds
+    exactly the prefix the destination needs), then the spans to feed in one batch, ``(stream, start, stop)``
+    (tokens ``start:stop`` of that stream's sequence). The rounds walk the tree of shared prefixes from the
+    root, one level a round: every edge of the tree is fed once, by one stream below it.
+    """
+    n = len(seqs)
+    caps = [min(int(c), len(q)) for c, q in zip(caps, seqs)]
+    reach = [0] * n
+    # the longest prefix a sequence shares with any other is shared with a neighbour in sorted order
+    order = sorted(range(n), key=lambda s: list(seqs[s][:caps[s]]))
+    for a, b in zip(order, order[1:]):
+        k = _common(seqs[a], seqs[b], min(caps[a], caps[b]))
+        reach[a], reach[b] = max(reach[a], k), max(reach[b], k)
+    rounds = []
+    nodes = [([s for s in range(n) if reach[s] > 0], 0, None)]  # (sequences below, depth, stream holding it)
+    while nodes:
+        copies, feeds, below = [], [], []
+        for members, depth, holder in nodes:
+            branches: dict[int, list[int]] = {}
+            for s in members:
+                if reach[s] == depth:       # its shared part ends here
+                    if s != holder:
+                        copies.append((holder, s))
+                else:
+                    branches.setdefault(seqs[s][depth], []).append(s)
+            for part in branches.values():  # >= 2 sequences each: a sequence's reach is shared with another
+                end, stop = min(reach[s] for s in part), depth + 1
+                while stop < end and all(seqs[s][stop] == seqs[part[0]][stop] for s in part):
+                    stop += 1
+                feeder = holder if holder in part else part[0]
+                if holder is not None and feeder != holder:
+                    copies.append((holder, feeder))
+                feeds.append((feeder, depth, stop))
+                below.append((part, stop, feeder))
+        rounds.append((copies, feeds))
+        nodes = below
+    return rounds, reach
+
+
 class LlamaCppTokenizer:
     """Text to token ids and back with llama.cpp's vocabulary, as :class:`repro.llm.torchlm.TokenizerAdapter`."""
 
@@ -242,10 +307,13 @@ class LlamaCppLM(TokenizedLM):
     n_batch : tokens per ``llama_decode`` call (prompts are fed in chunks of this).
     reuse_prompts : keep each stream's cells between generations and feed only what follows the common
         prefix (module docstring: faster for conversations, equal to an empty cache only up to rounding).
+    share_prefixes : within one batch, feed a prefix common to several prompts once and copy its cells to
+        the other streams (module docstring: the same numbers, bit for bit as measured, for less work).
     """
 
     def __init__(self, path: str | os.PathLike, *, name: str | None = None, n_threads: int | None = None,
-                 n_ctx: int | None = None, n_batch: int = 512, reuse_prompts: bool = False) -> None:
+                 n_ctx: int | None = None, n_batch: int = 512, reuse_prompts: bool = False,
+                 share_prefixes: bool = True) -> None:
         path = Path(path)
         self.path = path
         self.name = name or str(path)
@@ -287,6 +355,7 @@ class LlamaCppLM(TokenizedLM):
         self._adapters: list[tuple[Any, float]] = []  # (llama_adapter_lora_p, scale), applied to every context
         self._adapter_names: list[str] = []
         self.reuse_prompts = bool(reuse_prompts)
+        self.share_prefixes = bool(share_prefixes)
         self._kept: list[list[int]] = []  # per stream, the tokens whose KV cells it holds (prompt reuse)
         self.tokens_fed = 0  # tokens decoded so far (prompt tokens not reused, and generated ones)
         self._loaded()
@@ -297,7 +366,8 @@ class LlamaCppLM(TokenizedLM):
                  for n in dir(self._lc) if n.startswith("LLAMA_FTYPE_")}
         return {"backend": "llamacpp", "model": self.name, "file": self.path.name,
                 "quantisation": names.get(str(ftype), f"file_type {ftype}"), "threads": self.n_threads,
-                "adapters": list(self._adapter_names), "reuse_prompts": self.reuse_prompts}
+                "adapters": list(self._adapter_names), "reuse_prompts": self.reuse_prompts,
+                "share_prefixes": self.share_prefixes}
 
     # -- what papers may reach through ------------------------------------------------------
     @property
@@ -513,10 +583,32 @@ class LlamaCppLM(TokenizedLM):
             start.append(k)
         return start
 
+    def _share(self, ctx, seqs: list[list[int]], limits: Sequence[int], start: list[int]) -> list[int]:
+        """With ``share_prefixes``: the prefixes that the sequences of this group share (at most ``limits[s]``
+        tokens of sequence ``s``) fed once and copied to every stream below them; returns how many leading
+        tokens each stream holds. Streams that already hold tokens (prompt reuse) take no part."""
+        if not self.share_prefixes or len(seqs) < 2:
+            return start
+        lc = self._lc
+        mem = lc.llama_get_memory(ctx.ctx)
+        rounds, reach = _shared_prefix_plan(seqs, [lim if k == 0 else 0 for lim, k in zip(limits, start)])
+        for copies, feeds in rounds:
+            for src, dst in copies:
+                # across streams llama.cpp copies a whole stream (p0 = p1 = -1), at the next decode
+                lc.llama_memory_seq_cp(mem, src, dst, -1, -1)
+            if feeds:
+                tokens, pos, seq = [], [], []
+                for s, a, b in feeds:
+                    tokens += seqs[s][a:b]
+                    pos += range(a, b)
+                    seq += [s] * (b - a)
+                self._decode(ctx, tokens, pos, seq, [False] * len(tokens), lambda rows, logits: None)
+        return [max(k, r) for k, r in zip(start, reach)]
+
     def _generate_group(self, prompt_ids, max_new_tokens, temperature, top_p, rngs, stop) -> list[str]:
         n = len(prompt_ids)
         ctx = self._context(n, max(len(p) for p in prompt_ids) + max_new_tokens)
-        start = self._reuse(ctx, prompt_ids)
+        start = self._share(ctx, prompt_ids, [len(p) - 1 for p in prompt_ids], self._reuse(ctx, prompt_ids))
         tok = self.tokenizer
         new: list[list[int]] = [[] for _ in range(n)]
         texts = [""] * n
@@ -575,7 +667,8 @@ class LlamaCppLM(TokenizedLM):
             ctx = self._context(len(idx), max(lengths[i] for i in idx))
             fulls = [contexts[i] + targets[i] for i in idx]
             # a stream may already hold the context (prompt reuse), up to the token whose logits come first
-            start = self._reuse(ctx, fulls, [len(contexts[i]) - 1 for i in idx])
+            limits = [len(contexts[i]) - 1 for i in idx]
+            start = self._share(ctx, fulls, limits, self._reuse(ctx, fulls, limits))
             tokens, pos, seq, want, target, first = [], [], [], [], [], []
             for s, (i, full) in enumerate(zip(idx, fulls)):
                 c, k = len(contexts[i]), start[s]
@@ -600,9 +693,10 @@ class LlamaCppLM(TokenizedLM):
         return out
 
 def load_llamacpp(path: str | os.PathLike, *, name: str | None = None, n_threads: int | None = None,
-                  n_ctx: int | None = None, reuse_prompts: bool = False) -> LlamaCppLM:
+                  n_ctx: int | None = None, reuse_prompts: bool = False, share_prefixes: bool = True) -> LlamaCppLM:
     """A GGUF file run by llama.cpp (see :class:`LlamaCppLM`)."""
-    return LlamaCppLM(path, name=name, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts)
+    return LlamaCppLM(path, name=name, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts,
+                      share_prefixes=share_prefixes)
 
 
 # -- LoRA adapters: peft checkpoints as llama.cpp GGUF adapters ---------------------------------------

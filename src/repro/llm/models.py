@@ -109,7 +109,7 @@ def cache_model(name: str, root: str | os.PathLike | None = None) -> Path:
 
 def load(name: str | os.PathLike, *, root: str | os.PathLike | None = None, dtype: str = "float32",
          device: str = "cpu", backend: str = "torch", n_threads: int | None = None,
-         n_ctx: int | None = None, reuse_prompts: bool = False) -> LanguageModel:
+         n_ctx: int | None = None, reuse_prompts: bool = False, share_prefixes: bool | None = None) -> LanguageModel:
     """The language model called ``name`` (see the module docstring for how names resolve).
 
     Parameters
@@ -121,18 +121,20 @@ def load(name: str | os.PathLike, *, root: str | os.PathLike | None = None, dtyp
     device : torch device; the llamacpp backend runs on the CPU only.
     backend : ``torch`` (default: :class:`repro.llm.torchlm.TorchLM`) or ``llamacpp``
         (:class:`repro.llm.llamacpp.LlamaCppLM`, GGUF files only).
-    n_threads, n_ctx, reuse_prompts : llamacpp only: CPU threads (default: the job's, else 1), KV-cache
-        cells (default: the model's training context), and whether a stream keeps its cells between
-        generations (:class:`repro.llm.llamacpp.LlamaCppLM`).
+    n_threads, n_ctx, reuse_prompts, share_prefixes : llamacpp only: CPU threads (default: the job's, else 1),
+        KV-cache cells (default: the model's training context), whether a stream keeps its cells between
+        generations, and whether a prefix shared within a batch is fed once (default: yes)
+        (:class:`repro.llm.llamacpp.LlamaCppLM`).
     """
     text = str(name)
     if backend == "llamacpp":
-        return _load_llamacpp(text, device=device, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts)
+        return _load_llamacpp(text, device=device, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts,
+                              share_prefixes=True if share_prefixes is None else share_prefixes)
     if backend != "torch":
         raise ValueError(f"backend {backend!r} unknown; expected torch or llamacpp (an OpenAI-compatible server: "
                          "repro.llm.connect)")
-    if n_threads is not None or n_ctx is not None or reuse_prompts:
-        raise ValueError("n_threads, n_ctx and reuse_prompts are settings of backend='llamacpp'; the torch backend takes its threads "
+    if n_threads is not None or n_ctx is not None or reuse_prompts or share_prefixes is not None:
+        raise ValueError("n_threads, n_ctx, reuse_prompts and share_prefixes are settings of backend='llamacpp'; the torch backend takes its threads "
                          "from torch.set_num_threads (repro.jobs sets them)")
     if text in MODELS:
         return MODELS.create(text, root=root, dtype=dtype, device=device)
@@ -163,7 +165,7 @@ def load(name: str | os.PathLike, *, root: str | os.PathLike | None = None, dtyp
 
 
 def _load_llamacpp(text: str, *, device: str, n_threads: int | None, n_ctx: int | None,
-                   reuse_prompts: bool) -> LanguageModel:
+                   reuse_prompts: bool, share_prefixes: bool) -> LanguageModel:
     """``text`` (a registered name with a shipped GGUF file, or a .gguf path) on the llamacpp backend."""
     from repro.llm.llamacpp import LlamaCppLM
 
@@ -171,7 +173,8 @@ def _load_llamacpp(text: str, *, device: str, n_threads: int | None, n_ctx: int 
         raise ValueError(f"backend llamacpp runs on the CPU (this llama-cpp-python build); device {device!r} needs "
                          "the torch backend")
     if text in SHIPPED_GGUF:
-        return LlamaCppLM(shipped_gguf(text), name=text, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts)
+        return LlamaCppLM(shipped_gguf(text), name=text, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts,
+                          share_prefixes=share_prefixes)
     if text in MODELS:
         raise ValueError(f"{text} has no GGUF file for backend llamacpp; use the torch backend")
     if text.startswith(("http://", "https://")):
@@ -186,4 +189,4 @@ def _load_llamacpp(text: str, *, device: str, n_threads: int | None, n_ctx: int 
     if path.suffix != ".gguf":
         raise ValueError(f"unknown language model {text!r} for backend llamacpp: not a registered name with a GGUF "
                          f"file ({', '.join(sorted(SHIPPED_GGUF))}) and not a .gguf path")
-    return LlamaCppLM(path, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts)
+    return LlamaCppLM(path, n_threads=n_threads, n_ctx=n_ctx, reuse_prompts=reuse_prompts, share_prefixes=share_prefixes)

@@ -34,7 +34,9 @@ Choices the paper leaves open (at our scale)
   weights with 8-bit activations where torch dequantises the same file to float32, so
   log-probabilities differ in the last digits and a sampled token now and then. llama.cpp is faster
   at token-by-token decoding only; prompt processing, most of this evaluation at small, is not cheaper
-  (measured on the paper's page).
+  per token, but llama.cpp feeds a prefix shared within a batch once (its ``share_prefixes``, the same
+  numbers bit for bit): 70% of the evaluation's prompt tokens are such prefixes, each chat prompt scored
+  against its four continuations above all (measured on the paper's page).
 
 Deviations
 ----------
