@@ -13,11 +13,13 @@ reports/artifact_evaluation.md``. Per paper it records in ``costs.json`` (the fi
   session) still adds what it spent, and the next run of this command resumes the paper where
   Snakemake left it; a paper is ``complete`` once its target rule succeeded;
 - ``commit`` and ``fingerprint``: the commit the paper was completed at and the hashes of the files
-  its verdicts depend on (:func:`repro.staleness.fingerprint`).
+  its verdicts depend on (:func:`repro.staleness.fingerprint`); while it is not complete,
+  ``fingerprint_started``, those hashes when its first sitting began.
 
 The build folder may move to a later commit between sittings (``git pull``): a complete paper whose
 fingerprint is unchanged is skipped, its verdicts being those the later commit would give; one whose
-inputs changed is rebuilt from nothing: its outputs (``results/<key>``, ``resources/<key>``,
+inputs changed (since it was completed, or since an unfinished paper's first sitting) is rebuilt from
+nothing: its outputs (``results/<key>``, ``resources/<key>``,
 ``benchmarks/<key>``, ``reports/<key>_*``, and a changed shared stage's) are removed first, since
 Snakemake does not see a change in an imported module, and removing them (unlike forcing rules)
 keeps an interrupted rebuild resumable. :mod:`repro.publish` refuses a build in which a paper's
@@ -96,16 +98,19 @@ def _run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
 
 
 def changed_inputs(key: str, folder: Path, entry: dict[str, Any]) -> list[str]:
-    """What changed in ``key``'s inputs since it was completed (empty if nothing, or if never completed)."""
-    if not entry.get("complete") or "fingerprint" not in entry:
+    """What changed in ``key``'s inputs since it was completed, or, for a paper not yet complete, since its
+    first sitting began (its jobs so far ran that code); empty if nothing, or if nothing was recorded."""
+    recorded = entry.get("fingerprint") if entry.get("complete") else entry.get("fingerprint_started")
+    if recorded is None:
         return []
-    return stale({key: entry["fingerprint"]}, folder).get(key, [])
+    return stale({key: recorded}, folder).get(key, [])
 
 
 def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: list[str]) -> int:
     """One sitting of ``snakemake paper_<key>`` in ``folder``, added to ``costs[key]``."""
     entry = costs.setdefault(key, {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0,
                                    "complete": False})
+    entry.setdefault("fingerprint_started", fingerprint(key, folder))
     log = folder / "logs/timedbuild" / f"{key}.{entry['sittings'] + 1}.log"
     cmd = [sys.executable, "-m", "snakemake", f"paper_{key}", *snakemake_args]
     rc, used = _run_measured(cmd, log)
@@ -116,6 +121,7 @@ def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: l
                  source="repro.timedbuild: os.wait4 of snakemake (user + system of it and its jobs)")
     if rc == 0:
         entry.update(commit=git_commit(folder)["commit"], fingerprint=fingerprint(key, folder))
+        entry.pop("fingerprint_started", None)
     return rc
 
 

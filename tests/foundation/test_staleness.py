@@ -164,7 +164,9 @@ def test_a_paper_whose_inputs_changed_since_it_was_built_is_cleared_for_a_rebuil
     assert changed_inputs("a", tree, entry) == []
     (tree / "src/repro/stats/boot.py").write_text("import numpy as np\n")  # a module a imports
     assert changed_inputs("a", tree, entry) == ["changed src/repro/stats/boot.py"]
-    assert changed_inputs("a", tree, {"complete": False}) == []  # an unfinished paper resumes as it is
+    assert changed_inputs("a", tree, {"complete": False}) == []  # nothing recorded: it resumes as it is
+    started = {"complete": False, "fingerprint_started": entry["fingerprint"]}  # its first jobs ran the old code
+    assert changed_inputs("a", tree, started) == ["changed src/repro/stats/boot.py"]
     _write(tree, {"results/a/m.json": "{}", "benchmarks/a/x.tsv": "", "reports/a_fig1.pdf": "", "reports/ab_fig1.pdf": "",
                   "results/b/m.json": "{}"})
     assert clear_outputs(tree, ["a"]) == ["results/a", "benchmarks/a", "reports/a_fig1.pdf"]
