@@ -161,4 +161,4 @@ def test_a_cut_download_resumes_from_its_part_file_on_the_next_run(tmp_path, wor
         server.server_close()
     assert _CutOnce.ranges == [f"bytes={kept}-"]
     assert (work / DUMP).read_bytes() == _CutOnce.body
-    assert sorted(p.name for p in (work / DUMP).parent.iterdir()) == ["leaderboard.csv"]
+    assert sorted(p.name for p in (work / DUMP).parent.iterdir()) == ["leaderboard.csv", "leaderboard.csv.sha256"]
