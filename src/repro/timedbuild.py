@@ -7,7 +7,9 @@ reports/artifact_evaluation.md``. Per paper it records in ``costs.json`` (the fi
 
 - ``cpu_s``: user + system seconds of snakemake and of every process it started, as the kernel
   accounts a waited-for child (:func:`os.wait4`), so a job's own subprocesses count;
-- ``wall_s``; ``peak_rss_mb``: the largest resident set of any one of those processes;
+- ``wall_s``; ``peak_rss_mb``: the largest resident set of any one of those processes (Linux counts into
+  a process's peak the memory of the process that spawned it, up to its ``exec``, so this bounds it from
+  above by at most Snakemake's own few hundred MB);
 - ``jobs``: the jobs snakemake finished (the paper's target rule not counted);
 - ``sittings``: how many runs the paper took. A sitting that is interrupted (Ctrl-C, SIGTERM, a lost
   session) still adds what it spent, and the next run of this command resumes the paper where
