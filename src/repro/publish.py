@@ -116,12 +116,12 @@ def publish(build_dir: str | Path, to: str | Path = "docs/results", repo: str | 
         if not e.built:
             continue
         now = fingerprint(e.key, repo)
-        built_from = measured.get(e.key, {}).get("fingerprint")
+        measured_cost = dict(measured.get(e.key, {}))
+        built_from = measured_cost.pop("fingerprint", None)
         if built_from is not None and built_from != now:
             diffs = stale({e.key: built_from}, repo)[e.key]
             raise ValueError(f"{e.key} was built from other inputs than commit {head['commit'][:12]} has "
                              f"({', '.join(diffs[:4])}): rerun python -m repro.timedbuild in {build_dir}")
-        measured_cost = {k: v for k, v in measured.get(e.key, {}).items() if k != "fingerprint"}
         cost = _costs(e, build_dir / "benchmarks") | ({"measured": measured_cost} if measured_cost else {})
         record["papers"][e.key] = {"claims": {r.claim.id: r.status for r in e.results},
                                    "counts": _counts_text(e.results), "cost": cost, "fingerprint": now}

@@ -108,10 +108,14 @@ def changed_inputs(key: str, folder: Path, entry: dict[str, Any]) -> list[str]:
     return stale({key: recorded}, folder).get(key, [])
 
 
+def _new_entry() -> dict[str, Any]:
+    """A paper's costs before its first sitting."""
+    return {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0, "complete": False}
+
+
 def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: list[str]) -> int:
     """One sitting of ``snakemake paper_<key>`` in ``folder``, added to ``costs[key]``."""
-    entry = costs.setdefault(key, {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0,
-                                   "complete": False})
+    entry = costs.setdefault(key, _new_entry())
     entry.setdefault("fingerprint_started", fingerprint(key, folder))
     log = folder / "logs/timedbuild" / f"{key}.{entry['sittings'] + 1}.log"
     cmd = [sys.executable, "-m", "snakemake", f"paper_{key}", *snakemake_args]
@@ -136,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="store_true", help="build only --papers, not the others nor the report")
     args = parser.parse_args(argv)
     folder = Path.cwd()
-    listed = [p["key"] for p in yaml.safe_load((folder / "workflow/papers.yaml").read_text())["papers"]]
+    papers_yaml = yaml.safe_load((folder / "workflow/papers.yaml").read_text())
+    listed = [p["key"] for p in papers_yaml["papers"]]
     unknown = sorted(set(args.papers or []) - set(listed))
     if unknown:
         parser.error(f"not paper keys: {', '.join(unknown)} (workflow/papers.yaml lists {', '.join(listed)})")
@@ -144,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     costs_file = folder / "costs.json"
     costs = read_json(costs_file) if costs_file.is_file() else {}
     signal.signal(signal.SIGTERM, _on_sigterm)
-    stages = yaml.safe_load((folder / "workflow/papers.yaml").read_text()).get("stages", [])
+    stages = papers_yaml.get("stages", [])
     for key in order:
         changed = changed_inputs(key, folder, costs.get(key, {}))
         if changed:
@@ -153,9 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key}: inputs changed since it was built ({', '.join(changed[:5])}"
                   f"{' ...' if len(changed) > 5 else ''}): removed {', '.join(removed)}; rebuilding", flush=True)
             previous = costs.pop(key)
-            costs[key] = {"superseded": previous.get("superseded", []) +
-                          [{k: previous.get(k) for k in ("commit", "cpu_s", "wall_s", "jobs", "sittings")}]}
-            costs[key] |= {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0, "complete": False}
+            costs[key] = _new_entry() | {"superseded": previous.get("superseded", []) + [
+                {k: previous.get(k) for k in ("commit", "cpu_s", "wall_s", "jobs", "sittings")}]}
             write_json(costs_file, costs)
         elif costs.get(key, {}).get("complete"):
             print(f"{key}: complete, skipped ({costs[key]['cpu_s']} CPU-s in {costs[key]['sittings']} sittings)")
