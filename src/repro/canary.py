@@ -25,9 +25,9 @@ folder of its own (``--directory``), which is what
 run in the checkout, does paper by paper (``snakemake paper_<key>``), measuring each run like :mod:`repro.timedbuild`. From
 the benchmark files of each job it proposes cluster resources (:mod:`repro.resources`): memory from the
 measured peak (the shapes are the paper's, so the peak per step is), runtime from the measured time
-scaled up by the rule's ``scale_up`` ratio. It writes ``<folder>/canary.json`` (per paper: exit status,
-cost, the tail of a failure's log; per rule: measured and proposed resources), ``<folder>/canary.md``
-(the same as tables) and ``<folder>/resources.yaml`` (a ``set-resources:`` block for a Snakemake
+scaled up by the rule's ``scale_up`` ratio. It writes there ``canary.json`` (per paper: exit status,
+cost, the tail of a failure's log; per rule: measured and proposed resources), ``canary.md``
+(the same as tables) and ``resources.yaml`` (a ``set-resources:`` block for a Snakemake
 profile). At ``--smoke`` the shapes are not the paper's, so only the exit statuses mean anything and no
 resources are proposed.
 
@@ -136,14 +136,14 @@ def _tail(path: Path, lines: int = 25) -> str:
     return "\n".join(text[-lines:])
 
 
-def _proposals(key: str, folder: Path, canary: Mapping[str, Any], preset: Mapping[str, Any],
-               capped: Mapping[str, Any]) -> dict[str, Proposal]:
-    """Per rule of ``key``: the resources proposed from the canary's benchmark files, runtime scaled up."""
+def _plan(folder: Path, canaries: Mapping[str, Mapping[str, Any]], presets: Mapping[str, Any],
+          capped: Mapping[str, Any]) -> dict[str, Proposal]:
+    """Per rule that ran in ``folder``: resources proposed from its benchmark files, runtime scaled up by the
+    ratios its block's canary names (a shared stage's rules by the stage's canary)."""
+    factors = {rule: scale_up(presets[key]["paper"], capped[key]["paper"], paths, f"{key} canary, scale_up.{rule}")
+               for key, canary in canaries.items() for rule, paths in canary["scale_up"].items()}
     root = folder / "benchmarks"
-    rows = [r for r in collect(root) if r.rule.startswith(f"{key}_")] if root.is_dir() else []
-    factors = {rule: scale_up(preset, capped, paths, f"{key} canary, scale_up.{rule}")
-               for rule, paths in canary["scale_up"].items()}
-    return propose(rows, scale_up=factors)
+    return propose(collect(root), scale_up=factors) if root.is_dir() else {}
 
 
 def _markdown(results: Mapping[str, Any], which: str, plan: Mapping[str, Proposal]) -> str:
@@ -170,28 +170,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m repro.canary", description=__doc__.splitlines()[0])
     parser.add_argument("--papers", nargs="+", help="these papers (default: every paper with a canary file)")
     parser.add_argument("--smoke", action="store_true", help="smoke-sized shapes as well (what CI runs)")
-    parser.add_argument("--folder", type=Path, default=Path("canary"), help="where the canary builds (default: canary/)")
+    parser.add_argument("--folder", type=Path, default=Path("canary"),
+                        help="the canary builds in FOLDER/paper or FOLDER/smoke (default: canary/)")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args(argv)
     repo = Path.cwd()
     if not (repo / "Snakefile").is_file() or not (repo / "workflow/canary").is_dir():
         parser.error(f"run it in the workflow's checkout (no Snakefile and workflow/canary/ in {repo})")
-    keys = [p["key"] for p in yaml.safe_load((repo / "workflow/papers.yaml").read_text())["papers"]]
-    canaries = load_canaries(repo / "workflow/canary", keys, repo / "workflow/schemas/canary.schema.yaml")
-    unknown = sorted(set(args.papers or []) - set(canaries))
+    listed = yaml.safe_load((repo / "workflow/papers.yaml").read_text())
+    papers = [p["key"] for p in listed["papers"]]
+    canaries = load_canaries(repo / "workflow/canary", [*listed["stages"], *papers], repo / "workflow/schemas/canary.schema.yaml")
+    unknown = sorted(k for k in args.papers or [] if k not in papers or k not in canaries)
     if unknown:
         parser.error(f"no canary for: {', '.join(unknown)} (workflow/canary/ has {', '.join(canaries)})")
     which = "smoke" if args.smoke else "paper"
-    folder = args.folder.resolve()
-    if folder == repo:
-        parser.error("the canary builds in a folder of its own, not in the checkout")
+    folder = (args.folder / which).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, on_sigterm)  # a stopped canary stops its snakemake and still reports
     presets = workflow_config(repo)
     capped = workflow_config(repo, overlay(canaries, which))
     results: dict[str, Any] = {}
-    plan: dict[str, Proposal] = {}
-    for key in args.papers or list(canaries):
+    for key in args.papers or [k for k in papers if k in canaries]:
         log = folder / "logs/canary" / f"{key}.log"
         cmd = [sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "--directory", str(folder),
                "--configfile", str(repo / "config.yaml"), "--cores", str(args.cores), *extra,
@@ -203,13 +202,11 @@ def main(argv: list[str] | None = None) -> int:
                  **{k: round(v, 1) for k, v in used.items()}}
         if rc != 0:
             entry["log_tail"] = _tail(log)
-        elif which == "paper":
-            proposals = _proposals(key, folder, canaries[key], presets[key]["paper"], capped[key]["paper"])
-            plan.update(proposals)
-            entry["rules"] = {rule: dataclasses.asdict(p) for rule, p in proposals.items()}
         results[key] = entry
         print(f"{key}: exit {rc}, {entry['jobs']} jobs, {entry['cpu_s']} CPU-s, peak {entry['peak_rss_mb']} MB", flush=True)
-    write_json(folder / "canary.json", {"mode": which, "papers": results})
+    plan = _plan(folder, canaries, presets, capped) if which == "paper" else {}
+    write_json(folder / "canary.json", {"mode": which, "papers": results,
+                                         "rules": {rule: dataclasses.asdict(p) for rule, p in plan.items()}})
     with atomic_open(folder / "canary.md") as fh:
         fh.write(_markdown(results, which, plan))
     if plan:

@@ -50,8 +50,7 @@ def with_canary():
     other = [k for k in BLOCKS if isinstance(config.get(k), dict) and config[k].get("scale", "paper") != "paper"]
     if other:
         raise ValueError(f"config.canary runs every paper at scale paper; {', '.join(other)} set another scale")
-    keys = [p["key"] for p in PAPERS_YAML["papers"]]
-    canaries = canary_caps.load_canaries(REPO / "workflow/canary", keys, REPO / "workflow/schemas/canary.schema.yaml")
+    canaries = canary_caps.load_canaries(REPO / "workflow/canary", BLOCKS, REPO / "workflow/schemas/canary.schema.yaml")
     merged = merge(canary_caps.overlay(canaries, which), config)
     config.clear()
     config.update(merged, scale="paper")
