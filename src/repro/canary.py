@@ -22,8 +22,8 @@ folder of its own (``--directory``), which is what
 
     python -m repro.canary [--papers KEY ...] [--smoke] [--folder canary] [-- SNAKEMAKE_ARGS ...]
 
-run in the checkout, does paper by paper (``snakemake paper_<key>``), measuring each run like :mod:`repro.timedbuild`. From
-the benchmark files of each job it proposes cluster resources (:mod:`repro.resources`): memory from the
+run in the checkout, does: paper by paper (``snakemake paper_<key>``), in ``canary/paper`` (``canary/smoke``
+at ``--smoke``), measuring each run like :mod:`repro.timedbuild`. From the benchmark files of each job it proposes cluster resources (:mod:`repro.resources`): memory from the
 measured peak (the shapes are the paper's, so the peak per step is), runtime from the measured time
 scaled up by the rule's ``scale_up`` ratio. It writes there ``canary.json`` (per paper: exit status,
 cost, the tail of a failure's log; per rule: measured and proposed resources), ``canary.md``
