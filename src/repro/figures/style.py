@@ -18,7 +18,8 @@ The helpers every builder shares:
 - :func:`mean_se`: mean, s.e. and count per group; a group of one unit has no s.e. (NaN, no bar).
 
 :func:`save` writes a figure as a PDF whose bytes depend only on what was drawn (no creation date,
-fixed producer, cropped to a tight bounding box) and, beside it under the same stem, the CSV of the
+fixed producer, cropped to a tight bounding box; its Keywords record whether it draws error bars or
+bands, :func:`repro.figures.lint.uncertainty`) and, beside it under the same stem, the CSV of the
 numbers it plots. With ``REPRO_FIGURE_LINT=1`` in the environment (or :func:`lint_on_save`) it first
 runs :mod:`repro.figures.lint` and refuses a figure that fails it. Tables go through
 :func:`save_table` (CSV + Markdown).
@@ -324,19 +325,24 @@ def _lint_enabled() -> bool:
     return os.environ.get("REPRO_FIGURE_LINT", "") not in ("", "0")
 
 
-def _pdf_metadata(title: str) -> dict:
-    return {"Title": title, "Creator": "neurips26-repro", "Producer": "neurips26-repro (matplotlib)",
-            "CreationDate": None, "ModDate": None}
+def _pdf_metadata(title: str, keywords: str) -> dict:
+    return {"Title": title, "Keywords": keywords, "Creator": "neurips26-repro",
+            "Producer": "neurips26-repro (matplotlib)", "CreationDate": None, "ModDate": None}
 
 
 def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``fig`` to ``path`` (PDF, deterministic bytes) and ``table`` as CSV under the same stem.
 
-    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. With the
-    lint on (:func:`lint_on_save`), a figure that fails :func:`repro.figures.lint.check` is refused
-    with a ``ValueError`` listing its problems, before anything is written. A write that runs out of
-    room is an ``OSError`` naming the file (:func:`repro.io.atomic_path`).
+    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. The PDF's
+    Keywords record whether the figure draws error bars or bands (``uncertainty: drawn``, ``missing``
+    or ``none``: :func:`repro.figures.lint.uncertainty`), for the check of its caption
+    (:func:`repro.figures.lint.check_captions`). With the lint on (:func:`lint_on_save`), a figure that
+    fails :func:`repro.figures.lint.check` is refused with a ``ValueError`` listing its problems, before
+    anything is written. A write that runs out of room is an ``OSError`` naming the file
+    (:func:`repro.io.atomic_path`).
     """
+    from repro.figures.lint import check, pdf_keywords, uncertainty
+
     path = Path(path)
     if path.suffix != ".pdf":
         raise ValueError(f"figures are written as PDF; got {path}")
@@ -344,17 +350,17 @@ def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
     # a little, so the PDF's bytes must not depend on whether the lint drew the figure first.
     fig.draw_without_rendering()
     if _lint_enabled():
-        from repro.figures.lint import check
-
         problems = check(fig, drawn=True)
         if problems:
             plt.close(fig)
             raise ValueError(f"figure {path.name} fails the figure lint:\n" + "\n".join(map(str, problems)))
+    keywords = pdf_keywords(uncertainty(fig))
     # The PDF is rendered first and renamed last, so a failed write (a full disk) leaves neither file under
     # its final name: no CSV whose figure is missing or stale.
     try:
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="pdf", metadata=_pdf_metadata(path.stem), bbox_inches="tight", pad_inches=0.02)
+            fig.savefig(tmp, format="pdf", metadata=_pdf_metadata(path.stem, keywords), bbox_inches="tight",
+                        pad_inches=0.02)
             save_csv(table, path.with_suffix(".csv"))
     finally:
         plt.close(fig)
