@@ -11,7 +11,7 @@ import pytest
 from repro.figures import lint
 from tests.conftest import REPO
 from repro.figures.style import (COLUMN_WIDTH, OURS, TEXT_WIDTH, Palette, interval_err, legend, lint_on_save,
-                                 mean_se, new_figure, not_built, panel_letters, save, subplots)
+                                 mean_se, n_text, new_figure, not_built, panel_letters, save, subplots)
 
 
 @pytest.fixture(autouse=True)
@@ -330,3 +330,16 @@ def test_captions_say_what_the_intervals_are_exactly_where_a_figure_draws_them(t
     messages = [p.message for p in lint.check_captions(reports, captions)]
     assert any("p_fig2.pdf has no caption" in m for m in messages)
     assert any("stray.pdf records no uncertainty" in m for m in messages)
+
+
+def test_n_text_gives_the_count_or_its_range_and_matches_the_lint():
+    df = pd.DataFrame({"m": ["a", "a", "a", "b"], "v": [1.0, 2.0, 3.0, 4.0]})
+    counts = mean_se(df, ["m"], "v").n_seeds
+    assert n_text(counts, "seed") == "n = 1-3 seeds"
+    assert n_text([5, 5, np.nan], "seed") == "n = 5 seeds" and n_text(1, "seed") == "n = 1 seed"
+    assert n_text(12, "prompt pair", "prompt pairs") == "n = 12 prompt pairs" and n_text([4]) == "n = 4"
+    assert all(lint.N_TEXT.search(n_text(c, "seed")) for c in (1, 5, [3, 5]))
+    with pytest.raises(ValueError):
+        n_text([np.nan])
+    with pytest.raises(ValueError):
+        n_text([2.5])

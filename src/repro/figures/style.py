@@ -16,6 +16,9 @@ The helpers every builder shares:
 - :func:`not_built`: the panel that says why there is nothing to plot at this scale.
 - :func:`interval_err`: error-bar lengths from an interval, missing values kept missing.
 - :func:`mean_se`: mean, s.e. and count per group; a group of one unit has no s.e. (NaN, no bar).
+- :func:`n_text`: "n = 5 seeds" (or "n = 3-5 seeds") from the counts behind the points, for the
+  legend title, label or panel title that every figure with error bars or bands shows
+  (the lint's ``uncertainty-n``).
 
 :func:`save` writes a figure as a PDF whose bytes depend only on what was drawn (no creation date,
 fixed producer, cropped to a tight bounding box; its Keywords record whether it draws error bars or
@@ -44,7 +47,7 @@ from repro.tables import markdown_table, save_csv, save_table  # re-exported: bu
 
 __all__ = ["apply_style", "Palette", "mean_se", "save", "save_table", "save_csv", "markdown_table", "PALETTE",
            "OURS", "REFERENCE", "FLOOR", "TEXT_WIDTH", "COLUMN_WIDTH", "MIN_FONT_PT", "subplots", "new_figure",
-           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "categorical",
+           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "n_text", "categorical",
            "lint_on_save", "NOT_BUILT_GID", "PANEL_LETTER_GID"]
 
 #: A page's text width and one column's width (inches): a figure is drawn at one of the two.
@@ -304,6 +307,26 @@ def mean_se(df: pd.DataFrame, by: list[str], col: str, *, name: str = "mean") ->
     g = df.groupby(by)[col]
     out = pd.DataFrame({name: g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()})
     return out.reset_index()
+
+
+def n_text(counts, unit: str = "", plural: str | None = None) -> str:
+    """How many units stand behind the points: "n = 5 seeds", or "n = 3-5 seeds" where the count differs.
+
+    ``counts``: a count per point (e.g. ``mean_se``'s ``n_seeds``), or one count; missing counts are
+    ignored. ``unit`` is singular ("seed"), ``plural`` defaults to it with an "s" ("seeds"); a count
+    of one says the singular ("n = 1 seed").
+    """
+    c = np.atleast_1d(np.asarray(counts, dtype=float))
+    c = c[np.isfinite(c)]
+    if not c.size:
+        raise ValueError("n_text: no count to show")
+    if np.any(c != np.round(c)) or np.any(c < 0):
+        raise ValueError(f"n_text: counts are whole numbers of units; got {sorted(set(c.tolist()))}")
+    lo, hi = int(c.min()), int(c.max())
+    n = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    if not unit:
+        return f"n = {n}"
+    return f"n = {n} {unit if hi == 1 else plural or unit + 's'}"
 
 
 # ----------------------------------------------------------------------------------------------
