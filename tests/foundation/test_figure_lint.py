@@ -11,7 +11,7 @@ import pytest
 from repro.figures import lint
 from tests.conftest import REPO
 from repro.figures.style import (COLUMN_WIDTH, OURS, TEXT_WIDTH, Palette, interval_err, legend, lint_on_save,
-                                 mean_se, n_text, new_figure, not_built, panel_letters, save, subplots)
+                                 mean_se, n_text, se_err, new_figure, not_built, panel_letters, save, subplots)
 
 
 @pytest.fixture(autouse=True)
@@ -343,3 +343,10 @@ def test_n_text_gives_the_count_or_its_range_and_matches_the_lint():
         n_text([np.nan])
     with pytest.raises(ValueError):
         n_text([2.5])
+
+
+def test_se_err_keeps_a_rate_inside_its_bounds_and_a_lone_unit_without_a_bar():
+    err = se_err([0.05, 0.5, 0.98, 0.4], [0.1, 0.1, 0.1, np.nan], bounds=(0, 1))
+    assert err[:, 0] == pytest.approx([0.05, 0.1]) and err[:, 1] == pytest.approx([0.1, 0.1])
+    assert err[:, 2] == pytest.approx([0.1, 0.02]) and np.isnan(err[:, 3]).all()
+    assert se_err([1.0], [0.5])[:, 0] == pytest.approx([0.5, 0.5])  # unbounded by default

@@ -15,6 +15,7 @@ The helpers every builder shares:
 - :func:`panel_letters`: "(a)", "(b)", ... in each panel's top-left title.
 - :func:`not_built`: the panel that says why there is nothing to plot at this scale.
 - :func:`interval_err`: error-bar lengths from an interval, missing values kept missing.
+- :func:`se_err`: error-bar lengths of mean ± s.e., cut at the quantity's bounds (a rate stays in [0, 1]).
 - :func:`mean_se`: mean, s.e. and count per group; a group of one unit has no s.e. (NaN, no bar).
 - :func:`n_text`: "n = 5 seeds" (or "n = 3-5 seeds") from the counts behind the points, for the
   legend title, label or panel title that every figure with error bars or bands shows
@@ -47,7 +48,7 @@ from repro.tables import markdown_table, save_csv, save_table  # re-exported: bu
 
 __all__ = ["apply_style", "Palette", "mean_se", "save", "save_table", "save_csv", "markdown_table", "PALETTE",
            "OURS", "REFERENCE", "FLOOR", "TEXT_WIDTH", "COLUMN_WIDTH", "MIN_FONT_PT", "subplots", "new_figure",
-           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "n_text", "categorical",
+           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "se_err", "n_text", "categorical",
            "lint_on_save", "NOT_BUILT_GID", "PANEL_LETTER_GID"]
 
 #: A page's text width and one column's width (inches): a figure is drawn at one of the two.
@@ -296,6 +297,15 @@ def interval_err(center, low, high) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"interval [{lo[i]}, {hi[i]}] does not hold its centre {c[i]}")
     return np.vstack([np.clip(below, 0, None), np.clip(above, 0, None)])
+
+
+def se_err(center, se, *, bounds: tuple[float, float] = (-np.inf, np.inf)) -> np.ndarray:
+    """Error-bar lengths (2 x n) of mean ± s.e., each end cut at ``bounds``, the range the quantity can take
+    (``(0, 1)`` for a rate or an accuracy): a bar never claims values the quantity cannot have. A missing
+    s.e. (one unit, :func:`mean_se`) draws no bar."""
+    c, s = (np.asarray(v, dtype=float) for v in (center, se))
+    lo, hi = bounds
+    return interval_err(c, np.clip(c - s, lo, hi), np.clip(c + s, lo, hi))
 
 
 def mean_se(df: pd.DataFrame, by: list[str], col: str, *, name: str = "mean") -> pd.DataFrame:
