@@ -502,3 +502,13 @@ def test_evalmeta_draws_each_phrasings_own_interval_and_marks_a_missing_shift():
     assert [t.get_text() for ax in fig.axes for t in ax.texts] == ["n/a"]
     assert lint.check(fig) == []
 
+
+def test_grokcap_capacity_runs_at_their_step_cap_are_drawn_as_lower_bounds():
+    from matplotlib.collections import PathCollection
+
+    fig = build("grokcap_fig3")
+    assert read("grokcap_fig3").hit_step_cap.all()
+    points = [c for c in fig.axes[0].collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    assert points and all(len(c.get_facecolors()) == 0 or c.get_facecolors()[0][3] == 0 for c in points)  # open
+    labels = [t.get_text() for lg in fig.legends for t in lg.texts]
+    assert any("lower bound" in t and t.startswith("fit") for t in labels)
