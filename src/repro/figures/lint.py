@@ -23,7 +23,8 @@ missing ("missing"), or draws none ("none"); :func:`repro.figures.style.save` re
 Keywords (``uncertainty: <state>``), read back by :func:`recorded_uncertainty`.
 :func:`check_captions` takes a folder of built figures and the captions' folder: a figure that draws
 uncertainty has a caption with a sentence beginning ``Error bars:`` or ``Bands:`` (what they are, over
-which units, where n is shown), and one that draws none has no such sentence.
+which units, where n is shown), one that draws none has no such sentence, and one whose every interval
+is missing at this scale may have it or not (a caption serves every scale).
 
 :func:`check_colours` takes a paper's figures together: one colour per legend label across them.
 :func:`assert_clean` raises a ``ValueError`` listing the problems.
@@ -37,9 +38,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib.collections as mcollections
 import matplotlib.pyplot as plt
 import numpy as np
-import matplotlib.collections as mcollections
 from matplotlib.collections import Collection, LineCollection, PathCollection
 from matplotlib.colors import to_hex
 from matplotlib.container import ErrorbarContainer
