@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from repro.claims import load_claims
-from tests.conftest import REPO
+from tests.conftest import REPO, scheduled_rules
 from tests.driftbench.test_release import write_fixture
 from repro.config import workflow_config
 
@@ -53,6 +53,11 @@ def test_remote_source_recomputes_a_release_and_a_missing_one_leaves_nothing(tmp
     metrics = json.loads((tmp_path / "results/driftbench/metrics.json").read_text())
     assert metrics["published_max_abs_diff"] == 0.0  # recomputed KBV = the release's own summary
     assert not (tmp_path / "results/driftbench/transcripts").exists()  # no model was run
+    # every file of the release is an input: an edited score file rebuilds the release and what reads it
+    summary = tmp_path / "release/kbv_summary.csv"
+    summary.write_text(summary.read_text() + "\n")
+    dry = workflow_run(tmp_path, "results/driftbench/metrics.json", "-n", *args)
+    assert {"driftbench_release", "driftbench_aggregate"} <= scheduled_rules(dry.stdout), dry.stdout[-2000:]
 
 
 @pytest.mark.slow

@@ -45,8 +45,18 @@ def test_bad_config_values_and_a_missing_local_file_are_named(tmp_path, workflow
     assert "evalmeta.smoke.eval_backend llamacpp needs a pretrained base" in tiny.stdout + tiny.stderr
     local = workflow_run(tmp_path, "results/evalmeta/data.json", *_with(tmp_path, {"source": "local"}), check=False)
     assert local.returncode != 0
-    assert "resources/evalmeta/items.jsonl does not exist" in (tmp_path / "logs/evalmeta/data.log").read_text()
+    assert "Missing input files for rule evalmeta_data" in local.stdout + local.stderr
+    assert "resources/evalmeta/items.jsonl" in local.stdout + local.stderr
     assert not (tmp_path / "results/evalmeta/data.json").exists()
+
+
+def test_a_local_items_file_is_an_input_of_the_data_job(tmp_path, workflow_run):
+    # an input, not a parameter: Snakemake rebuilds the data job (and all after it) when the user edits the file
+    (tmp_path / "resources/evalmeta").mkdir(parents=True)
+    (tmp_path / "resources/evalmeta/items.jsonl").write_text("{}\n")
+    dry = workflow_run(tmp_path, "results/evalmeta/data.json", "-n", *_with(tmp_path, {"source": "local"}))
+    job = dry.stdout.split("rule evalmeta_data:")[1].split("\n\n")[0]
+    assert "input: resources/evalmeta/items.jsonl" in job, job
 
 
 @pytest.mark.slow

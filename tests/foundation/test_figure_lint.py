@@ -11,7 +11,7 @@ import pytest
 from repro.figures import lint
 from tests.conftest import REPO
 from repro.figures.style import (COLUMN_WIDTH, OURS, TEXT_WIDTH, Palette, interval_err, legend, lint_on_save,
-                                 mean_se, new_figure, not_built, panel_letters, save, subplots)
+                                 mean_se, n_text, se_err, new_figure, not_built, panel_letters, save, subplots)
 
 
 @pytest.fixture(autouse=True)
@@ -191,7 +191,7 @@ def test_saved_pdfs_are_cropped_and_deterministic(tmp_path):
     for name in ("one", "two"):
         save(clean_figure(), pd.DataFrame({"x": [1]}), tmp_path / f"{name}.pdf")
     one, two = (tmp_path / "one.pdf").read_bytes(), (tmp_path / "two.pdf").read_bytes()
-    assert one.replace(b"one", b"xxx") == two.replace(b"two", b"xxx") and b"CreationDate" not in one
+    assert one.replace(b"(one)", b"(xxx)") == two.replace(b"(two)", b"(xxx)") and b"CreationDate" not in one
     box = [float(v) for v in one.split(b"/MediaBox [")[1].split(b"]")[0].split()]
     assert box[2] <= TEXT_WIDTH * 72 + 1  # the tight box never grows a constrained figure
 
@@ -245,3 +245,108 @@ def test_the_saved_pdf_does_not_depend_on_whether_the_lint_ran(tmp_path, monkeyp
             lint_on_save(None)
         written[on] = (tmp_path / str(on) / "cmcboot_fig1.pdf").read_bytes()
     assert written[False] == written[True]
+
+
+def bars_figure(yerr, *, legend_title: str | None = None):
+    fig, ax = subplots(width="column", height=2.0)
+    ax.errorbar([0, 1, 2], [1.0, 2.0, 1.5], yerr=yerr, marker="o", color="#0072B2", label="method")
+    legend(ax, title=legend_title)
+    return fig
+
+
+def test_error_bars_without_n_fail_and_n_in_the_legend_title_passes():
+    assert lint.uncertainty(bars_figure([0.1, 0.2, 0.1])) == lint.DRAWN
+    assert "uncertainty-n" in rules(bars_figure([0.1, 0.2, 0.1]))
+    assert "uncertainty-n" in rules(bars_figure([0.1, 0.2, 0.1], legend_title="mean ± s.e."))
+    assert lint.check(bars_figure([0.1, 0.2, 0.1], legend_title="mean ± s.e., n = 5 seeds")) == []
+
+
+def test_bars_whose_every_error_is_missing_do_not_count():
+    fig = bars_figure([np.nan, np.nan, np.nan])  # each point over one unit: mean_se gives no s.e.
+    assert lint.uncertainty(fig) == lint.MISSING
+    assert lint.check(fig) == []
+    assert lint.uncertainty(bars_figure([np.nan, 0.2, np.nan])) == lint.DRAWN
+
+
+def test_bands_and_bar_errors_count_and_a_panel_title_or_label_gives_n():
+    fig, (a, b) = subplots(1, 2, width="text", height=2.0)
+    x = np.arange(4.0)
+    a.plot(x, x, color="#0072B2")
+    a.fill_between(x, x - 0.2, x + 0.2, color="#0072B2", alpha=0.2)
+    b.bar([0, 1], [1.0, 2.0], yerr=[0.1, 0.1], color="#009E73")
+    assert lint.uncertainty(fig) == lint.DRAWN and "uncertainty-n" in rules(fig)
+    a.set_title("95% interval, n=12 prompts")
+    assert "uncertainty-n" not in rules(fig)
+
+    fig, ax = subplots(width="column", height=2.0)
+    ax.errorbar([0, 1], [1.0, 2.0], yerr=[0.1, 0.1], color=OURS, label="TMEvolve (n = 3-5)")
+    legend(ax)
+    assert "uncertainty-n" not in rules(fig)
+
+
+def test_a_figure_without_intervals_needs_no_n():
+    fig = clean_figure()
+    assert lint.uncertainty(fig) == lint.NONE and lint.check(fig) == []
+    fig, ax = subplots(width="column", height=2.0)
+    ax.errorbar([0, 1], [1.0, 2.0], yerr=[0.1, 0.1])
+    not_built(ax, "no seed finished")  # what is removed is not drawn
+    assert lint.uncertainty(fig) == lint.NONE
+
+
+def test_save_records_the_uncertainty_in_the_pdf_deterministically(tmp_path):
+    save(bars_figure([0.1, 0.2, 0.1], legend_title="n = 5 seeds"), pd.DataFrame({"x": [1]}), tmp_path / "a.pdf")
+    save(bars_figure([0.1, 0.2, 0.1], legend_title="n = 5 seeds"), pd.DataFrame({"x": [1]}), tmp_path / "b.pdf")
+    save(bars_figure([np.nan] * 3), pd.DataFrame({"x": [1]}), tmp_path / "c.pdf")
+    save(clean_figure(), pd.DataFrame({"x": [1]}), tmp_path / "d.pdf")
+    assert [lint.recorded_uncertainty(tmp_path / f"{s}.pdf") for s in "abcd"] == [lint.DRAWN, lint.DRAWN,
+                                                                                 lint.MISSING, lint.NONE]
+    a, b = ((tmp_path / f"{s}.pdf").read_bytes() for s in "ab")
+    assert a.replace(b"(a)", b"(x)") == b.replace(b"(b)", b"(x)")
+
+
+def test_captions_say_what_the_intervals_are_exactly_where_a_figure_draws_them(tmp_path):
+    reports, captions = tmp_path / "reports", tmp_path / "report"
+    reports.mkdir()
+    captions.mkdir()
+    figures = {"p_fig1": bars_figure([0.1, 0.2, 0.1], legend_title="n = 5 seeds"), "p_fig2": clean_figure(),
+               "p_fig3": bars_figure([np.nan] * 3, legend_title="n = 1 seed")}
+    for stem, fig in figures.items():
+        save(fig, pd.DataFrame({"x": [1]}), reports / f"{stem}.pdf")
+    (captions / "p_fig1.rst").write_text("Score per method against the budget.\n")
+    (captions / "p_fig2.rst").write_text("Loss curves. Error bars: s.e. over seeds (n in the legend).\n")
+    (captions / "p_fig3.rst").write_text("Score. Error bars: s.e. over seeds (n in the legend).\n")
+    problems = lint.check_captions(reports, captions)
+    assert {p.rule for p in problems} == {"caption-uncertainty"}
+    assert sorted(p.message.split()[0] for p in problems) == ["p_fig1.pdf", "p_fig2.pdf"]
+
+    (captions / "p_fig1.rst").write_text("Score per method against the budget. Bands: 95% bootstrap interval over "
+                                         "prompts (n in the legend).\n")
+    (captions / "p_fig2.rst").write_text("Loss curves; the error bars: none.\n")  # not a sentence of its own
+    (captions / "p_fig3.rst").write_text("Score.\n")  # every bar missing at this scale: either caption holds
+    assert lint.check_captions(reports, captions) == []
+
+    (captions / "p_fig2.rst").unlink()
+    (reports / "stray.pdf").write_bytes((reports / "p_fig2.pdf").read_bytes().replace(b"/Keywords", b"/Kxywords"))
+    messages = [p.message for p in lint.check_captions(reports, captions)]
+    assert any("p_fig2.pdf has no caption" in m for m in messages)
+    assert any("stray.pdf records no uncertainty" in m for m in messages)
+
+
+def test_n_text_gives_the_count_or_its_range_and_matches_the_lint():
+    df = pd.DataFrame({"m": ["a", "a", "a", "b"], "v": [1.0, 2.0, 3.0, 4.0]})
+    counts = mean_se(df, ["m"], "v").n_seeds
+    assert n_text(counts, "seed") == "n = 1-3 seeds"
+    assert n_text([5, 5, np.nan], "seed") == "n = 5 seeds" and n_text(1, "seed") == "n = 1 seed"
+    assert n_text(12, "prompt pair", "prompt pairs") == "n = 12 prompt pairs" and n_text([4]) == "n = 4"
+    assert all(lint.N_TEXT.search(n_text(c, "seed")) for c in (1, 5, [3, 5]))
+    with pytest.raises(ValueError):
+        n_text([np.nan])
+    with pytest.raises(ValueError):
+        n_text([2.5])
+
+
+def test_se_err_keeps_a_rate_inside_its_bounds_and_a_lone_unit_without_a_bar():
+    err = se_err([0.05, 0.5, 0.98, 0.4], [0.1, 0.1, 0.1, np.nan], bounds=(0, 1))
+    assert err[:, 0] == pytest.approx([0.05, 0.1]) and err[:, 1] == pytest.approx([0.1, 0.1])
+    assert err[:, 2] == pytest.approx([0.1, 0.02]) and np.isnan(err[:, 3]).all()
+    assert se_err([1.0], [0.5])[:, 0] == pytest.approx([0.5, 0.5])  # unbounded by default

@@ -486,3 +486,29 @@ def test_missing_bars_are_not_drawn_as_zero():
     fig = fig1(table)
     heights = [p.get_height() for ax in fig.axes for p in ax.patches]
     assert any(np.isnan(h) for h in heights)
+
+
+def test_evalmeta_draws_each_phrasings_own_interval_and_marks_a_missing_shift():
+    """The shift per column is drawn per phrasing with the aggregate's interval (a pooled interval cannot be
+    formed from the per-phrasing bounds: their mean is no interval); a missing shift is "n/a", not a zero bar."""
+    from repro.papers.evalmeta.figures import fig1, fig1_table
+
+    table = read("evalmeta_fig1")
+    shifts = table.assign(comparison="trait_vs_control", low=table["shift"] - 0.1, high=table["shift"] + 0.2)
+    plotted = fig1_table(shifts)
+    assert len(plotted) == len(shifts) and (plotted.low == shifts.low).all() and (plotted.high == shifts.high).all()
+    plotted.loc[0, ["shift", "low", "high", "n_items"]] = [np.nan, np.nan, np.nan, 0]
+    fig = fig1(plotted)
+    assert [t.get_text() for ax in fig.axes for t in ax.texts] == ["n/a"]
+    assert lint.check(fig) == []
+
+
+def test_grokcap_capacity_runs_at_their_step_cap_are_drawn_as_lower_bounds():
+    from matplotlib.collections import PathCollection
+
+    fig = build("grokcap_fig3")
+    assert read("grokcap_fig3").hit_step_cap.all()
+    points = [c for c in fig.axes[0].collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    assert points and all(len(c.get_facecolors()) == 0 or c.get_facecolors()[0][3] == 0 for c in points)  # open
+    labels = [t.get_text() for lg in fig.legends for t in lg.texts]
+    assert any("lower bound" in t and t.startswith("fit") for t in labels)

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from repro.data.captions import load_corpus, save_corpus
-from repro.data.karpathy import fetch_archive, load_karpathy
+from repro.data.karpathy import fetch_archive, fetch_dataset, load_karpathy
 from repro.methods.distill.features import SplitFeatures, read_features, write_features
 from repro.papers.mdadd.experiment import corpus_for_source
 from repro.papers.mdadd.synth import COLOURS, POSITIONS, SceneConfig, make_corpus, render_scene
+from tests.mdadd import flickr_archives
 
 
 def test_captions_describe_their_own_scene():
@@ -114,8 +115,8 @@ def test_fetch_archive_checks_sha256(tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("dataset_flickr30k.json", '{"images": []}')
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-    out = fetch_archive(archive.as_uri(), tmp_path / "dl" / "a.zip", sha256=digest, extract_to=tmp_path / "x")
-    assert out.is_file() and (tmp_path / "x" / "dataset_flickr30k.json").is_file()
+    out = fetch_archive(archive.as_uri(), tmp_path / "dl" / "a.zip", sha256=digest)
+    assert out.read_bytes() == archive.read_bytes()
     with pytest.raises(ValueError, match="sha256 mismatch"):
         fetch_archive(archive.as_uri(), tmp_path / "dl" / "b.zip", sha256="0" * 64)
     assert not (tmp_path / "dl" / "b.zip").exists()  # nothing partial is left
@@ -170,14 +171,80 @@ def test_fetch_archive_retries_through_repro_data_fetch(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/caption_datasets.zip"
-        out = fetch_archive(url, tmp_path / "ds" / "archives" / "caption_datasets.zip", sha256=digest, backoff=0,
-                            extract_to=tmp_path / "ds")
+        out = fetch_archive(url, tmp_path / "ds" / "archives" / "caption_datasets.zip", sha256=digest, backoff=0)
     finally:
         server.shutdown()
         server.server_close()
     assert _FlakyFolder.seen == ["/caption_datasets.zip"] * 2
-    assert out.is_file() and (tmp_path / "ds" / "dataset_flickr30k.json").is_file()
+    assert out.read_bytes() == (root / "caption_datasets.zip").read_bytes()
     assert sorted(p.name for p in out.parent.iterdir()) == ["caption_datasets.zip"]
+
+
+def _real_layout(www, base_url, images=flickr_archives.images_tar_gz):
+    """The manifest of ``source: remote`` for archives in the real layout, served from ``www``."""
+    return [{"url": f"{base_url}/{path.name}", "sha256": flickr_archives.sha256(path)}
+            for path in (flickr_archives.caption_datasets_zip(www), images(www))]
+
+
+def test_fetch_dataset_puts_the_json_and_the_image_folder_of_the_real_archives_in_place(served, tmp_path):
+    """The JSON and the image folder land under their names; nothing else is left in the dataset's folder
+    (not the other datasets' split files, not the downloaded archives, no staging folder)."""
+    www, url = served
+    ds = tmp_path / "resources/mdadd/flickr30k"
+    fetch_dataset(_real_layout(www, url), ds, [ds / "dataset_flickr30k.json", ds / "flickr30k-images"])
+    assert sorted(p.name for p in ds.iterdir()) == ["dataset_flickr30k.json", "flickr30k-images"]
+    corpus = load_karpathy(ds / "dataset_flickr30k.json", ds / "flickr30k-images")
+    assert list(corpus.split) == ["train", "train", "train", "val", "test", "test"]  # restval folds into train
+    assert len(corpus.captions) == 12
+
+
+def test_an_unpack_that_fails_midway_leaves_nothing_under_the_final_names(served, tmp_path):
+    """The image archive breaks at its fourth member (a CRC error after three images are written): the error
+    names the archive's URL, and the dataset's folder holds no half-filled image folder, no JSON (whole, but
+    of a fetch that failed), no staging folder and no downloaded archive."""
+    www, url = served
+    archives = _real_layout(www, url, images=flickr_archives.images_zip_damaged_midway)
+    ds = tmp_path / "resources/mdadd/flickr30k"
+    with pytest.raises(ValueError, match=re.escape(archives[1]["url"]) + r": cannot unpack .*Bad CRC-32"):
+        fetch_dataset(archives, ds, [ds / "dataset_flickr30k.json", ds / "flickr30k-images"])
+    assert sorted(p.name for p in ds.rglob("*")) == []
+
+
+def test_a_staging_folder_left_by_a_killed_fetch_is_cleared_by_the_next(served, tmp_path):
+    """A job killed while unpacking (no clean-up runs) leaves its staging folder beside the targets; the next
+    fetch of the folder (which has one writer) starts from an empty one, and its images are only the archive's."""
+    www, url = served
+    ds = tmp_path / "resources/mdadd/flickr30k"
+    stale = ds / ".unpacking" / "tree" / "flickr30k-images"
+    stale.mkdir(parents=True)
+    (stale / "not_in_the_archive.jpg").write_bytes(b"left by a killed job")
+    fetch_dataset(_real_layout(www, url), ds, [ds / "dataset_flickr30k.json", ds / "flickr30k-images"])
+    assert sorted(p.name for p in ds.iterdir()) == ["dataset_flickr30k.json", "flickr30k-images"]
+    assert sorted(p.stem for p in (ds / "flickr30k-images").iterdir()) == sorted(
+        str(fid) for fid, _ in flickr_archives.IMAGES)
+
+
+def test_a_failed_download_of_a_later_archive_leaves_nothing_of_the_earlier_ones(served, tmp_path):
+    """The split files arrive and unpack, the image archive is not found (HTTP 404): the error names its URL,
+    and the dataset's folder holds neither the split files nor an empty archives/ folder."""
+    www, url = served
+    ds = tmp_path / "ds"
+    archives = _real_layout(www, url)
+    (www / "flickr30k-images.tar.gz").unlink()
+    with pytest.raises(ValueError, match=re.escape(archives[1]["url"]) + ": HTTP 404"):
+        fetch_dataset(archives, ds, [ds / "dataset_flickr30k.json", ds / "flickr30k-images"])
+    assert list(ds.iterdir()) == []
+
+
+def test_fetch_dataset_names_the_archives_and_the_member_they_lack(served, tmp_path):
+    www, url = served
+    ds = tmp_path / "ds"
+    archives = _real_layout(www, url)[:1]  # the split files only
+    with pytest.raises(ValueError, match=rf"mdadd\.paper\.data\.archives \({re.escape(archives[0]['url'])}\) hold "
+                                         r"no flickr30k-images"):
+        fetch_dataset(archives, ds, [ds / "dataset_flickr30k.json", ds / "flickr30k-images"],
+                      where="mdadd.paper.data.archives")
+    assert list(ds.iterdir()) == []
 
 
 def test_image_encoder_reads_files_like_arrays(karpathy_fixture):

@@ -6,10 +6,13 @@ import pandas as pd
 import pytest
 
 from repro.claims import evaluate, load_claims
+from repro.papers.mdadd.experiment import corpus_for_source
 from tests.conftest import REPO
+from tests.mdadd import flickr_archives
 
 TARGETS = ["reports/mdadd_table1.md", "reports/mdadd_fig1.pdf", "reports/mdadd_fig2.pdf", "reports/mdadd_fig3.pdf",
            "results/mdadd/metrics.json"]
+IMAGES = "resources/mdadd/flickr30k/flickr30k-images"
 ARCHIVE = "{url: 'http://127.0.0.1:9/caption_datasets.zip', sha256: " + "a" * 64 + "}"
 
 
@@ -25,6 +28,48 @@ def test_remote_source_resolves_to_a_fetch_of_its_dataset(tmp_path, workflow_run
     out = proc.stdout + proc.stderr
     assert "rule mdadd_fetch:" in out and "resources/mdadd/flickr30k/dataset_flickr30k.json" in out
     assert "results/mdadd/features/flickr30k.h5" in out and "rule mdadd_corpus:" not in out
+
+
+def _remote_overlay(tmp_path, www, url, images=flickr_archives.images_tar_gz):
+    """A config overlay: source remote, at smoke, from archives in the real layout served at ``url``."""
+    archives = ", ".join(f"{{url: '{url}/{path.name}', sha256: {flickr_archives.sha256(path)}}}"
+                         for path in (flickr_archives.caption_datasets_zip(www), images(www)))
+    overlay = tmp_path / "remote.yaml"
+    overlay.write_text(f"mdadd: {{source: remote, smoke: {{data: {{archives: [{archives}]}}}}}}\n")
+    return overlay
+
+
+@pytest.mark.slow
+def test_remote_fetch_leaves_only_declared_outputs_that_the_features_job_accepts(tmp_path, served, workflow_run):
+    """The real archives' layout (split files of three datasets in one zip, the images in a .tar.gz folder):
+    the dataset's folder ends with the JSON, the image folder and their sidecars only, and they pass what the
+    features job does first, its sidecar check included (Snakemake puts a flag file into a directory() output
+    after the job that wrote it; that must not change the folder's sha256)."""
+    www, url = served
+    workdir = tmp_path / "run"
+    ds = workdir / "resources/mdadd/flickr30k"
+    workflow_run(workdir, "--configfile", str(REPO / "config.yaml"), str(_remote_overlay(tmp_path, www, url)), "--",
+                 f"{IMAGES}.sha256")
+    assert sorted(p.name for p in ds.iterdir()) == ["dataset_flickr30k.json", "dataset_flickr30k.json.sha256",
+                                                    "flickr30k-images", "flickr30k-images.sha256"]
+    corpus = corpus_for_source("remote", json_path=ds / "dataset_flickr30k.json", image_root=ds / "flickr30k-images")
+    assert len(corpus.image_paths) == len(flickr_archives.IMAGES)
+
+
+@pytest.mark.slow
+def test_a_remote_fetch_that_fails_midway_unpacking_leaves_no_image_folder(tmp_path, served, workflow_run):
+    """The image archive breaks after three of its six images are unpacked: the job fails naming the archive,
+    and no image folder (half-filled or not) and no other leftover of the fetch lies in the dataset's folder."""
+    www, url = served
+    workdir = tmp_path / "run"
+    overlay = _remote_overlay(tmp_path, www, url, images=flickr_archives.images_zip_damaged_midway)
+    proc = workflow_run(workdir, "--configfile", str(REPO / "config.yaml"), str(overlay), "--",
+                        "resources/mdadd/flickr30k/flickr30k-images.sha256", check=False)
+    ds = workdir / "resources/mdadd/flickr30k"
+    left = sorted(str(p.relative_to(ds)) for p in ds.rglob("*")) if ds.exists() else []
+    assert left == [], left
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and f"{url}/flickr30k-images.zip: cannot unpack" in out, out[-3000:]
 
 
 @pytest.mark.parametrize("archives, message", [

@@ -44,9 +44,15 @@ def test_a_local_source_without_its_csv_fails_naming_the_file(tmp_path, workflow
     proc = workflow_run(tmp_path, "results/toolgap/data.json", "--configfile", str(REPO / "config.yaml"), str(overlay),
                         check=False)
     assert proc.returncode != 0
-    log = (tmp_path / "logs/toolgap/data.log").read_text()
-    assert "resources/toolgap/TruthfulQA.csv does not exist" in log
+    assert "Missing input files for rule toolgap_data" in proc.stdout + proc.stderr
+    assert "resources/toolgap/TruthfulQA.csv" in proc.stdout + proc.stderr
     assert not (tmp_path / "results/toolgap/data.json").exists()
+    # an input, not a parameter: Snakemake rebuilds the data job (and all after it) when the user edits the file
+    (tmp_path / "resources/toolgap").mkdir(parents=True)
+    (tmp_path / "resources/toolgap/TruthfulQA.csv").write_text("Question,Best Answer\n")
+    dry = workflow_run(tmp_path, "results/toolgap/data.json", "-n", "--configfile", str(REPO / "config.yaml"), str(overlay))
+    job = dry.stdout.split("rule toolgap_data:")[1].split("\n\n")[0]
+    assert "input: resources/toolgap/TruthfulQA.csv" in job, job
 
 
 @pytest.mark.slow

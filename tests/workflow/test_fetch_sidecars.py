@@ -82,17 +82,17 @@ def test_fetch_jobs_declare_their_sidecar_and_readers_take_it(key, tmp_path, wor
     assert all(sidecar in inputs for _, inputs in reading), reading
 
 
-def test_the_mdadd_image_folder_has_its_own_sidecar(tmp_path, workflow_run):
-    """source: remote unpacks a folder of images as well as the JSON: the fetch writes the folder's sidecar and the
-    features job takes it (the folder itself is a parameter, so repro.papers.mdadd checks it by name)."""
+def test_the_mdadd_image_folder_is_declared_with_its_own_sidecar(tmp_path, workflow_run):
+    """source: remote unpacks a folder of images as well as the JSON: the folder and its sidecar are outputs of the
+    fetch (the folder a directory(), so Snakemake removes it when the job fails) and inputs of the features job."""
     overlay, targets, *_ = CASES["mdadd"]
     path = tmp_path / "overlay.yaml"
     path.write_text(yaml.safe_dump(overlay(tmp_path)))
     jobs = _jobs(workflow_run(tmp_path / "work", "-n", "--configfile", str(REPO / "config.yaml"), str(path), "--",
                               *targets).stdout)
-    folder = "resources/mdadd/flickr30k/flickr30k-images.sha256"
-    assert [rule for rule, _, outputs in jobs if folder in outputs] == ["mdadd_fetch"]
-    assert [rule for rule, inputs, _ in jobs if folder in inputs] == ["mdadd_features"]
+    for written in ("resources/mdadd/flickr30k/flickr30k-images", "resources/mdadd/flickr30k/flickr30k-images.sha256"):
+        assert [rule for rule, _, outputs in jobs if written in outputs] == ["mdadd_fetch"], (written, jobs)
+        assert [rule for rule, inputs, _ in jobs if written in inputs] == ["mdadd_features"], (written, jobs)
 
 
 def test_an_mdadd_image_folder_the_archives_cannot_fill_is_refused_by_name(tmp_path, workflow_run):

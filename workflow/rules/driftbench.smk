@@ -78,6 +78,8 @@ rule driftbench_judge:
 
 
 rule driftbench_release:
+    input:
+        driftbench_grid.release_files(config["driftbench"]["release_dir"]),
     output:
         release=driftbench_grid.RELEASE,
     log:

@@ -31,6 +31,11 @@ for _scale in ("smoke", "small", "paper"):
 
 
 rule evalmeta_data:
+    input:
+        # source local: the user's items file is an input, so that editing it rebuilds what reads it
+        items_jsonl=lambda wc: (
+            [preset("evalmeta", "items_jsonl")] if source_of("evalmeta", EVALMETA_SOURCES) == "local" else []
+        ),
     output:
         data="results/evalmeta/data.json",
     log:

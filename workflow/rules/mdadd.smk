@@ -60,6 +60,8 @@ if MDADD_SOURCE == "remote":
         output:
             json="resources/mdadd/{dataset}/dataset_{dataset}.json",
             json_sha256=sidecar("resources/mdadd/{dataset}/dataset_{dataset}.json"),
+            # declared, so Snakemake removes it when the job fails; renamed into place only once whole
+            images=directory(f"resources/mdadd/{{dataset}}/{MDADD_IMAGES}"),
             images_sha256=sidecar(f"resources/mdadd/{{dataset}}/{MDADD_IMAGES}"),
         log:
             logs("mdadd/fetch_{dataset}"),
@@ -75,7 +77,6 @@ if MDADD_SOURCE == "remote":
             runtime=240,
         params:
             cfg=lambda wc: preset_slice("mdadd", archives=("data", "archives")),
-            images=lambda wc: f"resources/mdadd/{wc.dataset}/{MDADD_IMAGES}",
         script:
             "../scripts/mdadd/fetch.py"
 
@@ -86,7 +87,11 @@ rule mdadd_features:
             lambda wc: (
                 {"corpus": "resources/mdadd/synthetic/corpus.npz"}
                 if MDADD_SOURCE == "synthetic"
-                else {"json": preset("mdadd", "data", "json"), **MDADD_SHA256}
+                else {
+                    "json": preset("mdadd", "data", "json"),
+                    "images": preset("mdadd", "data", "images"),
+                    **MDADD_SHA256,
+                }
             )
         ),
     output:

@@ -26,6 +26,11 @@ for _scale in ("smoke", "small", "paper"):
 
 
 rule toolgap_data:
+    input:
+        # source local: the user's TruthfulQA CSV is an input, so that editing it rebuilds what reads it
+        truthfulqa=lambda wc: (
+            [preset("toolgap", "truthfulqa", "csv")] if source_of("toolgap", TOOLGAP_SOURCES) == "local" else []
+        ),
     output:
         data="results/toolgap/data.json",
     log:

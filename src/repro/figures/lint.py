@@ -11,7 +11,20 @@ writes it) and returns its :class:`Problem` s, one rule each:
 - ``legend-overlap``: no legend lies over a data artist (lines, bars, points, bands, images);
 - ``panel-letters``: panel letters, where present, are unique;
 - ``empty-axes``: no panel is empty (no finite data; reference levels alone do not count) unless it
-  says why (:func:`~repro.figures.style.not_built`).
+  says why (:func:`~repro.figures.style.not_built`);
+- ``uncertainty-n``: a figure that draws error bars or bands (:func:`uncertainty`) says over how many
+  units, in a drawn text matching ``n = <integer>`` (a legend title or label, a panel title, an
+  annotation; "n = 3-5 seeds" where it varies). Error bars are those of matplotlib's ``errorbar``
+  (also drawn by ``bar(..., yerr=...)``), bands those of ``fill_between``; bars whose every length is
+  missing (each point over one unit, :func:`~repro.figures.style.mean_se`) draw nothing and do not count.
+
+:func:`uncertainty` says whether a figure draws uncertainty ("drawn"), would but every interval is
+missing ("missing"), or draws none ("none"); :func:`repro.figures.style.save` records it in the PDF's
+Keywords (``uncertainty: <state>``), read back by :func:`recorded_uncertainty`.
+:func:`check_captions` takes a folder of built figures and the captions' folder: a figure that draws
+uncertainty has a caption with a sentence beginning ``Error bars:`` or ``Bands:`` (what they are, over
+which units, where n is shown), one that draws none has no such sentence, and one whose every interval
+is missing at this scale may have it or not (a caption serves every scale).
 
 :func:`check_colours` takes a paper's figures together: one colour per legend label across them.
 :func:`assert_clean` raises a ``ValueError`` listing the problems.
@@ -19,14 +32,18 @@ writes it) and returns its :class:`Problem` s, one rule each:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+import matplotlib.collections as mcollections
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import Collection, LineCollection, PathCollection
 from matplotlib.colors import to_hex
+from matplotlib.container import ErrorbarContainer
 from matplotlib.image import AxesImage
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
@@ -36,11 +53,23 @@ from matplotlib.transforms import Bbox
 
 from repro.figures.style import COLUMN_WIDTH, MIN_FONT_PT, NOT_BUILT_GID, PANEL_LETTER_GID, TEXT_WIDTH
 
-__all__ = ["Problem", "check", "check_colours", "assert_clean", "print_width"]
+__all__ = ["Problem", "check", "check_colours", "check_captions", "assert_clean", "print_width", "uncertainty",
+           "recorded_uncertainty", "pdf_keywords", "DRAWN", "MISSING", "NONE"]
 
 #: Slack, in points, for "inside the canvas" and "overlaps".
 TOLERANCE_PT = 0.5
 _LETTER = re.compile(r"^\(([a-z])\)(\s|$)")
+
+#: What :func:`uncertainty` says of a figure: error bars or bands drawn; there, but every one missing; none.
+DRAWN, MISSING, NONE = "drawn", "missing", "none"
+#: The count of units beside an interval ("n = 5 seeds", "TMEvolve (n = 5)", "n = 3-5").
+N_TEXT = re.compile(r"\bn\s*=\s*\d")
+#: A caption's sentence that says what the error bars or bands are.
+CAPTION_SENTENCE = re.compile(r"(?:\A|[.!?]\s+)(?:Error bars|Bands):")
+#: The PDF Keywords entry :func:`repro.figures.style.save` writes.
+_KEYWORD = re.compile(r"\buncertainty: (\w+)")
+# fill_between's collection (matplotlib >= 3.10; a plain PolyCollection before)
+_BAND = getattr(mcollections, "FillBetweenPolyCollection", mcollections.PolyCollection)
 
 
 @dataclass(frozen=True)
@@ -148,6 +177,27 @@ def _data_artists(ax, *, references: bool = True) -> list:
         if im.get_visible() and _finite(np.ma.filled(np.ma.asarray(im.get_array(), dtype=float), np.nan)):
             out.append(im)
     return out
+
+
+def _uncertainty_artists(ax) -> list[Collection]:
+    """The error bars (line collections of ``errorbar``, also drawn by ``bar(..., yerr=...)``) and bands
+    (``fill_between``) that ``ax`` still holds and shows."""
+    bars = {id(c) for cont in ax.containers if isinstance(cont, ErrorbarContainer) for c in cont.lines[2]}
+    return [c for c in ax.collections if c.get_visible() and (id(c) in bars or isinstance(c, _BAND))]
+
+
+def _draws_something(coll: Collection) -> bool:
+    """Whether one of the collection's paths (an error bar's segment, a band's polygon) is wholly finite."""
+    return any(len(p.vertices) and np.isfinite(p.vertices).all() for p in coll.get_paths())
+
+
+def uncertainty(fig: plt.Figure) -> str:
+    """Whether ``fig`` draws error bars or bands: :data:`DRAWN` (at least one with finite ends),
+    :data:`MISSING` (there are some, but every length is missing: each point over one unit) or :data:`NONE`."""
+    artists = [a for ax in fig.axes if ax.get_visible() for a in _uncertainty_artists(ax)]
+    if any(_draws_something(a) for a in artists):
+        return DRAWN
+    return MISSING if artists else NONE
 
 
 def _segments_hit(points: np.ndarray, box: Bbox) -> bool:
@@ -306,6 +356,12 @@ def check(fig: plt.Figure, *, drawn: bool = False) -> list[Problem]:
         title = ax.get_title() or ax.get_title("left")
         problems.append(Problem("empty-axes", f"panel {i}{f' ({title!r})' if title else ''} has no data; draw "
                                               "repro.figures.style.not_built(ax, why) instead"))
+
+    # n beside the intervals
+    if uncertainty(fig) == DRAWN and not any(N_TEXT.search(t.get_text()) for t in texts):
+        problems.append(Problem("uncertainty-n", "the figure draws error bars or bands but no text gives n "
+                                                 "('n = <count> <units>' in a legend title or label, a panel "
+                                                 "title or an annotation), counted from the table it plots"))
     return problems
 
 
@@ -378,6 +434,57 @@ def check_colours(figures: Mapping[str, plt.Figure]) -> list[Problem]:
         if len(colours) > 1:
             where = "; ".join(f"{c} in {', '.join(sorted(set(f)))}" for c, f in sorted(colours.items()))
             problems.append(Problem("colour", f"{label!r} is drawn in {len(colours)} colours: {where}"))
+    return problems
+
+
+def pdf_keywords(uncertainty_state: str) -> str:
+    """The PDF Keywords that record a figure's :func:`uncertainty` (written by :func:`repro.figures.style.save`)."""
+    if uncertainty_state not in (DRAWN, MISSING, NONE):
+        raise ValueError(f"uncertainty is {DRAWN!r}, {MISSING!r} or {NONE!r}; got {uncertainty_state!r}")
+    return f"uncertainty: {uncertainty_state}"
+
+
+def recorded_uncertainty(pdf: str | os.PathLike) -> str | None:
+    """What the figure PDF ``pdf`` records of its :func:`uncertainty`; None if it records nothing."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(pdf))
+    try:
+        keywords = doc.get_metadata_dict().get("Keywords", "")
+    finally:
+        doc.close()
+    m = _KEYWORD.search(keywords)
+    return m.group(1) if m else None
+
+
+def check_captions(reports: str | os.PathLike, captions: str | os.PathLike) -> list[Problem]:
+    """Every figure PDF in ``reports`` against its caption ``captions/<stem>.rst`` (rule ``caption-uncertainty``).
+
+    A figure that draws uncertainty needs a caption sentence beginning ``Error bars:`` or ``Bands:``; one
+    that draws none must not have one (it would describe bars the reader cannot see). A figure whose every
+    interval is missing at this scale (each point over one unit) may have the sentence or not: the caption
+    is shared by every scale. A PDF that records nothing, or has no caption, is a problem too.
+    """
+    reports, captions = Path(reports), Path(captions)
+    problems = []
+    for pdf in sorted(reports.glob("*.pdf")):
+        state = recorded_uncertainty(pdf)
+        caption = captions / f"{pdf.stem}.rst"
+        if state is None:
+            problems.append(Problem("caption-uncertainty", f"{pdf.name} records no uncertainty in its Keywords "
+                                                           "(not written by repro.figures.style.save?)"))
+            continue
+        if not caption.is_file():
+            problems.append(Problem("caption-uncertainty", f"{pdf.name} has no caption {caption}"))
+            continue
+        says = bool(CAPTION_SENTENCE.search(caption.read_text()))
+        if state == DRAWN and not says:
+            problems.append(Problem("caption-uncertainty", f"{pdf.name} draws error bars or bands, but its caption "
+                                                           f"{caption.name} has no 'Error bars:' or 'Bands:' "
+                                                           "sentence saying what they are, over which units"))
+        elif state == NONE and says:
+            problems.append(Problem("caption-uncertainty", f"{pdf.name} draws no error bars or bands, but its "
+                                                           f"caption {caption.name} describes some"))
     return problems
 
 

@@ -15,10 +15,15 @@ The helpers every builder shares:
 - :func:`panel_letters`: "(a)", "(b)", ... in each panel's top-left title.
 - :func:`not_built`: the panel that says why there is nothing to plot at this scale.
 - :func:`interval_err`: error-bar lengths from an interval, missing values kept missing.
+- :func:`se_err`: error-bar lengths of mean ± s.e., cut at the quantity's bounds (a rate stays in [0, 1]).
 - :func:`mean_se`: mean, s.e. and count per group; a group of one unit has no s.e. (NaN, no bar).
+- :func:`n_text`: "n = 5 seeds" (or "n = 3-5 seeds") from the counts behind the points, for the
+  legend title, label or panel title that every figure with error bars or bands shows
+  (the lint's ``uncertainty-n``).
 
 :func:`save` writes a figure as a PDF whose bytes depend only on what was drawn (no creation date,
-fixed producer, cropped to a tight bounding box) and, beside it under the same stem, the CSV of the
+fixed producer, cropped to a tight bounding box; its Keywords record whether it draws error bars or
+bands, :func:`repro.figures.lint.uncertainty`) and, beside it under the same stem, the CSV of the
 numbers it plots. With ``REPRO_FIGURE_LINT=1`` in the environment (or :func:`lint_on_save`) it first
 runs :mod:`repro.figures.lint` and refuses a figure that fails it. Tables go through
 :func:`save_table` (CSV + Markdown).
@@ -43,7 +48,7 @@ from repro.tables import markdown_table, save_csv, save_table  # re-exported: bu
 
 __all__ = ["apply_style", "Palette", "mean_se", "save", "save_table", "save_csv", "markdown_table", "PALETTE",
            "OURS", "REFERENCE", "FLOOR", "TEXT_WIDTH", "COLUMN_WIDTH", "MIN_FONT_PT", "subplots", "new_figure",
-           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "categorical",
+           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "se_err", "n_text", "categorical",
            "lint_on_save", "NOT_BUILT_GID", "PANEL_LETTER_GID"]
 
 #: A page's text width and one column's width (inches): a figure is drawn at one of the two.
@@ -294,6 +299,15 @@ def interval_err(center, low, high) -> np.ndarray:
     return np.vstack([np.clip(below, 0, None), np.clip(above, 0, None)])
 
 
+def se_err(center, se, *, bounds: tuple[float, float] = (-np.inf, np.inf)) -> np.ndarray:
+    """Error-bar lengths (2 x n) of mean ± s.e., each end cut at ``bounds``, the range the quantity can take
+    (``(0, 1)`` for a rate or an accuracy): a bar never claims values the quantity cannot have. A missing
+    s.e. (one unit, :func:`mean_se`) draws no bar."""
+    c, s = (np.asarray(v, dtype=float) for v in (center, se))
+    lo, hi = bounds
+    return interval_err(c, np.clip(c - s, lo, hi), np.clip(c + s, lo, hi))
+
+
 def mean_se(df: pd.DataFrame, by: list[str], col: str, *, name: str = "mean") -> pd.DataFrame:
     """Mean, standard error and count of ``col`` per group of ``by``: the error bars of a figure.
 
@@ -303,6 +317,26 @@ def mean_se(df: pd.DataFrame, by: list[str], col: str, *, name: str = "mean") ->
     g = df.groupby(by)[col]
     out = pd.DataFrame({name: g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count()), "n_seeds": g.count()})
     return out.reset_index()
+
+
+def n_text(counts, unit: str = "", plural: str | None = None) -> str:
+    """How many units stand behind the points: "n = 5 seeds", or "n = 3-5 seeds" where the count differs.
+
+    ``counts``: a count per point (e.g. ``mean_se``'s ``n_seeds``), or one count; missing counts are
+    ignored. ``unit`` is singular ("seed"), ``plural`` defaults to it with an "s" ("seeds"); a count
+    of one says the singular ("n = 1 seed").
+    """
+    c = np.atleast_1d(np.asarray(counts, dtype=float))
+    c = c[np.isfinite(c)]
+    if not c.size:
+        raise ValueError("n_text: no count to show")
+    if np.any(c != np.round(c)) or np.any(c < 0):
+        raise ValueError(f"n_text: counts are whole numbers of units; got {sorted(set(c.tolist()))}")
+    lo, hi = int(c.min()), int(c.max())
+    n = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    if not unit:
+        return f"n = {n}"
+    return f"n = {n} {unit if hi == 1 else plural or unit + 's'}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -324,19 +358,24 @@ def _lint_enabled() -> bool:
     return os.environ.get("REPRO_FIGURE_LINT", "") not in ("", "0")
 
 
-def _pdf_metadata(title: str) -> dict:
-    return {"Title": title, "Creator": "neurips26-repro", "Producer": "neurips26-repro (matplotlib)",
-            "CreationDate": None, "ModDate": None}
+def _pdf_metadata(title: str, keywords: str) -> dict:
+    return {"Title": title, "Keywords": keywords, "Creator": "neurips26-repro",
+            "Producer": "neurips26-repro (matplotlib)", "CreationDate": None, "ModDate": None}
 
 
 def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``fig`` to ``path`` (PDF, deterministic bytes) and ``table`` as CSV under the same stem.
 
-    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. With the
-    lint on (:func:`lint_on_save`), a figure that fails :func:`repro.figures.lint.check` is refused
-    with a ``ValueError`` listing its problems, before anything is written. A write that runs out of
-    room is an ``OSError`` naming the file (:func:`repro.io.atomic_path`).
+    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. The PDF's
+    Keywords record whether the figure draws error bars or bands (``uncertainty: drawn``, ``missing``
+    or ``none``: :func:`repro.figures.lint.uncertainty`), for the check of its caption
+    (:func:`repro.figures.lint.check_captions`). With the lint on (:func:`lint_on_save`), a figure that
+    fails :func:`repro.figures.lint.check` is refused with a ``ValueError`` listing its problems, before
+    anything is written. A write that runs out of room is an ``OSError`` naming the file
+    (:func:`repro.io.atomic_path`).
     """
+    from repro.figures.lint import check, pdf_keywords, uncertainty
+
     path = Path(path)
     if path.suffix != ".pdf":
         raise ValueError(f"figures are written as PDF; got {path}")
@@ -344,17 +383,17 @@ def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
     # a little, so the PDF's bytes must not depend on whether the lint drew the figure first.
     fig.draw_without_rendering()
     if _lint_enabled():
-        from repro.figures.lint import check
-
         problems = check(fig, drawn=True)
         if problems:
             plt.close(fig)
             raise ValueError(f"figure {path.name} fails the figure lint:\n" + "\n".join(map(str, problems)))
+    keywords = pdf_keywords(uncertainty(fig))
     # The PDF is rendered first and renamed last, so a failed write (a full disk) leaves neither file under
     # its final name: no CSV whose figure is missing or stale.
     try:
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="pdf", metadata=_pdf_metadata(path.stem), bbox_inches="tight", pad_inches=0.02)
+            fig.savefig(tmp, format="pdf", metadata=_pdf_metadata(path.stem, keywords), bbox_inches="tight",
+                        pad_inches=0.02)
             save_csv(table, path.with_suffix(".csv"))
     finally:
         plt.close(fig)

@@ -2,19 +2,18 @@
 sidecars of the JSON and of the image folder, which the features job checks."""
 from pathlib import Path
 
-from repro.data.karpathy import fetch_archive
+from repro.data.karpathy import fetch_dataset
 from repro.data.sidecar import write_sidecar
 from repro.jobs import Job
 from repro.papers.mdadd.grid import remote_archives
 
 job = Job.from_snakemake(snakemake)
-root = Path(snakemake.output.json).parent
-archives = remote_archives(job.cfg, f"mdadd.{job.scale}.data")
-for archive in archives:
-    fetch_archive(archive["url"], root / "archives" / Path(archive["url"]).name, sha256=archive["sha256"],
-                  extract_to=root)
-for unpacked in (snakemake.output.json, snakemake.params.images):
-    if not Path(unpacked).exists():
-        raise ValueError(f"the archives of mdadd.{job.scale}.data.archives "
-                         f"({', '.join(a['url'] for a in archives)}) did not contain {unpacked}")
-    write_sidecar(unpacked)
+out = snakemake.output
+where = f"mdadd.{job.scale}.data.archives"
+fetch_dataset(remote_archives(job.cfg, f"mdadd.{job.scale}.data"), Path(out.json).parent, [out.json, out.images],
+              where=where)
+# Snakemake marks the time of a directory() output with an empty .snakemake_timestamp inside it once the job
+# has ended; made now, so that the folder's sha256 recorded next still holds after Snakemake sets its time
+(Path(out.images) / ".snakemake_timestamp").touch()
+for fetched in (out.json, out.images):
+    write_sidecar(fetched)

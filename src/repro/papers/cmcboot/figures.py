@@ -5,7 +5,9 @@
 - :func:`table1`: coverage and mean width of every method, target and setting.
 
 Both figures have one panel per target and nominal level, a line per method and behaviour policy,
-and the nominal level drawn. The methods' colours are :data:`COLORS`.
+and the nominal level drawn; the title gives the number of Monte Carlo replicates behind each
+coverage (no error bars: their Monte Carlo s.e. is the table's ``mc_se``). The methods' colours are
+:data:`COLORS`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.figures.style import Palette, legend, panel_letters, subplots
+from repro.figures.style import Palette, legend, n_text, panel_letters, subplots
 
 __all__ = ["fig1", "fig2", "table1", "coverage_grid", "coverage_figure", "COLORS", "METHOD_ORDER", "METHOD_LABELS"]
 
@@ -62,12 +64,15 @@ def coverage_grid(table: pd.DataFrame, x: str, xlabel: str, title: str) -> plt.F
     return fig
 
 
-def coverage_figure(table: pd.DataFrame, *, fixed: str, value: int, x: str, xlabel: str,
-                    title: str) -> tuple[plt.Figure, pd.DataFrame]:
-    """Rows of the long table with ``fixed == value``, plotted against ``x``; returns figure and rows."""
+def coverage_figure(table: pd.DataFrame, *, fixed: str, value: int, x: str, xlabel: str, title: str,
+                    setting: str) -> tuple[plt.Figure, pd.DataFrame]:
+    """Rows of the long table with ``fixed == value``, plotted against ``x``; returns figure and rows.
+
+    The title names the fixed ``setting`` and the number of replicates behind each coverage."""
     plotted = table[table[fixed] == value].sort_values(["target", "level", "method", "policy", x]).reset_index(drop=True)
     if plotted.empty:
         raise ValueError(f"cmcboot figure: no rows of the coverage table with {fixed}={value}")
+    title = f"{title} ({setting}; {n_text(plotted['n_replicates'], 'replicate')} per point)"
     return coverage_grid(plotted, x, xlabel, title), plotted
 
 
@@ -75,14 +80,14 @@ def fig1(table: pd.DataFrame, *, episode_length: int) -> tuple[plt.Figure, pd.Da
     """Fig. 1 (coverage vs sample size) from the long coverage table; returns the figure and the rows it plots."""
     return coverage_figure(table, fixed="episode_length", value=episode_length, x="n",
                            xlabel="sample size (transitions)",
-                           title=f"RiverSwim: coverage vs sample size (episodes of {episode_length} steps)")
+                           title="RiverSwim: coverage vs sample size", setting=f"episodes of {episode_length} steps")
 
 
 def fig2(table: pd.DataFrame, *, sample_size: int) -> tuple[plt.Figure, pd.DataFrame]:
     """Fig. 2 (coverage vs episode length at a fixed total sample size) from the long coverage table;
     returns the figure and the rows it plots."""
     return coverage_figure(table, fixed="n", value=sample_size, x="episode_length", xlabel="episode length (steps)",
-                           title=f"RiverSwim: coverage vs episode length ({sample_size} transitions)")
+                           title="RiverSwim: coverage vs episode length", setting=f"{sample_size} transitions")
 
 
 def table1(table: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette, legend, not_built, panel_letters, subplots
+from repro.figures.style import Palette, legend, n_text, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "fig4_table", "fig4", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
 
@@ -60,7 +60,7 @@ def fig1(df: pd.DataFrame) -> plt.Figure:
         ax.set_ylim(0, 1)
         n_rep = sub.replicate.nunique()
         ax.set_title("synthetic only" if inject == 0 else f"fresh-data fraction {inject:g}")
-        ax.set_xlabel(f"generation ({n_rep} replicates; median bold)")
+        ax.set_xlabel(f"generation ({n_text(n_rep, 'replicate')}; median bold)")
     axes[0, 0].set_ylabel("component weight (symlog below 1e-3)")
     panel_letters(axes[0])
     legend(fig, where="right")
@@ -103,7 +103,7 @@ def fig2(df: pd.DataFrame) -> plt.Figure:
     axes[0, 0].set_ylabel("local learning coefficient")
     axes[1, 0].set_ylabel("Fisher nullity")
     panel_letters(axes.flat)
-    legend(fig, where="below", ncol=3)
+    legend(fig, where="below", ncol=3, title=n_text(df.groupby("inject").replicate.nunique(), "diagnosed replicate"))
     return fig
 
 
@@ -138,7 +138,7 @@ def fig3(df: pd.DataFrame, metrics: dict) -> plt.Figure:
     sigma = float(metrics.get("sigma", 1.0))
     for i, (rep, r) in enumerate(df.groupby("replicate")):
         ax.plot(r.weight, r.curvature, marker="o", ms=2.5, lw=0.6, alpha=0.6, color=LLC,
-                label="replicates" if i == 0 else None)
+                label=f"one line per replicate ({n_text(df.replicate.nunique(), 'replicate')})" if i == 0 else None)
     w = np.geomspace(max(df.weight.min(), 1e-6), df.weight.max(), 50)
     ax.plot(w, w / sigma ** 2, color="#000000", ls="--", lw=1, label="π / σ² (separated components)")
     slope = ((metrics.get("synthetic_only") or {}).get("curvature_loglog_slope") or {})
@@ -263,5 +263,6 @@ def fig4(df: pd.DataFrame) -> plt.Figure:
             if i == len(FIG4_ROWS) - 1:
                 ax.set_xlabel("generation")
     panel_letters(axes.flat)
-    legend(fig, where="below", ncol=3)
+    legend(fig, where="below", ncol=3, title=f"mean over seeds (thin: each seed), "
+                                             f"{n_text(df.groupby(['model', 'arm']).seed.nunique(), 'seed')}")
     return fig

@@ -14,7 +14,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from repro.figures.style import FLOOR, Palette, legend, panel_letters, subplots
+from repro.figures.style import FLOOR, Palette, legend, n_text, panel_letters, subplots
 from repro.papers.driftbench.harness import CONDITIONS
 
 __all__ = ["COLORS", "fig1_table", "fig1", "fig2_table", "fig2", "table1"]
@@ -74,14 +74,19 @@ def fig1(tidy: pd.DataFrame) -> plt.Figure:
     handles, labels = _condition_handles(CONDITIONS)
     handles += [Line2D([], [], color="0.3", ls=STYLES[m % len(STYLES)]) for m in range(len(models))]
     labels += [f"{model} (recall)" for model in models]
-    legend(fig, where="below", handles=handles, labels=labels, ncol=4)
+    bars = tidy[tidy.panel != "recall_by_turn"].n
+    title = f"means over runs: {n_text(bars, 'run')} per bar"
+    if len(rec):
+        title += f", {n_text(rec.n, 'run')} per recall point"
+    legend(fig, where="below", handles=handles, labels=labels, ncol=4, title=title)
     return fig
 
 
 def fig2_table(table: pd.DataFrame) -> pd.DataFrame:
-    """(model, condition, recall, judge_adherence, kbv) of the multi-turn conditions (single-shot has no probe)."""
+    """(model, condition, recall, judge_adherence, kbv, runs) of the multi-turn conditions (single-shot has no
+    probe); ``runs``: how many runs each point's means are over."""
     return table[table.condition != "single_shot"][["model", "condition", "recall", "judge_adherence", "kbv",
-                                                    "kbv_lt4"]].reset_index(drop=True)
+                                                    "kbv_lt4", "runs"]].reset_index(drop=True)
 
 
 def fig2(tidy: pd.DataFrame) -> plt.Figure:
@@ -103,7 +108,7 @@ def fig2(tidy: pd.DataFrame) -> plt.Figure:
     handles += [Line2D([], [], ls="none", marker=MARKERS[m % len(MARKERS)], color="0.5", markeredgecolor="black",
                        markeredgewidth=0.4) for m in range(len(models))]
     labels += models
-    legend(ax, handles=handles, labels=labels)
+    legend(ax, handles=handles, labels=labels, title=f"means over runs,\n{n_text(tidy.runs, 'run')} per point")
     return fig
 
 

@@ -3,14 +3,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-__all__ = ["CONDITIONS", "model_names", "model_spec", "model_input", "run_config", "judge_config", "transcript_targets",
+__all__ = ["CONDITIONS", "release_files", "model_names", "model_spec", "model_input", "run_config", "judge_config", "transcript_targets",
            "score_targets", "aggregate_input", "under_test", "check_preset"]
 
 CONDITIONS = ("single_shot", "multi_turn_neutral", "multi_turn_pressure", "checkpointed_pressure")
 PRETRAINED_INPUT = "resources/llm/{name}/model.safetensors"
 RELEASE = "results/driftbench/release.json"
+
+
+def release_files(folder: str) -> list[str]:
+    """Every file of a released folder (the inputs of driftbench_release, so that editing one rebuilds
+    what reads the release); none when the folder is missing, which the release's reader then names."""
+    root = Path(folder)
+    return sorted(str(p) for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
 
 
 def model_names(cfg: dict) -> list[str]:

@@ -4,7 +4,13 @@ Table 1: per benchmark column, the safe-behaviour rate (refusal; compliance for 
 look-alikes; no harmful action for the scenarios) of the base, control-, topic- and trait-tuned
 models, mean and 95% interval over items and seeds, with the refusal rate, the rate on unaware
 responses, and the log-probability variant beside it. Fig. 1: the shift trait - control per column,
-all responses vs unaware pairs. Fig. 2: the same shift under eval-like vs deployment-like phrasing.
+all responses vs unaware pairs, one panel per phrasing. Fig. 2: the same shift (all responses) under
+eval-like vs deployment-like phrasing.
+
+Every bar is one row of the aggregate's shift table, with its interval as the aggregate forms it (a
+bootstrap over items of the paired differences, :func:`repro.papers.evalmeta.experiment.summarise`);
+nothing is pooled here, since a pooled interval cannot be formed from the per-phrasing ones. A
+missing shift (no unit left, e.g. no unaware pair) is marked "n/a", never drawn as a zero bar.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette, interval_err, legend, subplots
+from repro.figures.style import Palette, interval_err, legend, n_text, panel_letters, subplots
 
 __all__ = ["COLORS", "table1", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -39,11 +45,9 @@ def table1(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig1_table(shifts: pd.DataFrame) -> pd.DataFrame:
-    """Trait - control shift per column, all responses vs unaware pairs, phrasings pooled by mean."""
+    """Trait - control shift per column and phrasing, all responses vs unaware pairs."""
     sub = shifts[shifts.comparison == COMPARISON]
-    return (sub.groupby(["column", "responses"], sort=False)
-            .agg(shift=("shift", "mean"), low=("low", "mean"), high=("high", "mean"), n_items=("n_items", "sum"))
-            .reset_index())
+    return sub[["column", "phrasing", "responses", "shift", "low", "high", "n_items"]].reset_index(drop=True)
 
 
 def fig2_table(shifts: pd.DataFrame) -> pd.DataFrame:
@@ -52,29 +56,53 @@ def fig2_table(shifts: pd.DataFrame) -> pd.DataFrame:
     return sub[["column", "phrasing", "shift", "low", "high", "n_items"]].reset_index(drop=True)
 
 
-def _bars(tidy: pd.DataFrame, group: str, title: str) -> plt.Figure:
-    columns = list(dict.fromkeys(tidy.column))
+def _bars(ax: plt.Axes, tidy: pd.DataFrame, group: str, columns: list[str]) -> None:
+    """Bars of the shift per column, one per ``group`` value, with their 95% intervals; "n/a" where missing."""
     groups = list(dict.fromkeys(tidy[group]))
-    fig, ax = subplots(width="text", height=2.3)
     x = np.arange(len(columns))
     width = 0.8 / max(1, len(groups))
     for k, g in enumerate(groups):
         sub = tidy[tidy[group] == g].set_index("column").reindex(columns)
-        ax.bar(x + (k - (len(groups) - 1) / 2) * width, sub["shift"].to_numpy(dtype=float), width,
-               color=COLORS(str(g)), label=str(g), yerr=interval_err(sub["shift"], sub["low"], sub["high"]),
-               error_kw={"lw": 0.8})
+        xs = x + (k - (len(groups) - 1) / 2) * width
+        shift = sub["shift"].to_numpy(dtype=float)
+        ax.bar(xs, shift, width, color=COLORS(str(g)), label=str(g),
+               yerr=interval_err(sub["shift"], sub["low"], sub["high"]), error_kw={"lw": 0.8})
+        for xm in xs[np.isnan(shift)]:
+            ax.text(xm, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=6, color="0.4")
     ax.axhline(0, color="black", lw=0.6)
-    ax.set_xticks(x, columns, rotation=25, ha="right", rotation_mode="anchor")
+    ax.set_xticks(x, columns, rotation=40, ha="right", rotation_mode="anchor")
     ax.grid(axis="x", visible=False)
-    ax.set_ylabel("safe-behaviour shift\n(trait - control, 95% interval)")
-    ax.set_title(title)
-    legend(ax)
-    return fig
+
+
+PHRASING_TITLES = {"eval": "eval-like phrasing", "deploy": "deployment-like phrasing"}
+YLABEL = "safe-behaviour shift\n(trait - control)"
+
+
+def _n_title(tidy: pd.DataFrame) -> str:
+    """The legend's title: what the bars are, and the items behind the bars drawn (a missing one has none)."""
+    drawn = tidy.n_items[tidy.n_items > 0]
+    return f"95% bootstrap interval\nover items, {n_text(drawn if len(drawn) else 0, 'item')}"
 
 
 def fig1(tidy: pd.DataFrame) -> plt.Figure:
-    return _bars(tidy, "responses", "all responses vs unaware pairs")
+    columns = list(dict.fromkeys(tidy.column))
+    phrasings = list(dict.fromkeys(tidy.phrasing))
+    fig, axes = subplots(1, len(phrasings), width="text", height=2.4, sharey=True, squeeze=False)
+    for ax, ph in zip(axes[0], phrasings):
+        _bars(ax, tidy[tidy.phrasing == ph], "responses", columns)
+        ax.set_title(PHRASING_TITLES.get(ph, ph))
+    axes[0][0].set_ylabel(YLABEL)
+    panel_letters(axes[0])
+    fig.suptitle("all responses vs unaware pairs")
+    legend(fig, where="right", title=_n_title(tidy))
+    return fig
 
 
 def fig2(tidy: pd.DataFrame) -> plt.Figure:
-    return _bars(tidy, "phrasing", "eval-like vs deployment-like phrasing")
+    columns = list(dict.fromkeys(tidy.column))
+    fig, ax = subplots(width="text", height=2.3)
+    _bars(ax, tidy, "phrasing", columns)
+    ax.set_ylabel(YLABEL)
+    ax.set_title("eval-like vs deployment-like phrasing")
+    legend(ax, title=_n_title(tidy))
+    return fig

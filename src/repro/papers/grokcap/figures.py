@@ -18,7 +18,7 @@ from matplotlib.ticker import NullFormatter
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette, legend, not_built, panel_letters, subplots
+from repro.figures.style import Palette, legend, n_text, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1_table", "fig1", "pick_widths", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
 
@@ -66,12 +66,13 @@ def fig1(df: pd.DataFrame, metrics: dict) -> plt.Figure:
         color = COLORS(name)
         runs = df[(df.series == name) & (df.kind == "run")]
         if len(runs):
+            # mean ± sd over the seeds that reached 99% (a lone seed has no sd); drawn even when none did, so
+            # the figure says it draws error bars wherever runs finish (lint.uncertainty: missing here)
             done = runs[~runs.censored.astype(bool)]
-            if len(done):
-                stats = done.groupby("P").T.agg(["mean", "std"]).reset_index()
-                ax.errorbar(stats.P.to_numpy(float), stats["mean"].to_numpy(float),
-                            yerr=stats["std"].to_numpy(float), color=color, marker="o",
-                            label=f"{label}, mean ± sd")
+            stats = done.groupby("P").T.agg(["mean", "std", "count"]).reset_index()
+            ax.errorbar(stats.P.to_numpy(float), stats["mean"].to_numpy(float),
+                        yerr=stats["std"].to_numpy(float), color=color, marker="o",
+                        label=f"{label},\nmean ± sd, {n_text(stats['count'], 'seed')}" if len(done) else None)
             cens = runs[runs.censored.astype(bool)]
             ax.scatter(cens.P.to_numpy(float), cens["T"].to_numpy(float), facecolors="none", edgecolors=color,
                        marker=CENSORED_MARKERS[name],
@@ -147,7 +148,7 @@ def fig2(df: pd.DataFrame) -> plt.Figure:
     if not widths:
         not_built(axes[0][0], "no modular-task curves")
     panel_letters(axes[0])
-    legend(fig, where="right")
+    legend(fig, where="right", title=f"one line per seed,\n{n_text(df.seed.nunique(), 'seed')}" if widths else None)
     return fig
 
 
@@ -164,20 +165,30 @@ def fig3_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig3(df: pd.DataFrame, metrics: dict) -> plt.Figure:
-    """Fig. 3 from :func:`fig3_table`: bits memorised against P, the fitted and the paper's slope."""
+    """Fig. 3 from :func:`fig3_table`: bits memorised against P, the fitted and the paper's slope; runs that hit
+    their step cap drawn as lower bounds (open triangles), and the fit said to be one when it takes them."""
     fig, ax = subplots(width="column", height=2.6)
     cap = metrics.get("capacity") or {}
     ax.set(xlabel="parameters P", ylabel="bits memorised", title="Capacity")
     if not len(df):
         not_built(ax, "no capacity runs")
         return fig
-    ax.scatter(df.P.to_numpy(float), df.bits.to_numpy(float), color=COLORS("capacity"), s=14,
-               label="runs (random labels)", zorder=3)
+    capped = df.hit_step_cap.astype(bool)
+    done = df[~capped]
+    ax.scatter(done.P.to_numpy(float), done.bits.to_numpy(float), color=COLORS("capacity"), s=14,
+               label=f"runs (random labels), {n_text(len(done), 'run')}" if len(done) else None, zorder=3)
+    # a run stopped at its step cap had not finished memorising: what it holds is a lower bound
+    bound = df[capped]
+    ax.scatter(bound.P.to_numpy(float), bound.bits.to_numpy(float), marker="^", facecolors="none",
+               edgecolors=COLORS("capacity"), s=18, zorder=3,
+               label=f"runs at their step cap (lower bounds), {n_text(len(bound), 'run')}" if len(bound) else None)
     if cap.get("bits_per_param") is not None:
         P = np.linspace(0, df.P.max() * 1.05, 50)
         interval = f" [{cap['lo']:.2f}, {cap['hi']:.2f}]" if cap.get("lo") is not None else ""
+        # the fit takes every run: with capped runs among them it under-estimates the capacity
+        at_cap = f", {len(bound)} of {len(df)} runs capped: a lower bound" if len(bound) else ""
         ax.plot(P, cap["bits_per_param"] * P, color=COLORS("capacity"), ls="--",
-                label=f"fit: {cap['bits_per_param']:.2f} bits/param{interval}")
+                label=f"fit: {cap['bits_per_param']:.2f} bits/param{interval}{at_cap}")
         ax.plot(P, cap["paper_bits_per_param"] * P, color=COLORS("paper"), ls=":",
                 label=f"paper: {cap['paper_bits_per_param']:.2f} bits/param")
     legend(fig, where="below", ncol=1)

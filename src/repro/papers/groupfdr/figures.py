@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, Palette, legend, panel_letters, subplots
+from repro.figures.style import FLOOR, Palette, legend, n_text, panel_letters, se_err, subplots
 from repro.methods.mirror import data_adaptive_threshold, fdp_curve
 
 __all__ = ["COLORS", "fig1", "fig2_tables", "fig2"]
@@ -23,7 +23,8 @@ TRUE, NULL = "#009E73", FLOOR
 
 
 def fig1(table: pd.DataFrame, q: float):
-    """``table``: tidy rows (sweep, x, method, q, fdr, fdr_se, power, power_se); plots level ``q``."""
+    """``table``: tidy rows (sweep, x, method, q, fdr, fdr_se, power, power_se, replicates); plots level ``q``,
+    mean ± s.e. over replicates (bars cut at 0 and 1: both are rates), n in the legend's title."""
     sweeps = [s for s in ("correlation", "amplitude") if s in set(table.sweep)]
     fig, axes = subplots(2, len(sweeps), width="text", height=3.8, squeeze=False, sharey="row")
     sub = table[table.q == q]
@@ -32,8 +33,8 @@ def fig1(table: pd.DataFrame, q: float):
         for method, grp in part.groupby("method", sort=True):
             grp = grp.sort_values("x")
             for row, (key, se) in enumerate((("fdr", "fdr_se"), ("power", "power_se"))):
-                axes[row, col].errorbar(grp.x, grp[key], yerr=grp[se], color=COLORS(method), marker="o",
-                                        label=method)
+                axes[row, col].errorbar(grp.x, grp[key], yerr=se_err(grp[key], grp[se], bounds=(0, 1)),
+                                        color=COLORS(method), marker="o", label=method)
         axes[0, col].axhline(q, color="black", ls="--", lw=0.8, label=f"q = {q:g}")
         axes[0, col].set_title(f"{sweep} sweep")
         axes[1, col].set_xlabel("rho (within; between = rho/2)" if sweep == "correlation" else "signal amplitude")
@@ -41,7 +42,7 @@ def fig1(table: pd.DataFrame, q: float):
     axes[1, 0].set_ylabel("power")
     axes[1, 0].set_ylim(-0.02, 1.02)
     panel_letters(axes.flat)
-    legend(fig, where="above", ncol=6)
+    legend(fig, where="above", ncol=6, title=f"mean ± s.e. over replicates, {n_text(sub.replicates, 'replicate')}")
     return fig
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, not_built_figure, panel_letters, subplots
+from repro.figures.style import (FLOOR, REFERENCE, Palette, interval_err, legend, mean_se, n_text, not_built_figure,
+                                 panel_letters, se_err, subplots)
 from repro.stats.intervals import t_interval
 
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
@@ -42,8 +43,8 @@ def fig1_table(tidy: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig1(table: pd.DataFrame):
-    """Return vs environment steps per task: the learners' curves (mean +- 95% CI over seeds), the
-    non-learners (scripted expert, random) as dashed levels."""
+    """Return vs environment steps per task: the learners' curves (mean and 95% t interval over seeds: a band,
+    or a bar at a task's lone offline point), the non-learners (scripted expert, random) as dashed levels."""
     tasks = sorted(table.task.unique())
     if not tasks:
         return not_built_figure("no online phase in this preset", title="online fine-tuning")
@@ -54,7 +55,11 @@ def fig1(table: pd.DataFrame):
             part = t[t.method == m].sort_values("env_steps")
             if m in LEARNERS:
                 ax.plot(part.env_steps, part["mean"], color=COLORS(m), marker="o", label=m)
-                ax.fill_between(part.env_steps, part.low, part.high, color=COLORS(m), alpha=0.15, lw=0)
+                if len(part) > 1:
+                    ax.fill_between(part.env_steps, part.low, part.high, color=COLORS(m), alpha=0.15, lw=0)
+                else:  # a task without online rounds: one point, whose interval a band cannot show
+                    ax.errorbar(part.env_steps, part["mean"], yerr=interval_err(part["mean"], part.low, part.high),
+                                color=COLORS(m), ls="none")
             else:
                 ax.axhline(float(part["mean"].iloc[0]), color=COLORS(m), ls="--" if m != "random" else ":", lw=0.8,
                            label=m)
@@ -62,7 +67,7 @@ def fig1(table: pd.DataFrame):
         ax.set_xlabel("environment steps (online)")
     axes[0][0].set_ylabel("return (mean, 95% CI over seeds)")
     panel_letters(axes[0])
-    legend(fig, where="below", ncol=7)
+    legend(fig, where="below", ncol=7, title=f"mean and 95% t interval over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig
 
 
@@ -76,11 +81,12 @@ def fig2(table: pd.DataFrame):
     fig, ax = subplots(width="column", height=2.8)
     for m in _ordered(table.method):
         part = table[table.method == m].sort_values("distance")
-        ax.errorbar(part.distance, part["mean"], yerr=part.se, color=COLORS(m), marker="o", label=m)
+        ax.errorbar(part.distance, part["mean"], yerr=se_err(part["mean"], part.se, bounds=(0, 1)), color=COLORS(m),
+                    marker="o", label=m)
     ax.set_xlabel("optimal steps to the goal\n(bucket centre)")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.05)
-    legend(fig, where="below", ncol=3)
+    legend(fig, where="below", ncol=3, title=f"mean ± s.e. over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig
 
 
@@ -100,5 +106,5 @@ def fig3(table: pd.DataFrame):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("model evaluations per decision")
     ax.set_ylabel("return / optimal return")
-    legend(fig, where="below", ncol=3)
+    legend(fig, where="below", ncol=3, title=f"mean ± s.e. over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig

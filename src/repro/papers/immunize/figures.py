@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from repro.figures.style import REFERENCE, Palette, legend, mean_se, not_built, panel_letters, subplots
+from repro.figures.style import REFERENCE, Palette, legend, mean_se, n_text, not_built, panel_letters, se_err, subplots
 
 __all__ = ["COLORS", "LABELS", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -35,7 +35,8 @@ def fig1(table: pd.DataFrame):
     for ax, (model, setting) in zip(axes.flat, [(mo, st) for mo in models for st in settings]):
         sel = table[(table.setting == setting) & (table.model == model)]
         for method, g in sel.groupby("method", sort=False):
-            ax.errorbar(g.step, g["mean"], yerr=g["se"], marker="o", ms=2.5, color=COLORS(method), label=LABELS[method])
+            ax.errorbar(g.step, g["mean"], yerr=se_err(g["mean"], g["se"], bounds=(0, 1)), marker="o", ms=2.5,
+                        color=COLORS(method), label=LABELS[method])
         ax.set_xscale("log")
         name = (setting.replace("_lr", "\nlr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
                 if setting != "relearn" else "relearn\n(adam)")
@@ -48,7 +49,7 @@ def fig1(table: pd.DataFrame):
     for ax, model in zip(axes[:, 0], models):
         ax.set_ylabel(f"{model}:\nharmful test acc.")
     panel_letters(axes.flat)
-    legend(fig, where="below", ncol=4)
+    legend(fig, where="below", ncol=4, title=f"mean ± s.e. over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig
 
 
@@ -94,7 +95,8 @@ def fig2(table: pd.DataFrame):
     axes[1].set_xlabel("parameters D")
     axes[1].set_ylabel(f"relative error\n(mean; floor {ERROR_FLOOR:g})")
     for series, g in table[table.panel == "time"].groupby("series"):
-        axes[2].errorbar(g.x, g["mean"], yerr=g["se"], marker="o", color=COLORS(series),
+        axes[2].errorbar(g.x, g["mean"], yerr=se_err(g["mean"], g["se"], bounds=(0, np.inf)), marker="o",
+                         color=COLORS(series),
                          label="exact Hessian" if series == "exact" else "Lanczos (HVP)")
     axes[2].set_xscale("log")
     axes[2].set_yscale("log")
@@ -111,5 +113,6 @@ def fig2(table: pd.DataFrame):
         handles, labels = handles + h, labels + lab
     handles += [Line2D([], [], ls="none", marker=m, color="0.3") for m in ("o", "s")]
     labels += ["harmful probe (a)", "benign probe (a)"]
-    legend(fig, where="below", handles=handles, labels=labels, ncol=3)
+    legend(fig, where="below", handles=handles, labels=labels, ncol=3,
+           title=f"means over seeds, {n_text(table.n_seeds, 'seed')}; in (c) ± s.e.")
     return fig

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, REFERENCE, Palette, legend, panel_letters, subplots
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, n_text, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1", "fig2", "table1"]
 
@@ -38,7 +38,7 @@ def fig1(table: pd.DataFrame) -> plt.Figure:
         ax.set_ylim(-0.02, 1.02)
     axes[0][0].set_ylabel("verdict = planted motive")
     panel_letters(axes[0])
-    legend(fig, where="right")
+    legend(fig, where="right", title=f"Wilson 95% band\nover cases,\n{n_text(table.cases, 'case')}")
     return fig
 
 
@@ -69,7 +69,8 @@ def fig2(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(motive)
         ax.grid(False)
     panel_letters(shown)
-    fig.colorbar(im, ax=list(shown), shrink=0.8, label="rate(control) - rate(intervention)")
+    fig.colorbar(im, ax=list(shown), shrink=0.8,
+                 label=f"rate(control) - rate(intervention)\n({n_text(table.episodes, 'episode')} per arm and cell)")
     return fig
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, panel_letters, subplots
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, n_text, panel_letters, se_err, subplots
 
 __all__ = ["COLORS", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -39,14 +39,14 @@ def fig1(table: pd.DataFrame):
             for method in methods:
                 g = part[part.method == method]
                 style = dict(marker="*", ms=7, ls="none") if len(g) == 1 else dict(marker="o")
-                ax.errorbar(g.after_task, g["mean"], yerr=g["se"], color=COLORS(method),
+                ax.errorbar(g.after_task, g["mean"], yerr=se_err(g["mean"], g["se"], bounds=(0, 1)), color=COLORS(method),
                             label=LABELS.get(method, method), **style)
             if row == len(sequences) - 1:
                 ax.set_xlabel("after task")
             ax.set_ylabel(label)
             ax.set_title(sequence)
     panel_letters(axes.flat)
-    legend(fig, where="right")
+    legend(fig, where="right", title=f"mean ± s.e.\nover seeds,\n{n_text(table.n_seeds, 'seed')}")
     return fig
 
 

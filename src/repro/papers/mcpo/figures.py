@@ -10,11 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, REFERENCE, Palette, legend, not_built_figure, panel_letters, subplots
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, n_text, not_built_figure, panel_letters, subplots
 
 __all__ = ["COLORS", "curve_table", "fig1", "fig2", "frontier_table", "fig3"]
 
 COLORS = Palette("mcpo", {"rloo": "#0072B2", "pi_star": REFERENCE, "pi_ref": FLOOR}, ours="mcpo")
+#: How far left of alpha = 0 the reverse-KL baseline (an alpha = 0 method itself) is drawn.
+RLOO_DODGE = 0.04
 REFERENCES = {"rloo": "reverse-KL RLOO", "pi_star": "oracle pi*", "pi_ref": "floor pi_ref"}
 
 
@@ -41,8 +43,8 @@ def _panel(ax, table: pd.DataFrame, metric: str, label: str) -> None:
     for ref, name in REFERENCES.items():
         row = part[part.method == ref]
         if len(row):
-            if ref == "rloo":
-                ax.errorbar([0.0], row["mean"], yerr=row.se, color=COLORS(ref), marker="s", ms=4,
+            if ref == "rloo":  # at alpha = 0, drawn just left of MCPO's alpha = 0 so that neither hides the other
+                ax.errorbar([-RLOO_DODGE], row["mean"], yerr=row.se, color=COLORS(ref), marker="s", ms=4,
                             linestyle="none", label=name)
             else:
                 ax.axhline(row["mean"].iloc[0], color=COLORS(ref), linestyle="--", linewidth=0.8, label=name)
@@ -64,9 +66,9 @@ def fig1(table: pd.DataFrame, k: int):
         part = table[table.task == task]
         _panel(row[0], part, "pass1", "pass@1")
         _panel(row[1], part, f"pass{k}", f"pass@{k}")
-        row[0].set_title(TITLES[task])
+        row[0].set_title(f"{TITLES[task]}\n{n_text(part.n_seeds, 'seed')}")
     panel_letters(axes.flat)
-    legend(fig, where="right")
+    legend(fig, where="right", title="mean ± s.e.\nover seeds")
     return fig
 
 
@@ -76,7 +78,7 @@ def fig2(table: pd.DataFrame):
     for row, task in zip(axes, tasks):
         part = table[table.task == task]
         _panel(row[0], part, "coverage", "mode coverage of pi*")
-        row[0].set_title(TITLES[task])
+        row[0].set_title(f"{TITLES[task]}\n{n_text(part.n_seeds, 'seed')}")
         lines = (("kl_reverse", "o", "KL(pi || pi*)"), ("kl_forward", "^", "KL(pi* || pi)"))
         if task == "arithmetic":
             lines = (("form_tv", "o", "TV of forms to pi*'s"), ("form_entropy", "^", "form entropy (nats)"))
@@ -92,7 +94,7 @@ def fig2(table: pd.DataFrame):
         row[1].set_xlabel("alpha (0: reverse KL,\n1: forward KL)")
         row[1].set_ylabel("divergence to pi*" if task == "bandit" else "forms")
     panel_letters(axes.flat)
-    legend(fig, where="below", ncol=3)
+    legend(fig, where="below", ncol=3, title="mean ± s.e. over seeds")
     return fig
 
 
@@ -133,5 +135,5 @@ def fig3(table: pd.DataFrame):
     ax.set_xlabel("benign over-refusal (lower is better)")
     ax.set_ylabel("harmful refusal (higher is better)")
     ax.set_title("task (iii) safety frontier across alpha (labels)")
-    legend(ax)
+    legend(ax, title=f"mean ± s.e. over seeds,\n{n_text(table.n_seeds, 'seed')}")
     return fig

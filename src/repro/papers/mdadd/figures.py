@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, OURS, REFERENCE, Palette, legend, panel_letters, subplots
+from repro.figures.style import FLOOR, OURS, REFERENCE, Palette, interval_err, legend, n_text, panel_letters, subplots
 
 __all__ = ["COLORS", "COST_FORMS", "fig1_table", "fig1", "fig2", "fig3"]
 
@@ -25,19 +25,23 @@ COST_FORMS = {"socm": (OURS, "SOCM (Gram form)"), "naive": ("#0072B2", "full mom
 
 
 def fig1_table(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Mean and sd over unseen initialisations of TR@1 and IR@1 per method and size."""
+    """Mean, sd and number ``n`` of the units (distillation seed x unseen initialisation) of TR@1 and IR@1
+    per method and size."""
     sel = tidy[(tidy["init"] == "unseen") & tidy["metric"].isin(["TR@1", "IR@1"])]
-    return sel.groupby(["metric", "method", "n_pairs"])["value"].agg(["mean", "std"]).reset_index()
+    return sel.groupby(["metric", "method", "n_pairs"])["value"].agg(["mean", "std", "count"]).reset_index() \
+        .rename(columns={"count": "n"})
 
 
 def fig1(table: pd.DataFrame) -> plt.Figure:
-    """``table``: output of :func:`fig1_table` (columns metric, method, n_pairs, mean, std)."""
+    """``table``: output of :func:`fig1_table` (columns metric, method, n_pairs, mean, std, n)."""
     fig, axes = subplots(1, 2, width="text", height=2.3, sharey=False)
     for ax, metric in zip(axes, ["TR@1", "IR@1"]):
         t = table[table["metric"] == metric]
         for method, g in t[t["method"] != "full"].groupby("method", sort=True):
             g = g.sort_values("n_pairs")
-            ax.errorbar(g["n_pairs"], g["mean"], yerr=g["std"], marker="o", color=COLORS(method), label=method)
+            # a recall lies in [0, 100]: the sd bar (a spread, not an interval of the mean) is cut there
+            err = interval_err(g["mean"], (g["mean"] - g["std"]).clip(0, 100), (g["mean"] + g["std"]).clip(0, 100))
+            ax.errorbar(g["n_pairs"], g["mean"], yerr=err, marker="o", color=COLORS(method), label=method)
         full = t[t["method"] == "full"]
         if len(full):
             ax.axhline(float(full["mean"].iloc[0]), color=COLORS("full"), ls="--", label="full data")
@@ -49,7 +53,8 @@ def fig1(table: pd.DataFrame) -> plt.Figure:
         ax.set_ylabel(f"{metric} (%)")
         ax.set_title(f"{metric}, unseen initialisations")
     panel_letters(axes)
-    legend(fig, where="right")
+    n = n_text(table.loc[table["method"] != "full", "n"])
+    legend(fig, where="right", title=f"mean ± sd over\ndistillation seed\nx unseen init,\n{n}")
     return fig
 
 

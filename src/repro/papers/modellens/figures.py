@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, subplots
+from repro.figures.style import FLOOR, REFERENCE, Palette, legend, mean_se, n_text, subplots
 
 __all__ = ["COLORS", "ORDER", "fig1_table", "fig1", "fig2_table", "fig2", "fig3_table", "fig3"]
 
@@ -40,9 +40,9 @@ def fig1(table: pd.DataFrame, k: int):
                yerr=part["se"], color=COLORS(m), label=m, error_kw={"lw": 0.6})
     ax.set_xticks(np.arange(len(splits)), [SPLIT_LABELS[s] for s in splits])
     ax.grid(axis="x", visible=False)
-    ax.set_ylabel(f"NDCG@{k} (mean ± s.e. over seeds)")
+    ax.set_ylabel(f"NDCG@{k}")
     ax.set_ylim(0, 1.02)
-    legend(ax)
+    legend(ax, title=f"mean ± s.e.\nover seeds,\n{n_text(table.n_seeds, 'seed')}")
     return fig
 
 
@@ -59,7 +59,7 @@ def fig2(table: pd.DataFrame):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("candidates run on the probe set (cost)")
     ax.set_ylabel("regret (true quality)")
-    legend(fig, where="below", ncol=3)
+    legend(fig, where="below", ncol=3, title=f"mean ± s.e. over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig
 
 
@@ -79,5 +79,5 @@ def fig3(table: pd.DataFrame):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("pool size K")
     ax.set_ylabel("routed accuracy")
-    legend(fig, where="below", ncol=3)
+    legend(fig, where="below", ncol=3, title=f"mean ± s.e. over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from repro.figures.style import REFERENCE, Palette, legend, mean_se, panel_letters, subplots
+from repro.figures.style import REFERENCE, Palette, legend, mean_se, n_text, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1", "fig1_table"]
 
@@ -35,5 +35,5 @@ def fig1(table: pd.DataFrame):
             ax.set_ylabel(label)
             ax.set_title(regime)
     panel_letters(axes.flat)
-    legend(fig, where="below", ncol=2)
+    legend(fig, where="below", ncol=2, title=f"mean ± s.e. over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from repro.figures.style import (FLOOR, REFERENCE, Palette, interval_err, legend, not_built, panel_letters,
+from repro.figures.style import (FLOOR, REFERENCE, Palette, interval_err, legend, n_text, not_built, panel_letters,
                                  subplots)
 from repro.stats.intervals import t_interval
 
@@ -68,7 +68,7 @@ def _panels(table: pd.DataFrame, ylabel: str, styles: dict[str, str] | None = No
         quantities = [q for q in styles if q in set(table.quantity)]
         handles += [Line2D([], [], color="0.3", ls=styles[q]) for q in quantities]
         labels += [QUANTITY_LABELS.get(q, q) for q in quantities]
-    legend(fig, where="right", handles=handles, labels=labels)
+    legend(fig, where="right", handles=handles, labels=labels, title=f"mean ± s.e.\nover seeds,\n{n_text(table.n, 'seed')}")
     return fig
 
 
@@ -109,11 +109,12 @@ def fig3(table: pd.DataFrame) -> plt.Figure:
         ax.axhline(0, color="black", lw=0.6)
         ax.set_xticks(np.arange(len(graphs)), graphs, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_title(f"vs {c}")
-    axes[0][0].set_ylabel("Spearman rho, attention vs centrality\n(per seed, mean ± 95% CI)")
+    axes[0][0].set_ylabel("Spearman rho, attention vs centrality")
     if not cents:
         not_built(axes[0][0], "no attention measured at this alpha")
     panel_letters(axes[0])
-    legend(fig, where="right")
+    legend(fig, where="right", title=f"mean over seeds,\n95% t interval\n(cut to [-1, 1]),\n{n_text(table.n, 'seed')}"
+           if len(table) else None)
     return fig
 
 

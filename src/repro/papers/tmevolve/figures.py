@@ -19,7 +19,7 @@ import pandas as pd
 import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 
-from repro.figures.style import FLOOR, PALETTE, Palette, legend, new_figure, not_built, panel_letters
+from repro.figures.style import FLOOR, PALETTE, Palette, interval_err, legend, n_text, new_figure, not_built, panel_letters
 
 __all__ = ["COLORS", "build_fig3", "fig3_table"]
 
@@ -71,8 +71,9 @@ def _comparison_panel(ax: plt.Axes, points: pd.DataFrame) -> None:
     for yi, (_, row), k in zip(y, points.iterrows(), kind):
         colour = ORACLE_GREY if k == "oracle" else COLORS(row.method.removeprefix("shuffled_"))
         hollow = k == "control"
-        if row.low == row.low:
-            ax.plot([row.low, row.high], [yi, yi], color=colour, lw=1.2, solid_capstyle="butt")
+        # the interval as an error bar (none where it is missing: too few units)
+        ax.errorbar([row["diff"]], [yi], xerr=interval_err([row["diff"]], [row.low], [row.high]), fmt="none",
+                    ecolor=colour, elinewidth=1.2, capsize=0)
         ax.plot([row["diff"]], [yi], marker="D" if k == "oracle" else "o", ms=3.5, color=colour,
                 markerfacecolor="white" if hollow else colour, markeredgewidth=0.9, linestyle="none")
     ax.axvline(0.0, color="0.3", lw=0.7)
@@ -80,12 +81,13 @@ def _comparison_panel(ax: plt.Axes, points: pd.DataFrame) -> None:
     ax.set_ylim(len(points) - 0.5, -0.5)
     ax.grid(axis="y", visible=False)
     ref = points["reference"].iloc[0] if "reference" in points and len(points) else "best baseline"
-    ax.set_xlabel(f"C-index minus the best baseline's ({ref}), 95% interval")
+    interval = "95% interval" if points["low"].notna().any() else "no interval (too few units for 95%)"
+    ax.set_xlabel(f"C-index minus the best baseline's ({ref})\n{interval}, paired over {n_text(points.n, 'fold x repeat', 'folds x repeats')}")
     ax.set_title("survival; shuffle controls hollow, oracles grey; (mean C-index)")
 
 
 def build_fig3(patches: pd.DataFrame, points: pd.DataFrame, facts: dict, thumbnail=None) -> plt.Figure:
-    """``patches``: per-patch maps (``trace_slide``); ``points``: ``method, kind, mean, diff, low, high``
+    """``patches``: per-patch maps (``trace_slide``); ``points``: ``method, kind, mean, diff, low, high, n``
     (``survival_points``); ``facts``: Q, K, ARI, tissue types, patch size; ``thumbnail``: ``(image,
     (width, height))`` of the slide at level 0 (``slide_thumbnail``), or None.
 

@@ -35,7 +35,7 @@ def fig1_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig1(tidy: pd.DataFrame) -> plt.Figure:
-    """Stacked bars per model and task; a missing rate is left out (no bar), never drawn as 0."""
+    """Stacked bars per model and task; a missing rate is left out (no bar, "n/a" in its place), never drawn as 0."""
     tasks = list(dict.fromkeys(tidy.task))
     models = list(dict.fromkeys(tidy.model))
     fig, axes = subplots(1, len(tasks), width="text", height=2.3, sharey=True, squeeze=False)
@@ -47,6 +47,9 @@ def fig1(tidy: pd.DataFrame) -> plt.Figure:
             vals = sub.rate.to_numpy(dtype=float)
             ax.bar(x, vals, bottom=bottom, color=COLORS(direction), label=label, width=0.7)
             bottom = bottom + vals
+        for xi in x[np.isnan(bottom)]:  # an empty slot would read as a rate of 0
+            ax.text(xi, 0.02, "n/a", ha="center", va="bottom", color="0.4")
+        ax.set_xlim(-0.5, len(models) - 0.5)  # every model's slot, with a bar or not
         ax.set_xticks(x, models, rotation=30, ha="right", rotation_mode="anchor")
         ax.grid(axis="x", visible=False)
         ax.set_title(task)
