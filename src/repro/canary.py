@@ -162,11 +162,9 @@ def _markdown(results: Mapping[str, Any], which: str, plan: Mapping[str, Proposa
 
 def main(argv: list[str] | None = None) -> int:
     from repro.config import workflow_config
-    from repro.timedbuild import FINISHED, on_sigterm, run_measured
+    from repro.timedbuild import FINISHED, on_sigterm, run_measured, split_passthrough
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    argv = argv[: argv.index("--")] if "--" in argv else argv
+    argv, extra = split_passthrough(argv)
     parser = argparse.ArgumentParser(prog="python -m repro.canary", description=__doc__.splitlines()[0])
     parser.add_argument("--papers", nargs="+", help="these papers (default: every paper with a canary file)")
     parser.add_argument("--smoke", action="store_true", help="smoke-sized shapes as well (what CI runs)")

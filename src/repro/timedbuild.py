@@ -51,7 +51,7 @@ from repro.io import read_json, write_json
 from repro.provenance import git_commit
 from repro.staleness import fingerprint, stale
 
-__all__ = ["Interrupted", "on_sigterm", "build_paper", "run_measured", "main"]
+__all__ = ["Interrupted", "on_sigterm", "build_paper", "run_measured", "split_passthrough", "main"]
 
 FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)", re.M)
 
@@ -131,10 +131,16 @@ def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: l
     return rc
 
 
-def main(argv: list[str] | None = None) -> int:
+def split_passthrough(argv: list[str] | None) -> tuple[list[str], list[str]]:
+    """``argv`` (default: the command line) split at ``--``: this tool's arguments, and snakemake's."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    argv = argv[: argv.index("--")] if "--" in argv else argv
+    if "--" not in argv:
+        return argv, []
+    return argv[: argv.index("--")], argv[argv.index("--") + 1:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv, extra = split_passthrough(argv)
     parser = argparse.ArgumentParser(prog="python -m repro.timedbuild", description=__doc__.splitlines()[0])
     parser.add_argument("--papers", nargs="+", help="these papers first, in this order (default: workflow/papers.yaml's)")
     parser.add_argument("--only", action="store_true", help="build only --papers, not the others nor the report")

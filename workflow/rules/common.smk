@@ -45,8 +45,10 @@ def with_canary():
     if which is None:
         return
     if Path.cwd().resolve() == REPO.resolve():
-        raise ValueError("config.canary: a canary's capped runs are not the paper's results; run it in a folder of "
-                         "its own: python -m repro.canary (or snakemake --directory <folder> ...)")
+        raise ValueError(
+            "config.canary: a canary's capped runs are not the paper's results; run it in a folder of "
+            "its own: python -m repro.canary (or snakemake --directory <folder> ...)"
+        )
     other = [k for k in BLOCKS if isinstance(config.get(k), dict) and config[k].get("scale", "paper") != "paper"]
     if other:
         raise ValueError(f"config.canary runs every paper at scale paper; {', '.join(other)} set another scale")
