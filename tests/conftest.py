@@ -70,10 +70,15 @@ def comparable_outputs(workdir: Path, rels: list[str]) -> dict[str, object]:
             else (workdir / rel).read_bytes() for rel in rels}
 
 
+def job_counts(stdout: str) -> dict[str, int]:
+    """Jobs per rule in the 'Job stats' table of a dry run's output."""
+    table = stdout.split("Job stats:")[-1].split("\n\n")[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"}
+
+
 def scheduled_rules(stdout: str) -> set[str]:
     """Rule names in the 'Job stats' table of a dry run's output."""
-    table = stdout.split("Job stats:")[-1].split("\n\n")[0]
-    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+    return set(job_counts(stdout))
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,7 +114,8 @@ def _round_up(value: float, step: int) -> int:
 
 
 def propose(rows: list[BenchmarkRow], *, mem_headroom: float = 1.5, time_headroom: float = 2.0,
-            min_mem_mb: int = 500, mem_step_mb: int = 100, min_runtime: int = 1) -> dict[str, Proposal]:
+            min_mem_mb: int = 500, mem_step_mb: int = 100, min_runtime: int = 1,
+            scale_up: Mapping[str, float] | None = None) -> dict[str, Proposal]:
     """Propose ``mem_mb`` and ``runtime`` (minutes) per rule from benchmark rows.
 
     Parameters
@@ -128,6 +130,10 @@ def propose(rows: list[BenchmarkRow], *, mem_headroom: float = 1.5, time_headroo
         job past its SLURM time limit is killed.
     min_mem_mb, mem_step_mb, min_runtime : int
         Floor and rounding of the proposal (a scheduler gains nothing from 137 MB requests).
+    scale_up : mapping, optional
+        Rule -> how many times more work the job to be run does than the measured one (a canary's
+        capped steps, :mod:`repro.canary`): the runtime proposed is the measured time times this,
+        with headroom. Memory is not scaled (the canary keeps the shapes that set it).
 
     Returns
     -------
@@ -149,7 +155,7 @@ def propose(rows: list[BenchmarkRow], *, mem_headroom: float = 1.5, time_headroo
         cpu = [r.cpu_seconds / r.seconds for r in runs if r.cpu_seconds is not None and r.seconds > 0]
         cpu_seconds = [r.cpu_seconds for r in runs if r.cpu_seconds is not None]
         mem_mb = max(min_mem_mb, _round_up(max_rss * mem_headroom, mem_step_mb)) if max_rss else min_mem_mb
-        runtime = max(min_runtime, math.ceil(max_seconds * time_headroom / 60))
+        runtime = max(min_runtime, math.ceil(max_seconds * (scale_up or {}).get(rule, 1.0) * time_headroom / 60))
         proposals[rule] = Proposal(rule, len({r.path for r in runs}), len(runs), max_seconds, max_rss,
                                    sum(cpu) / len(cpu) if cpu else None, max(cpu_seconds, default=None),
                                    mem_mb, runtime)

@@ -51,7 +51,7 @@ from repro.io import read_json, write_json
 from repro.provenance import git_commit
 from repro.staleness import fingerprint, stale
 
-__all__ = ["build_paper", "main"]
+__all__ = ["Interrupted", "on_sigterm", "build_paper", "run_measured", "split_passthrough", "main"]
 
 FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)", re.M)
 
@@ -60,7 +60,7 @@ class Interrupted(Exception):
     """SIGTERM, raised where the build waits so that the sitting's cost is still recorded."""
 
 
-def _on_sigterm(signum, frame):
+def on_sigterm(signum, frame):
     raise Interrupted
 
 
@@ -81,7 +81,7 @@ def clear_outputs(folder: Path, names: list[str]) -> list[str]:
     return removed
 
 
-def _run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
+def run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
     """Run ``cmd`` with its output in ``log``; its exit status and measured cost."""
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
@@ -119,7 +119,7 @@ def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: l
     entry.setdefault("fingerprint_started", fingerprint(key, folder))
     log = folder / "logs/timedbuild" / f"{key}.{entry['sittings'] + 1}.log"
     cmd = [sys.executable, "-m", "snakemake", f"paper_{key}", *snakemake_args]
-    rc, used = _run_measured(cmd, log)
+    rc, used = run_measured(cmd, log)
     jobs = [r for r in FINISHED.findall(log.read_text(encoding="utf-8", errors="replace")) if r != f"paper_{key}"]
     entry.update(cpu_s=round(entry["cpu_s"] + used["cpu_s"], 1), wall_s=round(entry["wall_s"] + used["wall_s"], 1),
                  peak_rss_mb=round(max(entry["peak_rss_mb"], used["peak_rss_mb"]), 1),
@@ -131,10 +131,16 @@ def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: l
     return rc
 
 
-def main(argv: list[str] | None = None) -> int:
+def split_passthrough(argv: list[str] | None) -> tuple[list[str], list[str]]:
+    """``argv`` (default: the command line) split at ``--``: this tool's arguments, and snakemake's."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    argv = argv[: argv.index("--")] if "--" in argv else argv
+    if "--" not in argv:
+        return argv, []
+    return argv[: argv.index("--")], argv[argv.index("--") + 1:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv, extra = split_passthrough(argv)
     parser = argparse.ArgumentParser(prog="python -m repro.timedbuild", description=__doc__.splitlines()[0])
     parser.add_argument("--papers", nargs="+", help="these papers first, in this order (default: workflow/papers.yaml's)")
     parser.add_argument("--only", action="store_true", help="build only --papers, not the others nor the report")
@@ -148,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     order = list(args.papers or []) + ([] if args.only else [k for k in listed if k not in (args.papers or [])])
     costs_file = folder / "costs.json"
     costs = read_json(costs_file) if costs_file.is_file() else {}
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGTERM, on_sigterm)
     stages = papers_yaml.get("stages", [])
     for key in order:
         changed = changed_inputs(key, folder, costs.get(key, {}))
@@ -174,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             return rc
     if args.only:
         return 0
-    rc, used = _run_measured([sys.executable, "-m", "snakemake", "reports/artifact_evaluation.md", *extra],
+    rc, used = run_measured([sys.executable, "-m", "snakemake", "reports/artifact_evaluation.md", *extra],
                              folder / "logs/timedbuild/report.log")
     print(f"report: exit {rc}, {used['cpu_s']:.1f} CPU-s")
     return rc

@@ -4,14 +4,14 @@ import resource
 import sys
 import textwrap
 
-from repro.timedbuild import FINISHED, _run_measured
+from repro.timedbuild import FINISHED, run_measured
 
 
 def test_cost_counts_grandchildren_cpu_and_memory(tmp_path):
     # a child that starts a grandchild which spins ~0.6 CPU-s and holds ~300 MB: both must be counted
     grandchild = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); t = time.process_time()\nwhile time.process_time() - t < 0.6: pass"
     child = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {grandchild!r}], check=True); print('Finished jobid: 3 (Rule: fit)')"
-    rc, used = _run_measured([sys.executable, "-c", child], tmp_path / "logs/run.log")
+    rc, used = run_measured([sys.executable, "-c", child], tmp_path / "logs/run.log")
     assert rc == 0
     assert used["cpu_s"] >= 0.6 and used["wall_s"] >= 0.6
     # Linux counts into a process's peak the memory of the process it was spawned from (up to its exec):
@@ -22,7 +22,7 @@ def test_cost_counts_grandchildren_cpu_and_memory(tmp_path):
 
 
 def test_a_failing_command_reports_its_exit_status(tmp_path):
-    rc, _ = _run_measured([sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "run.log")
+    rc, _ = run_measured([sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "run.log")
     assert rc == 3
 
 

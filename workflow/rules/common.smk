@@ -10,11 +10,12 @@ SRC = str(REPO / "src")
 sys.path.insert(0, SRC)
 from repro.runtime import configure_environment
 from repro.config import block_scale, coerce_workflow_config, preset_error, schema_error
-from repro.config import unknown_top_level_keys, with_presets
+from repro.config import merge, unknown_top_level_keys, with_presets
 from repro.data.sidecar import sidecar_path
+from repro import canary as canary_caps
 
 SCALES = ("smoke", "small", "paper")
-GLOBAL_KEYS = ("scale", "seed", "device", "offline", "partial")
+GLOBAL_KEYS = ("scale", "seed", "device", "offline", "partial", "canary")
 PAPERS_YAML = yaml.safe_load((REPO / "workflow/papers.yaml").read_text(encoding="utf-8"))
 BLOCKS = [*PAPERS_YAML["stages"], *(p["key"] for p in PAPERS_YAML["papers"])]
 
@@ -30,11 +31,31 @@ def check_config():
     unknown = unknown_top_level_keys(config, GLOBAL_KEYS, BLOCKS)
     if unknown:
         raise ValueError(unknown)
+    with_canary()
     with_presets(config, REPO / "workflow/presets")  # each block's presets, beneath the user's values
     coerce_workflow_config(config, REPO / "workflow/schemas", SCALES)  # --config's "false", "3", ...
     error = schema_error(config, REPO / "workflow/schemas/config.schema.yaml", "config")
     if error:
         raise ValueError(error)
+
+
+def with_canary():
+    """At canary=true (or smoke), scale=paper and each paper's canary caps beneath the user's values (repro.canary)."""
+    which = canary_caps.mode(config.get("canary", False))
+    if which is None:
+        return
+    if Path.cwd().resolve() == REPO.resolve():
+        raise ValueError(
+            "config.canary: a canary's capped runs are not the paper's results; run it in a folder of "
+            "its own: python -m repro.canary (or snakemake --directory <folder> ...)"
+        )
+    other = [k for k in BLOCKS if isinstance(config.get(k), dict) and config[k].get("scale", "paper") != "paper"]
+    if other:
+        raise ValueError(f"config.canary runs every paper at scale paper; {', '.join(other)} set another scale")
+    canaries = canary_caps.load_canaries(REPO / "workflow/canary", BLOCKS, REPO / "workflow/schemas/canary.schema.yaml")
+    merged = merge(canary_caps.overlay(canaries, which), config)
+    config.clear()
+    config.update(merged, scale="paper")
 
 
 check_config()
