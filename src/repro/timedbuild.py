@@ -87,11 +87,17 @@ def run_measured(cmd: list[str], log: Path) -> tuple[int, dict[str, float]]:
     start = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        except (KeyboardInterrupt, Interrupted):
-            proc.terminate()  # snakemake stops its jobs and marks them incomplete
-            _, status, usage = os.wait4(proc.pid, 0)
+        stopping = False
+        while True:
+            try:
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            except (KeyboardInterrupt, Interrupted):
+                # snakemake stops its jobs and marks them incomplete; a repeated signal is passed on to it
+                # and the wait goes on, so that what the sitting spent is still recorded
+                stopping = True
+                proc.terminate()
+        if stopping:
             status = 130 << 8
     proc.returncode = os.waitstatus_to_exitcode(status)
     scale = 1024 if sys.platform != "darwin" else 1  # ru_maxrss: KiB on Linux, bytes on macOS

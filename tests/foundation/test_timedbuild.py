@@ -1,9 +1,16 @@
 """repro.timedbuild measures a build's CPU time and memory including the processes it starts."""
 
+import json
+import os
 import resource
+import signal
+import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
+import repro
 from repro.timedbuild import FINISHED, run_measured
 
 
@@ -34,3 +41,39 @@ def test_finished_lines_name_their_rules():
         Finished jobid: 0 (Rule: paper_cmcboot)
         """)
     assert FINISHED.findall(log) == ["cmcboot_truth", "paper_cmcboot"]
+
+
+def test_a_repeated_sigterm_still_records_the_sitting(tmp_path):
+    # the build is stopped twice while its snakemake is still shutting down (spending CPU as it does):
+    # the runner waits for it and reports what it spent instead of dying with nothing recorded
+    ready = tmp_path / "ready"
+    child = textwrap.dedent(f"""\
+        import pathlib, signal, time
+        def stop(*_):
+            t = time.process_time()
+            while time.process_time() - t < 0.5: pass
+            raise SystemExit(1)
+        signal.signal(signal.SIGTERM, stop)
+        pathlib.Path({str(ready)!r}).touch()
+        time.sleep(60)
+        """)
+    runner = textwrap.dedent(f"""\
+        import json, signal, sys
+        from pathlib import Path
+        from repro.timedbuild import on_sigterm, run_measured
+        signal.signal(signal.SIGTERM, on_sigterm)
+        rc, used = run_measured([sys.executable, "-c", {child!r}], Path({str(tmp_path / "run.log")!r}))
+        print(json.dumps({{"rc": rc, **used}}))
+        """)
+    env = {**os.environ, "PYTHONPATH": str(Path(repro.__file__).parents[1])}
+    proc = subprocess.Popen([sys.executable, "-c", runner], stdout=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    result = json.loads(out)
+    assert result["rc"] == 130 and result["cpu_s"] >= 0.5
