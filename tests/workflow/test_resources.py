@@ -1,5 +1,6 @@
 """repro.resources: per-rule mem_mb/runtime proposed from hand-written Snakemake benchmark files."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 import yaml
 
 from repro.resources import collect, propose, read_benchmark, rule_of, to_markdown, to_set_resources
+from tests.conftest import run_snakemake
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -38,6 +40,21 @@ def test_rule_of_follows_the_benchmark_layout(tmp_path):
     assert rule_of(tmp_path / "cmcboot/simulate/n100/rep0.tsv", tmp_path) == "cmcboot_simulate"
     assert rule_of(tmp_path / "cmcboot/fig1.tsv", tmp_path) == "cmcboot_fig1"
     assert rule_of(tmp_path / "artifact_evaluation.tsv", tmp_path) == "artifact_evaluation"
+
+
+#: Blocks whose every job writes its benchmark where rule_of finds its rule (benchmarks/<key>/<step>/...).
+BENCHMARK_LAYOUT = ["groupfdr"]
+
+
+@pytest.mark.parametrize("key", BENCHMARK_LAYOUT)
+def test_each_job_of_a_paper_benchmarks_under_its_own_rule(tmp_path, key):
+    """A benchmark under another step's name files the rule's measurements, and the resources proposed from them
+    (a canary's, a cluster profile's set-resources), under a rule that does not exist."""
+    proc = run_snakemake(tmp_path, "-n", f"paper_{key}")
+    jobs = re.findall(r"^(?:local)?rule (\w+):\n(?:    (?!benchmark:).*\n)*    benchmark: (\S+)$", proc.stdout, re.M)
+    assert jobs, proc.stdout[-3000:]
+    wrong = {rule: path for rule, path in jobs if rule_of(Path(path), Path("benchmarks")) != rule}
+    assert not wrong, wrong
 
 
 def test_proposal_covers_the_largest_job_with_headroom(benchmarks):

@@ -44,9 +44,9 @@ rule groupfdr_run:
     output:
         run="results/groupfdr/runs/{setting}/{method}/chunk{chunk}.json",
     log:
-        logs("groupfdr/runs/{setting}/{method}/chunk{chunk}"),
+        logs("groupfdr/run/{setting}/{method}/chunk{chunk}"),
     benchmark:
-        bench("groupfdr/runs/{setting}/{method}/chunk{chunk}")
+        bench("groupfdr/run/{setting}/{method}/chunk{chunk}")
     wildcard_constraints:
         setting=r"[a-z0-9_]+",
         method=r"[a-z0-9_]+",
