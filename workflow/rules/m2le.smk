@@ -78,9 +78,9 @@ rule m2le_run:
     output:
         run="results/m2le/runs/{sequence}/seed{seed}.json",
     log:
-        logs("m2le/runs/{sequence}/seed{seed}"),
+        logs("m2le/run/{sequence}/seed{seed}"),
     benchmark:
-        bench("m2le/runs/{sequence}/seed{seed}")
+        bench("m2le/run/{sequence}/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
         sequence=r"[a-z_]+",
