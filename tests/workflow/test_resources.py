@@ -43,7 +43,7 @@ def test_rule_of_follows_the_benchmark_layout(tmp_path):
 
 
 #: Blocks whose every job writes its benchmark where rule_of finds its rule (benchmarks/<key>/<step>/...).
-BENCHMARK_LAYOUT = ["groupfdr", "m2le"]
+BENCHMARK_LAYOUT = ["groupfdr", "m2le", "munkey"]
 
 
 @pytest.mark.parametrize("key", BENCHMARK_LAYOUT)

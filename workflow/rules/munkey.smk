@@ -48,9 +48,9 @@ rule munkey_run:
     output:
         run="results/munkey/runs/{regime}/{forget_set}/seed{seed}.json",
     log:
-        logs("munkey/runs/{regime}/{forget_set}/seed{seed}"),
+        logs("munkey/run/{regime}/{forget_set}/seed{seed}"),
     benchmark:
-        bench("munkey/runs/{regime}/{forget_set}/seed{seed}")
+        bench("munkey/run/{regime}/{forget_set}/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
         regime=r"[a-z0-9]+",
