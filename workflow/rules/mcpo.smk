@@ -51,9 +51,9 @@ rule mcpo_arith_tiny:
         model="results/mcpo/arithmetic/tiny/model.safetensors",
         config="results/mcpo/arithmetic/tiny/config.json",
     log:
-        logs("mcpo/arithmetic/tiny"),
+        logs("mcpo/arith_tiny"),
     benchmark:
-        bench("mcpo/arithmetic/tiny")
+        bench("mcpo/arith_tiny")
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -95,9 +95,9 @@ rule mcpo_safety_tiny:
         model="results/mcpo/safety/tiny/model.safetensors",
         config="results/mcpo/safety/tiny/config.json",
     log:
-        logs("mcpo/safety/tiny"),
+        logs("mcpo/safety_tiny"),
     benchmark:
-        bench("mcpo/safety/tiny")
+        bench("mcpo/safety_tiny")
     conda:
         "../../envs/torch.yaml"
     threads: 1

@@ -97,9 +97,9 @@ rule mdadd_features:
     output:
         features="results/mdadd/features/{dataset}.h5",
     log:
-        logs("mdadd/features_{dataset}"),
+        logs("mdadd/features/{dataset}"),
     benchmark:
-        bench("mdadd/features_{dataset}")
+        bench("mdadd/features/{dataset}")
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
     conda:

@@ -69,9 +69,9 @@ rule modellens_run:
     output:
         run="results/modellens/runs/seed{seed}.json",
     log:
-        logs("modellens/runs/seed{seed}"),
+        logs("modellens/run/seed{seed}"),
     benchmark:
-        bench("modellens/runs/seed{seed}")
+        bench("modellens/run/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     conda:
@@ -95,9 +95,9 @@ rule modellens_ablation:
     output:
         run="results/modellens/ablations/seed{seed}.json",
     log:
-        logs("modellens/ablations/seed{seed}"),
+        logs("modellens/ablation/seed{seed}"),
     benchmark:
-        bench("modellens/ablations/seed{seed}")
+        bench("modellens/ablation/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     conda:
