@@ -8,13 +8,15 @@ import math
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from repro.papers.collapse import grid
 from repro.papers.collapse.figures import fig4_table
 from repro.nn.generative import DDPM, VAE, VaDE, forward_marginal, train_classifier
-from repro.papers.collapse.neural import (NeuralConfig, _change, _class_stats, auc, draw_real, neural_generations_table,
+from repro.papers.collapse.neural import (NeuralConfig, _change, _class_stats, auc, check_pool, draw_real, neural_generations_table,
                                           prediction_auc, prepare_pool, run_neural, summarise_neural, train)
 from repro.stats.loss_geometry import LossGeometry, effective_rank
+from tests.conftest import REPO
 
 
 def _flat_hessian(geo: LossGeometry) -> np.ndarray:
@@ -242,3 +244,24 @@ def test_summary_separates_the_fresh_only_control_and_the_llc_trend():
     assert node["fresh_only"]["gn_erank_change"]["values"] == pytest.approx([1.0] * 6)
     long = fig4_table(neural_generations_table(runs))
     assert set(zip(long.arm, long.inject)) == {("synthetic only", 0.0), ("injection", 0.4), ("fresh only", 1.0)}
+
+
+def test_a_draw_the_pool_cannot_supply_is_refused_before_training():
+    # the embedded digits hold 500 of each: n = 2,000 asks ~600 of digit 0 (weight 0.3), which drawing without
+    # replacement cannot give; refused up front with the largest n that fits, not hours into a paper-scale run
+    pool_y = np.repeat(np.arange(5), 500)
+    weights = NeuralConfig().class_weights
+    with pytest.raises(ValueError, match=r"n = 2000 .* class 0 .* at most 1382"):
+        check_pool(pool_y, weights, 2000)
+    check_pool(pool_y, weights, 1382)
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # the margin (5 s.d.) leaves the draw itself nothing to refuse
+        draw_real(np.zeros((len(pool_y), 1)), pool_y, weights, 1382, rng)
+
+
+def test_every_preset_draws_what_the_embedded_digits_supply():
+    presets = yaml.safe_load((REPO / "workflow/presets/collapse.yaml").read_text())["collapse"]
+    pool_y = np.repeat(np.arange(5), 500)
+    for scale in ("smoke", "small", "paper"):
+        neural = presets[scale]["neural"]
+        check_pool(pool_y, neural.get("class_weights", NeuralConfig().class_weights), neural["n"], f"collapse.{scale}.neural")

@@ -85,7 +85,7 @@ from repro.nn.generative import DDPM, VAE, SampleClassifier, VaDE, train_classif
 from repro.stats.loss_geometry import LossGeometry, effective_rank
 from repro.stats.llc import sgld_llc, wbic_beta
 
-__all__ = ["NeuralConfig", "MODELS", "prepare_pool", "draw_real", "make_model", "train", "auc", "run_neural"]
+__all__ = ["NeuralConfig", "MODELS", "prepare_pool", "check_pool", "draw_real", "make_model", "train", "auc", "run_neural"]
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +158,27 @@ def prepare_pool(x: np.ndarray, y: np.ndarray, classes: list[str], cfg: NeuralCo
     mask = np.isin(y, keep)
     relabel = {c: i for i, c in enumerate(keep)}
     return x[mask], np.array([relabel[int(c)] for c in y[mask]], dtype=np.int64)
+
+
+def check_pool(pool_y: np.ndarray, weights, n: int, where: str = "collapse.neural") -> None:
+    """Refuse, before any training, a draw of ``n`` images that a class of the pool cannot supply: each class's
+    count in :func:`draw_real` is binomial(n, weight) and must fit, five standard deviations above its mean,
+    in that class's images (the embedded 5,000 digits hold 500 of each)."""
+    counts = np.bincount(pool_y, minlength=len(weights))
+    for k, w in enumerate(np.asarray(weights, float)):
+        need = n * w + 5 * np.sqrt(n * w * (1 - w))
+        if need > counts[k]:
+            raise ValueError(f"{where}: n = {n} draws about {n * w:.0f} images of class {k} (up to {need:.0f}), "
+                             f"and the pool holds {counts[k]}; lower {where}.n to at most "
+                             f"{_largest_n(counts[k], w)} or read a larger image set (source: remote)")
+
+
+def _largest_n(count: int, w: float) -> int:
+    """The largest n whose class of weight ``w`` fits in ``count`` images by :func:`check_pool`'s margin."""
+    n = int(count / w)
+    while n > 0 and n * w + 5 * np.sqrt(n * w * (1 - w)) > count:
+        n -= 1
+    return n
 
 
 def draw_real(pool_x: np.ndarray, pool_y: np.ndarray, weights, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -237,6 +258,7 @@ def run_neural(cfg: dict | NeuralConfig, model_name: str, *, inject: float, seed
         raise ValueError(f"{where}: the fresh-data fraction must lie in [0, 1]; got {inject}")
     if model_name not in MODELS:
         raise ValueError(f"{where}: unknown model {model_name!r}; expected one of {', '.join(MODELS)}")
+    check_pool(pool_y, cfg.class_weights, cfg.n, where)
     ss = np.random.SeedSequence(seed)
     real_rng, model_seed, diag_seed, clf_seed = (np.random.default_rng(s) for s in ss.spawn(4))
     torch.manual_seed(int(model_seed.integers(2**31)))
