@@ -39,7 +39,7 @@ from typing import Any
 
 from repro.io import atomic_open, read_json
 
-__all__ = ["paper_inputs", "fingerprint", "stale", "module_file", "is_report_file", "repro_imports", "read_build", "banner", "mark",
+__all__ = ["paper_inputs", "stage_inputs", "fingerprint", "stale", "module_file", "is_report_file", "repro_imports", "read_build", "banner", "mark",
            "BANNER_START", "BANNER_END"]
 
 #: Files that judge every paper's claims, beside repro.claims and its imports.
@@ -131,6 +131,16 @@ def _files_under(folder: Path) -> list[Path]:
 def _stage_files(repo: Path, stage: str) -> list[Path]:
     files = [repo / f"workflow/rules/{stage}.smk", repo / f"workflow/presets/{stage}.yaml"]
     return [f for f in files if f.is_file()] + _files_under(repo / f"workflow/scripts/{stage}")
+
+
+def stage_inputs(stage: str, repo: str | Path = ".") -> list[str]:
+    """The files (relative to ``repo``, sorted) that what the shared stage ``stage`` builds depends on: its rule
+    file, preset and scripts, and the ``repro`` modules those scripts import (followed transitively)."""
+    repo = Path(repo).resolve()
+    src = repo / "src"
+    own = _stage_files(repo, stage)
+    modules = _closure(src, [p for p in own if p.suffix == ".py"], exclude=[src / "repro/staleness.py"])
+    return sorted({str(p.relative_to(repo)) for p in [*own, *modules]})
 
 
 def paper_inputs(key: str, repo: str | Path = ".", stages: Iterable[str] = ("wsi", "llm")) -> list[str]:

@@ -49,9 +49,9 @@ import yaml
 
 from repro.io import read_json, write_json
 from repro.provenance import git_commit
-from repro.staleness import fingerprint, stale
+from repro.staleness import fingerprint, stage_inputs, stale
 
-__all__ = ["Interrupted", "on_sigterm", "build_paper", "run_measured", "split_passthrough", "main"]
+__all__ = ["Interrupted", "on_sigterm", "touched_stages", "build_paper", "run_measured", "split_passthrough", "main"]
 
 FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)", re.M)
 
@@ -114,6 +114,13 @@ def changed_inputs(key: str, folder: Path, entry: dict[str, Any]) -> list[str]:
     return stale({key: recorded}, folder).get(key, [])
 
 
+def touched_stages(changed: list[str], stages: list[str], folder: Path) -> list[str]:
+    """The shared stages among ``stages`` whose outputs a change (``changed``: :func:`repro.staleness.stale`'s
+    "changed <path>" lines) makes stale: those with a changed file among :func:`repro.staleness.stage_inputs`."""
+    paths = {line.split(" ", 1)[1] for line in changed}
+    return [s for s in stages if paths & set(stage_inputs(s, folder))]
+
+
 def _new_entry() -> dict[str, Any]:
     """A paper's costs before its first sitting."""
     return {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0, "complete": False}
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in order:
         changed = changed_inputs(key, folder, costs.get(key, {}))
         if changed:
-            touched = [s for s in stages if any(f"/{s}" in c for c in changed)]
+            touched = touched_stages(changed, stages, folder)
             removed = clear_outputs(folder, [key, *touched])
             print(f"{key}: inputs changed since it was built ({', '.join(changed[:5])}"
                   f"{' ...' if len(changed) > 5 else ''}): removed {', '.join(removed)}; rebuilding", flush=True)

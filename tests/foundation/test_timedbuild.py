@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import repro
-from repro.timedbuild import FINISHED, run_measured
+from repro.timedbuild import FINISHED, run_measured, touched_stages
 
 
 def test_cost_counts_grandchildren_cpu_and_memory(tmp_path):
@@ -77,3 +77,13 @@ def test_a_repeated_sigterm_still_records_the_sitting(tmp_path):
     assert proc.returncode == 0, out
     result = json.loads(out)
     assert result["rc"] == 130 and result["cpu_s"] >= 0.5
+
+
+def test_a_stage_is_rebuilt_when_code_it_runs_changes_and_only_then():
+    # the WSI stage's scripts import repro.data.fetch: a change there stales the stage's outputs, which Snakemake
+    # does not see; a paper's module that merely has "wsi" in its path does not
+    repo = Path(__file__).resolve().parents[2]
+    assert touched_stages(["changed src/repro/data/fetch.py"], ["wsi"], repo) == ["wsi"]
+    assert touched_stages(["changed src/repro/wsi/reader.py", "added workflow/scripts/llm/cache.py"],
+                          ["wsi", "llm"], repo) == ["wsi", "llm"]
+    assert touched_stages(["changed src/repro/papers/tmevolve/wsi.py", "changed docs/wsi.md"], ["wsi", "llm"], repo) == []
