@@ -1,34 +1,61 @@
-"""source: remote: a manifest-driven download of a real slide, served from 127.0.0.1."""
+"""source: remote: a manifest-driven download of a real slide, served from 127.0.0.1.
+
+Every download is checked: a manifest row without sha256 or md5 is refused before anything is fetched unless the
+config opts out (``wsi.<scale>.remote.allow_unverified``), and a wrong checksum leaves nothing where a later job
+would read it.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import os
+import logging
 import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
+import repro.data.fetch
+from repro.data.fetch import FetchError, partial_path
+from repro.data.sidecar import read_sidecar
 from repro.wsi.cohort import cohort_slides, fetch_slide, read_remote_manifest, slide_path, write_remote_labels
 from repro.wsi.reader import open_slide
-from tests.conftest import serve_folder
+from tests.conftest import REPO, serve_folder
 
 CMU = "cmu-1-small-region.svs"
+SLIDE_BYTES = b"not a slide: the fetch itself never opens it\n" * 100
 
 
 @pytest.fixture
-def served_slide(request, tmp_path):
-    """The CMU fixture served over HTTP from a local folder: ``(url, sha256)``."""
-    pytest.importorskip("repro.data.fetch", reason="repro.data.fetch (the lead's generic fetcher) is not on this branch yet")
-    shared = Path(os.environ["REPRO_SHARED_DIR"]) if os.environ.get("REPRO_SHARED_DIR") else request.getfixturevalue("shared_dir")
-    src = shared / "data" / "wsi" / CMU
-    if not src.is_file():
-        pytest.skip(f"{src} is absent")
+def served_slide(tmp_path):
+    """The CMU fixture shipped with the tests, served over HTTP from a local folder: ``(url, sha256)``."""
+    src = REPO / "tests" / "data" / "wsi" / CMU
     root = tmp_path / "www"
     root.mkdir()
     shutil.copy(src, root / CMU)
     with serve_folder(root) as url:
         yield f"{url}/{CMU}", hashlib.sha256(src.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def served_bytes(served):
+    """A small file served as ``s1.svs`` (the fetch does not read the slide): its URL."""
+    root, url = served
+    (root / "s1.svs").write_bytes(SLIDE_BYTES)
+    return f"{url}/s1.svs"
+
+
+@pytest.fixture
+def no_download(monkeypatch):
+    """Every call to the fetcher, recorded and refused: a test that expects none asserts the list is empty."""
+    calls = []
+
+    def refuse(url, *args, **kwargs):
+        calls.append(url)
+        raise AssertionError(f"{url} was fetched")
+
+    monkeypatch.setattr(repro.data.fetch, "fetch_url", refuse)
+    return calls
 
 
 def _manifest(path: Path, url: str, sha: str) -> Path:
@@ -47,9 +74,68 @@ def test_fetch_checks_the_manifest_checksum(served_slide, tmp_path):
         assert s.mpp == pytest.approx(0.499)
     bad = _manifest(tmp_path / "bad.csv", url, "0" * 64)
     dest2 = tmp_path / "resources" / "bad.svs"
-    with pytest.raises(Exception, match="sha256|checksum|mismatch"):
+    with pytest.raises(FetchError, match="sha256 mismatch"):
         fetch_slide(bad, "cmu1", dest2)
-    assert not dest2.exists()
+    assert not dest2.exists() and not partial_path(dest2).exists()
+
+
+@pytest.mark.parametrize("header", ["slide_id,url,filename", "slide_id,url,filename,sha256,md5"])
+def test_a_row_without_checksum_is_refused_before_anything_is_fetched(header, served_bytes, no_download, tmp_path):
+    """No checksum column at all, or empty ones: the error names the manifest, the slide and the two ways out."""
+    man = tmp_path / "m.csv"
+    man.write_text(f"{header}\ns1,{served_bytes},s1.svs{',,' if 'md5' in header else ''}\n")
+    dest = tmp_path / "resources" / "s1.svs"
+    with pytest.raises(ValueError) as err:
+        fetch_slide(man, "s1", dest)
+    message = str(err.value)
+    assert str(man) in message and "'s1'" in message, message
+    assert "sha256" in message and "wsi.<scale>.remote.allow_unverified" in message, message
+    assert no_download == [] and not dest.exists() and not partial_path(dest).exists()
+
+
+def test_the_opt_out_fetches_a_row_without_checksum_and_warns_by_name(served_bytes, tmp_path, caplog):
+    man = tmp_path / "m.csv"
+    man.write_text(f"slide_id,url,filename\ns1,{served_bytes},s1.svs\n")
+    dest = tmp_path / "resources" / "s1.svs"
+    with caplog.at_level(logging.WARNING, logger="repro.wsi.cohort"):
+        fetch_slide(man, "s1", dest, allow_unverified=True)
+    assert dest.read_bytes() == SLIDE_BYTES
+    warned = [r.getMessage() for r in caplog.records if r.name == "repro.wsi.cohort" and r.levelno == logging.WARNING]
+    assert any("'s1'" in w and "unverified" in w and "allow_unverified" in w for w in warned), warned
+
+
+def test_a_wrong_md5_leaves_nothing_at_the_destination(served_bytes, tmp_path):
+    man = tmp_path / "m.csv"
+    man.write_text(f"slide_id,url,filename,md5\ns1,{served_bytes},s1.svs,{'0' * 32}\n")
+    dest = tmp_path / "resources" / "s1.svs"
+    with pytest.raises(FetchError, match="md5 mismatch"):
+        fetch_slide(man, "s1", dest)
+    assert not dest.exists() and not partial_path(dest).exists()
+    good = man.with_name("good.csv")
+    good.write_text(f"slide_id,url,filename,md5\ns1,{served_bytes},s1.svs,{hashlib.md5(SLIDE_BYTES).hexdigest()}\n")
+    assert fetch_slide(good, "s1", dest).read_bytes() == SLIDE_BYTES
+
+
+@pytest.mark.slow
+def test_the_fetch_rule_refuses_an_unchecked_row_unless_the_config_opts_out(served_bytes, tmp_path, workflow_run):
+    """The opt-out reaches the job from the config the user writes; the slide it fetches gets its sha256 sidecar."""
+    man = tmp_path / "m.csv"
+    man.write_text(f"slide_id,url,filename\ns1,{served_bytes},s1.svs\n")
+    remote = {"cohort": "demo", "manifest": str(man)}
+    target = "resources/wsi/demo/slides/s1.svs"
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"wsi": {"smoke": {"remote": remote}}}))
+    proc = workflow_run(tmp_path / "work", "--configfile", str(REPO / "config.yaml"), str(overlay),
+                        "--", target, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "'s1' has no sha256 or md5" in out, out[-3000:]
+    assert not (tmp_path / "work" / target).exists()
+    overlay.write_text(yaml.safe_dump({"wsi": {"smoke": {"remote": {**remote, "allow_unverified": True}}}}))
+    proc = workflow_run(tmp_path / "work", "--configfile", str(REPO / "config.yaml"), str(overlay), "--", target)
+    assert (tmp_path / "work" / target).read_bytes() == SLIDE_BYTES
+    assert read_sidecar(tmp_path / "work" / target) == hashlib.sha256(SLIDE_BYTES).hexdigest()
+    log = (tmp_path / "work" / "logs/wsi/fetch/demo/s1.svs.log").read_text()
+    assert "unverified" in log and "allow_unverified" in log, log
 
 
 def test_remote_cohort_paths_and_labels(tmp_path):

@@ -58,6 +58,8 @@ rule wsi_fetch:
     resources:
         mem_mb=500,
         runtime=120,
+    params:
+        allow_unverified=lambda wc: preset("wsi", "remote", "allow_unverified"),
     script:
         "../scripts/wsi/fetch.py"
 

@@ -9,9 +9,15 @@ Two kinds of cohort (config.yaml ``wsi.<scale>``):
   the checkout), one row per slide with columns ``slide_id``, ``url`` and optionally ``filename``
   (its extension is kept; default ``{slide_id}.svs``), ``sha256``, ``md5`` and the label columns
   of the cohort manifest (``survival_months, event, subtype, subtype_name, gene_expr``). For TCGA,
-  ``url`` is ``https://api.gdc.cancer.gov/data/{file_id}`` and ``md5`` the GDC file's md5sum.
+  ``url`` is ``https://api.gdc.cancer.gov/data/{file_id}`` and ``md5`` the GDC file's md5sum; for slides
+  on this machine, ``url`` is a ``file:///absolute/path`` (the slide is copied in and checked the same way).
   Slides are downloaded by :func:`fetch_slide` through :func:`repro.data.fetch.fetch_url`
-  (resume, checksum, atomic rename: a mismatch leaves nothing at the destination).
+  (resume, checksum, atomic rename: a mismatch leaves nothing at the destination). A row without
+  ``sha256`` or ``md5`` is refused before anything is downloaded unless the config opts out
+  (``remote.allow_unverified: true``).
+
+Which of the two a job reads is the ``{cohort}`` of the file asked for (``results/wsi/{cohort}/...``): the
+block's ``source`` key does not choose between them.
 """
 
 from __future__ import annotations
@@ -83,15 +89,44 @@ def slide_path(cfg: dict[str, Any], cohort: str, slide: str, repo: str | os.Path
     return f"resources/wsi/{cohort}/slides/{slide}{Path(df.loc[slide, 'filename']).suffix}"
 
 
-def fetch_slide(manifest: str | os.PathLike, slide: str, dest: str | os.PathLike, **kwargs: Any) -> Path:
-    """Download one slide of a remote manifest to ``dest`` (checksums from the manifest)."""
+def _digest(row: Any, column: str) -> str | None:
+    """The manifest's ``column`` digest of one row; None where the column is absent or the cell empty."""
+    value = row.get(column)
+    return (value.strip() or None) if isinstance(value, str) else None
+
+
+def fetch_slide(manifest: str | os.PathLike, slide: str, dest: str | os.PathLike, *, allow_unverified: bool = False,
+                **kwargs: Any) -> Path:
+    """Download one slide of a remote manifest to ``dest``, checked against the manifest's sha256 (or md5).
+
+    Parameters
+    ----------
+    manifest : path
+        The remote manifest (:func:`read_remote_manifest`).
+    slide : str
+        Its ``slide_id``.
+    dest : path
+        The slide's final path: it appears only once the whole file is there and its checksum matches.
+    allow_unverified : bool
+        The config key ``wsi.<scale>.remote.allow_unverified``. A row with neither ``sha256`` nor ``md5`` is a
+        ``ValueError`` naming the manifest and the slide, raised before anything is downloaded, unless this is
+        true: then the slide is fetched unverified and a warning names it.
+    kwargs
+        ``retries``, ``timeout``, ``backoff`` of :func:`repro.data.fetch.fetch_url`.
+    """
     from repro.data.fetch import fetch_url
 
     row = read_remote_manifest(manifest).loc[slide]
-    sha = row.get("sha256") if isinstance(row.get("sha256"), str) else None
-    md5 = row.get("md5") if isinstance(row.get("md5"), str) else None
+    sha, md5 = _digest(row, "sha256"), _digest(row, "md5")
     if not sha and not md5:
-        log.warning("slide %s of %s has no checksum in the manifest: the download is not verified", slide, manifest)
+        if not allow_unverified:
+            raise ValueError(
+                f"wsi remote manifest {manifest}: slide {slide!r} has no sha256 or md5, so its download cannot be "
+                "checked; add a sha256 column with each slide's digest (sha256sum of the file; for a GDC file, an md5 "
+                "column with its md5sum), or set wsi.<scale>.remote.allow_unverified: true in your config to accept "
+                "unverified slides")
+        log.warning("wsi remote manifest %s: slide %r has no sha256 or md5; fetched unverified because "
+                    "wsi.<scale>.remote.allow_unverified is true", manifest, slide)
     return fetch_url(str(row["url"]), Path(dest), sha256=sha, md5=md5, **kwargs)
 
 
