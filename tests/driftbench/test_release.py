@@ -38,7 +38,7 @@ def write_fixture(folder):
 
 def test_release_recomputes_the_same_tables_and_matches_its_summary(tmp_path):
     runs, scores = write_fixture(tmp_path)
-    briefs, t2, s2, published = read_release(tmp_path)
+    briefs, t2, s2, published, _ = read_release(tmp_path)
     assert [b.id for b in briefs] == sorted(b.id for b in BRIEFS)
     m1, r1, _, tab1 = aggregate(runs, scores, BRIEFS, ["m1"])
     m2, r2, _, tab2 = aggregate(t2, s2, briefs, ["m1"], published)
@@ -53,7 +53,7 @@ def test_a_release_without_checks_still_gives_kbv_from_the_judge(tmp_path):
     write_fixture(tmp_path)
     for f in (tmp_path / "briefs").glob("*.yaml"):
         f.write_text(_strip_checks(f.read_text()))
-    briefs, t, s, _ = read_release(tmp_path)
+    briefs, t, s, _, _ = read_release(tmp_path)
     assert all(not b.checks for b in briefs)
     metrics, runs, _, _ = aggregate(t, s, briefs, ["m1"])
     assert runs.adherence.isna().all() and runs.kbv.notna().any()
@@ -77,7 +77,7 @@ def test_a_damaged_release_is_refused_naming_the_file_or_column(tmp_path, damage
     write_fixture(tmp_path)
     damage(tmp_path)
     with pytest.raises(ValueError, match=message):
-        briefs, t, s, pub = read_release(tmp_path)
+        briefs, t, s, pub, _ = read_release(tmp_path)
         aggregate(t, s, briefs, ["m1"], pub)
 
 
@@ -184,7 +184,7 @@ def write_paper_release(folder):
 
 def test_the_papers_published_layout_gives_its_kbv(tmp_path):
     write_paper_release(tmp_path)
-    briefs, transcripts, scores, published = read_release(tmp_path)
+    briefs, transcripts, scores, published, _ = read_release(tmp_path)
     models = sorted({m for _, m, *_ in PAPER_RUNS})
     metrics, runs, _, table = aggregate(transcripts, scores, briefs, models, published)
     # judged and audited runs only, as the reference's aggregation inner-joins judge and auditor records
@@ -242,7 +242,7 @@ def test_a_malformed_paper_release_is_refused_naming_the_file(tmp_path, damage, 
     write_paper_release(tmp_path)
     damage(tmp_path)
     with pytest.raises(ValueError, match=message):
-        briefs, t, s, pub = read_release(tmp_path)
+        briefs, t, s, pub, _ = read_release(tmp_path)
         aggregate(t, s, briefs, ["openai/gpt-5.4"], pub)
 
 
