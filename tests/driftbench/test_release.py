@@ -196,6 +196,7 @@ def test_the_papers_published_layout_gives_its_kbv(tmp_path):
     assert runs.set_index("run_id").judge_complexity.eq(2).all()  # complexity_inflation, j_-prefixed on read
     layout = release_dict(tmp_path)["layout"]
     assert layout["naming"] == "paper" and layout["judged_without_auditor"] == 1
+    assert layout["summary"] == "analysis/kbv_summary.csv" and layout["ignored_score_files"] == 2 * len(PAPER_RUNS)
 
 
 def test_the_rule_inputs_are_the_files_the_reader_reads(tmp_path):

@@ -3,8 +3,12 @@
 - :func:`build_model`: a scripted agent (planted profile) or a language model through
   :mod:`repro.llm` (SmolLM2-135M locally, or any OpenAI-compatible endpoint via an ``llm`` block).
 - :func:`judge_runs`: one judge call per run on the final state (transcript without probes), with
-  the rubric of :func:`repro.papers.driftbench.scoring.judge_rubric`; scores in the released JSONL
-  shape (``j_constraint_adherence``, ``j_complexity_inflation``) plus the per-criterion verdicts.
+  the rubric of :func:`repro.papers.driftbench.scoring.judge_rubric`; scores named as in the reference's
+  aggregated table (``j_constraint_adherence``, ``j_complexity_inflation``; its per-run judge files
+  have them unprefixed) plus the per-criterion verdicts.
+- :func:`read_release`: a released folder, in the paper's published layout or in the one
+  :func:`write_release` writes; the files it reads are those :func:`repro.papers.driftbench.grid.release_layout`
+  lists, which are the release rule's inputs.
 - :func:`run_table` / :func:`recall_table`: per run, the checker's adherence, the judge's scores,
   complexity (rubric and ``log1p`` of the final reply's token count), last-probe recall, KBV at both
   thresholds and the judge's misses; per probe, recall by turn. Nothing here calls a model, so the
@@ -390,7 +394,8 @@ def read_release(folder: str | Path) -> Release:
     published = _read_summary(layout.summaries[0]) if layout.summaries else None
     notes = {"naming": layout.naming, "transcript_files": len(layout.transcripts), "judge_files": len(layout.judge),
              "auditor_files": len(layout.auditor), "ignored_score_files": len(layout.ignored),
-             "judged_without_auditor": len(without_auditor), "summary": layout.summaries[0] if layout.summaries else None}
+             "judged_without_auditor": len(without_auditor),
+             "summary": str(Path(layout.summaries[0]).relative_to(folder)) if layout.summaries else None}
     return Release(briefs, transcripts, scores, published, notes)
 
 
