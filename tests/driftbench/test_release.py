@@ -67,20 +67,6 @@ def _strip_checks(text: str) -> str:
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda d: (d / "scores").rename(d / "points"), "folder scores/ does not exist"),
-    (lambda d: next((d / "transcripts").glob("*.jsonl")).write_text("{not json\n"), "line 1 is not JSON"),
-    (lambda d: _drop_meta(next((d / "transcripts").glob("*.jsonl"))), "metadata lacks condition"),
-    (lambda d: (d / "kbv_summary.csv").write_text("condition,model\nx,y\n"), "missing column"),
-])
-def test_a_damaged_release_is_refused_naming_the_file_or_column(tmp_path, damage, message):
-    write_fixture(tmp_path)
-    damage(tmp_path)
-    with pytest.raises(ValueError, match=message):
-        briefs, t, s, pub, _ = read_release(tmp_path)
-        aggregate(t, s, briefs, ["m1"], pub)
-
-
 def _drop_meta(path):
     t = json.loads(path.read_text())
     del t["metadata"]["condition"]
@@ -221,7 +207,13 @@ def _edit_judge(folder, run_id, change):
     path.write_text(json.dumps(record) + "\n")
 
 
-@pytest.mark.parametrize("damage, message", [
+# our layout, then the paper's
+@pytest.mark.parametrize("write, damage, message", [(write_fixture, *d) for d in [
+    (lambda d: (d / "scores").rename(d / "points"), "folder scores/ does not exist"),
+    (lambda d: next((d / "transcripts").glob("*.jsonl")).write_text("{not json\n"), "line 1 is not JSON"),
+    (lambda d: _drop_meta(next((d / "transcripts").glob("*.jsonl"))), "metadata lacks condition"),
+    (lambda d: (d / "kbv_summary.csv").write_text("condition,model\nx,y\n"), "missing column"),
+]] + [(write_paper_release, *d) for d in [
     (lambda d: _edit_judge(d, "a00000000001", lambda r: r.pop("constraint_adherence")),
      r"judge_a00000000001\.jsonl: .*lacks constraint_adherence"),
     (lambda d: _edit_judge(d, "a00000000002", lambda r: r.update(constraint_adherence="high")),
@@ -238,13 +230,13 @@ def _edit_judge(folder, run_id, change):
      r"two KBV summaries"),
     (lambda d: (d / "analysis" / "kbv_summary.csv").write_text("condition_score,model_id_score,total\nx,y,1\n"),
      r"kbv_summary\.csv: missing column"),
-])
-def test_a_malformed_paper_release_is_refused_naming_the_file(tmp_path, damage, message):
-    write_paper_release(tmp_path)
+]])
+def test_a_damaged_release_is_refused_naming_the_file_or_column(tmp_path, write, damage, message):
+    write(tmp_path)
     damage(tmp_path)
     with pytest.raises(ValueError, match=message):
         briefs, t, s, pub, _ = read_release(tmp_path)
-        aggregate(t, s, briefs, ["openai/gpt-5.4"], pub)
+        aggregate(t, s, briefs, sorted({x["metadata"]["model_id"] for x in t}), pub)
 
 
 def test_harness_scores_named_like_the_papers_are_pointed_to_its_layout(tmp_path):
