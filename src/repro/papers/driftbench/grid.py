@@ -61,10 +61,11 @@ def release_layout(folder: str | Path) -> ReleaseLayout:
     auditor = glob("scores", f"{AUDITOR_PREFIX}*.jsonl") if judge else ()
     if not judge:
         judge = scores
+    read = set(judge) | set(auditor)
     return ReleaseLayout(naming=naming, briefs=glob("briefs", "*.yaml"), transcripts=glob("transcripts", "*.jsonl"),
                          judge=judge, auditor=auditor,
                          summaries=tuple(str(root / s) for s in SUMMARIES if (root / s).is_file()),
-                         ignored=tuple(f for f in scores if f not in set(judge) | set(auditor)))
+                         ignored=tuple(f for f in scores if f not in read))
 
 
 def release_files(folder: str) -> list[str]:
