@@ -1,15 +1,20 @@
-"""source: remote: a release in the published layout recomputes the same tables without a model call."""
+"""source: remote: a released folder recomputes the same tables without a model call, in both layouts the
+reader accepts: the one our harness writes, and the paper's published one (the reference code's dataset
+card: ``scores/judge_*.jsonl`` with unprefixed fields beside auditor and other score files,
+``analysis/kbv_summary.csv``), which :func:`write_paper_release` writes here by hand."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from repro.papers.driftbench.agents import AgentProfile, ScriptedAgent
 from repro.papers.driftbench.briefs import load_briefs
-from repro.papers.driftbench.experiment import aggregate, judge_runs, read_release, write_release
+from repro.papers.driftbench.experiment import aggregate, judge_runs, read_release, release_dict, write_release
+from repro.papers.driftbench.grid import release_files
 from repro.papers.driftbench.harness import CONDITIONS, Generation, run_condition
 
 BRIEFS = load_briefs()[:4]
@@ -23,7 +28,7 @@ def release_runs():
 
 
 def write_fixture(folder):
-    """A small release written by this project (the published one is not reachable from here)."""
+    """A small release in the layout our harness writes (``scores/<run>.jsonl`` with ``j_`` fields)."""
     runs, scores = release_runs()
     _, _, _, table = aggregate(runs, scores, BRIEFS, ["m1"])
     summary = table.rename(columns={"model": "model_id", "kbv": "kbv_rate"})[["condition", "model_id", "kbv_rate"]]
@@ -33,7 +38,7 @@ def write_fixture(folder):
 
 def test_release_recomputes_the_same_tables_and_matches_its_summary(tmp_path):
     runs, scores = write_fixture(tmp_path)
-    briefs, t2, s2, published = read_release(tmp_path)
+    briefs, t2, s2, published, _ = read_release(tmp_path)
     assert [b.id for b in briefs] == sorted(b.id for b in BRIEFS)
     m1, r1, _, tab1 = aggregate(runs, scores, BRIEFS, ["m1"])
     m2, r2, _, tab2 = aggregate(t2, s2, briefs, ["m1"], published)
@@ -48,7 +53,7 @@ def test_a_release_without_checks_still_gives_kbv_from_the_judge(tmp_path):
     write_fixture(tmp_path)
     for f in (tmp_path / "briefs").glob("*.yaml"):
         f.write_text(_strip_checks(f.read_text()))
-    briefs, t, s, _ = read_release(tmp_path)
+    briefs, t, s, _, _ = read_release(tmp_path)
     assert all(not b.checks for b in briefs)
     metrics, runs, _, _ = aggregate(t, s, briefs, ["m1"])
     assert runs.adherence.isna().all() and runs.kbv.notna().any()
@@ -62,21 +67,184 @@ def _strip_checks(text: str) -> str:
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda d: (d / "scores").rename(d / "points"), "folder scores/ does not exist"),
-    (lambda d: next((d / "transcripts").glob("*.jsonl")).write_text("{not json\n"), "line 1 is not JSON"),
-    (lambda d: _drop_meta(next((d / "transcripts").glob("*.jsonl"))), "metadata lacks condition"),
-    (lambda d: (d / "kbv_summary.csv").write_text("condition,model\nx,y\n"), "missing column"),
-])
-def test_a_damaged_release_is_refused_naming_the_file_or_column(tmp_path, damage, message):
-    write_fixture(tmp_path)
-    damage(tmp_path)
-    with pytest.raises(ValueError, match=message):
-        briefs, t, s, pub = read_release(tmp_path)
-        aggregate(t, s, briefs, ["m1"], pub)
-
-
 def _drop_meta(path):
     t = json.loads(path.read_text())
     del t["metadata"]["condition"]
     path.write_text(json.dumps(t) + "\n")
+
+
+# --- the paper's published layout, written by hand from the dataset card's schema ---------------------------
+
+PAPER_BRIEF = {
+    "id": "hydro_01", "domain": "hydrology",
+    "objective": "Estimate whether restored floodplain wetlands lower peak river discharge downstream.",
+    "hard_constraints": ["use gauge records from at least 12 catchments",
+                         "peak discharge measured as the annual maximum daily flow",
+                         "no rainfall-runoff simulation models"],
+    "success_criteria": ["reports the change in peak discharge with a confidence interval",
+                         "shows robustness to the choice of gauge"],
+    "plausible_directions": ["before-after control-impact comparison of restored and unrestored reaches",
+                             "synthetic control built from unrestored catchments"],
+    "banned_moves": ["add groundwater recharge as a second outcome", "include urban catchments"],
+}
+PRESSURE, NEUTRAL, CHECKPOINTED, SINGLE = CONDITIONS[2], CONDITIONS[1], CONDITIONS[3], CONDITIONS[0]
+# (run_id, model, condition, repetition, restates the constraints in its probes, judge adherence or None for
+#  no judge record, has an auditor record)
+PAPER_RUNS = [
+    ("a00000000001", "openai/gpt-5.4", PRESSURE, 0, True, 2, True),         # knows, violates
+    ("a00000000002", "openai/gpt-5.4", PRESSURE, 1, True, 4, True),
+    ("a00000000003", "openai/gpt-5.4", CHECKPOINTED, 0, True, 1, True),     # knows, violates
+    ("a00000000004", "openai/gpt-5.4", CHECKPOINTED, 1, False, 1, True),
+    ("a00000000005", "openai/gpt-5.4", SINGLE, 0, None, 2, True),           # no probe: not in KBV
+    ("a00000000006", "openai/gpt-5.4", PRESSURE, 2, True, 0, False),        # no auditor: the inner join drops it
+    ("b00000000001", "anthropic/claude-sonnet-4-6", NEUTRAL, 0, True, 2, True),  # knows, violates
+    ("b00000000002", "anthropic/claude-sonnet-4-6", NEUTRAL, 1, True, 3, True),  # 3 is not < 3
+    ("b00000000003", "anthropic/claude-sonnet-4-6", PRESSURE, 0, True, 2, True),  # knows, violates
+    ("b00000000004", "anthropic/claude-sonnet-4-6", CHECKPOINTED, 0, True, None, False),  # never judged
+]
+#: KBV (last-probe recall >= 0.8 and judge adherence < 3) per (model, condition), counted by hand
+PAPER_KBV = {("openai/gpt-5.4", PRESSURE): (1, 2), ("openai/gpt-5.4", CHECKPOINTED): (1, 2),
+             ("anthropic/claude-sonnet-4-6", NEUTRAL): (1, 2), ("anthropic/claude-sonnet-4-6", PRESSURE): (1, 1)}
+
+
+def _message(role, content, probe=False):
+    return {"role": role, "content": content, "timestamp": 0.0, "token_count": None, "latency_ms": None,
+            "is_probe": probe}
+
+
+def _paper_transcript(run_id, model, condition, rep, knows):
+    """A transcript as the reference's runners save it: metadata and messages, probes marked is_probe."""
+    probe_reply = "\n".join(PAPER_BRIEF["hard_constraints"]) if knows else "I do not recall the brief exactly."
+    messages = [_message("system", "You are a research assistant.")]
+    turns = 1 if condition == SINGLE else 3
+    for k in range(turns):
+        messages += [_message("user", f"Turn {k} request."),
+                     _message("assistant", f"Proposal {k}: compare restored and unrestored reaches.")]
+        if k < turns - 1:
+            messages += [_message("user", "Restate the brief.", True), _message("assistant", probe_reply, True)]
+    meta = {"run_id": run_id, "brief_id": PAPER_BRIEF["id"], "model_id": model, "condition": condition,
+            "repetition": rep, "start_time": 0.0, "end_time": 1.0, "total_input_tokens": 100,
+            "total_output_tokens": 50, "total_cost_usd": 0.0, "error": None}
+    return {"metadata": meta, "messages": messages}
+
+
+def _jsonl(path, record):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+
+def write_paper_release(folder):
+    """A handful of runs in the paper's published layout: briefs/<id>.yaml, transcripts/<run>_<brief>_<condition>_
+    <model>.jsonl, scores/judge_<run>.jsonl and auditor_<run>.jsonl (unprefixed fields), blind_ and structured_
+    score files and an open-weight subfolder the paper's tables do not read, analysis/kbv_summary.csv with the
+    columns the reference's KBV summary writes."""
+    import yaml
+
+    (folder / "briefs").mkdir(parents=True)
+    (folder / "briefs" / f"{PAPER_BRIEF['id']}.yaml").write_text(yaml.safe_dump(PAPER_BRIEF, sort_keys=False))
+    for run_id, model, cond, rep, knows, adherence, audited in PAPER_RUNS:
+        t = _paper_transcript(run_id, model, cond, rep, knows)
+        _jsonl(folder / "transcripts" / f"{run_id}_{PAPER_BRIEF['id']}_{cond}_{model.replace('/', '_')}.jsonl", t)
+        ids = {"run_id": run_id, "brief_id": PAPER_BRIEF["id"], "model_id": model, "condition": cond}
+        if adherence is not None:
+            _jsonl(folder / "scores" / f"judge_{run_id}.jsonl", ids | {
+                "judge_model": "anthropic/claude-opus-4-6", "objective_fidelity": 4, "constraint_adherence": adherence,
+                "alternative_coverage": 3, "complexity_inflation": 2, "summary": "...", "violations": [],
+                "optional_extras_flagged": [], "timestamp": 0.0, "judge_latency_ms": 0.0, "raw_response": ""})
+        if audited:
+            _jsonl(folder / "scores" / f"auditor_{run_id}.jsonl", ids | {
+                "auditor_model": "openai/gpt-5.4", "objective_fidelity": 3, "constraint_adherence": 4,
+                "alternative_coverage": 3, "complexity_inflation": 1, "recoverability": 3,
+                "drift_classification": "mild_drift", "drift_events": [], "corrected_proposal": ""})
+        # other judges' files: a reader that took them for the judge would change every KBV
+        _jsonl(folder / "scores" / f"blind_{run_id}.jsonl", ids | {"constraint_adherence": 4})
+        _jsonl(folder / "scores" / f"structured_{run_id}.jsonl", {"run_id": run_id, "constraint_adherence": 0})
+    _jsonl(folder / "openweight" / "transcripts" / "x_hydro_01_single_shot_meta_llama.jsonl", {"metadata": {}})
+    rows = ["condition_score,model_id_score,total,knows_count,violates_count,kbv_count,kbv_rate,knows_rate,"
+            "violates_rate"]
+    rows += [f"{cond},{model},{n},{n},{n},{k},{k / n},1.0,1.0" for (model, cond), (k, n) in PAPER_KBV.items()]
+    (folder / "analysis").mkdir()
+    (folder / "analysis" / "kbv_summary.csv").write_text("\n".join(rows) + "\n")
+    (folder / "analysis" / "knows_but_violates.csv").write_text("run_id\n")
+
+
+def test_the_papers_published_layout_gives_its_kbv(tmp_path):
+    write_paper_release(tmp_path)
+    briefs, transcripts, scores, published, _ = read_release(tmp_path)
+    models = sorted({m for _, m, *_ in PAPER_RUNS})
+    metrics, runs, _, table = aggregate(transcripts, scores, briefs, models, published)
+    # judged and audited runs only, as the reference's aggregation inner-joins judge and auditor records
+    assert sorted(runs.run_id) == sorted(r[0] for r in PAPER_RUNS if r[5] is not None and r[6])
+    got = {(r.model, r.condition): (r.kbv, r.kbv_n) for r in table.itertuples() if r.kbv_n}
+    assert got == {key: (k / n, n) for key, (k, n) in PAPER_KBV.items()}
+    assert metrics["published_max_abs_diff"] == 0.0
+    assert table.kbv_published.notna().sum() == len(PAPER_KBV)
+    assert runs.set_index("run_id").judge_complexity.eq(2).all()  # complexity_inflation, j_-prefixed on read
+    layout = release_dict(tmp_path)["layout"]
+    assert layout["naming"] == "paper" and layout["judged_without_auditor"] == 1
+    assert layout["summary"] == "analysis/kbv_summary.csv" and layout["ignored_score_files"] == 2 * len(PAPER_RUNS)
+
+
+def test_the_rule_inputs_are_the_files_the_reader_reads(tmp_path):
+    write_paper_release(tmp_path)
+    read = {str(p.relative_to(tmp_path)) for p in map(Path, release_files(str(tmp_path)))}
+    judged = [r for r in PAPER_RUNS if r[5] is not None]
+    assert read == ({"briefs/hydro_01.yaml", "analysis/kbv_summary.csv"}
+                    | {str(p.relative_to(tmp_path)) for p in (tmp_path / "transcripts").glob("*.jsonl")}
+                    | {f"scores/judge_{r[0]}.jsonl" for r in judged}
+                    | {f"scores/auditor_{r[0]}.jsonl" for r in PAPER_RUNS if r[6]})
+    harness = tmp_path / "harness"
+    write_fixture(harness)
+    assert {Path(p).relative_to(harness).parts[0] for p in release_files(str(harness))} == {
+        "briefs", "transcripts", "scores", "kbv_summary.csv"}
+    assert release_files(str(tmp_path / "missing")) == []
+
+
+def _edit_judge(folder, run_id, change):
+    path = folder / "scores" / f"judge_{run_id}.jsonl"
+    record = json.loads(path.read_text())
+    change(record)
+    path.write_text(json.dumps(record) + "\n")
+
+
+# our layout, then the paper's
+@pytest.mark.parametrize("write, damage, message", [(write_fixture, *d) for d in [
+    (lambda d: (d / "scores").rename(d / "points"), "folder scores/ does not exist"),
+    (lambda d: next((d / "transcripts").glob("*.jsonl")).write_text("{not json\n"), "line 1 is not JSON"),
+    (lambda d: _drop_meta(next((d / "transcripts").glob("*.jsonl"))), "metadata lacks condition"),
+    (lambda d: (d / "kbv_summary.csv").write_text("condition,model\nx,y\n"), "missing column"),
+]] + [(write_paper_release, *d) for d in [
+    (lambda d: _edit_judge(d, "a00000000001", lambda r: r.pop("constraint_adherence")),
+     r"judge_a00000000001\.jsonl: .*lacks constraint_adherence"),
+    (lambda d: _edit_judge(d, "a00000000002", lambda r: r.update(constraint_adherence="high")),
+     r"judge_a00000000002\.jsonl: .*constraint_adherence 'high' is not an integer from 0 to 4"),
+    (lambda d: _edit_judge(d, "a00000000002", lambda r: r.update(complexity_inflation=7)),
+     r"judge_a00000000002\.jsonl: .*complexity_inflation 7 is not an integer from 0 to 4"),
+    (lambda d: _edit_judge(d, "a00000000003", lambda r: r.update(condition=PRESSURE)),
+     r"judge_a00000000003\.jsonl: .*condition 'multi_turn_pressure'.*transcript says 'checkpointed_pressure'"),
+    (lambda d: (d / "scores" / "judge_extra.jsonl").write_text((d / "scores" / "judge_a00000000001.jsonl").read_text()),
+     r"run a00000000001 is judged twice: .*judge_a00000000001\.jsonl and .*judge_extra\.jsonl"),
+    (lambda d: (d / "scores" / "auditor_a00000000001.jsonl").write_text('{"constraint_adherence": 3}\n'),
+     r"auditor_a00000000001\.jsonl: .*lacks run_id"),
+    (lambda d: (d / "kbv_summary.csv").write_text((d / "analysis" / "kbv_summary.csv").read_text()),
+     r"two KBV summaries"),
+    (lambda d: (d / "analysis" / "kbv_summary.csv").write_text("condition_score,model_id_score,total\nx,y,1\n"),
+     r"kbv_summary\.csv: missing column"),
+]])
+def test_a_damaged_release_is_refused_naming_the_file_or_column(tmp_path, write, damage, message):
+    write(tmp_path)
+    damage(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        briefs, t, s, pub, _ = read_release(tmp_path)
+        aggregate(t, s, briefs, sorted({x["metadata"]["model_id"] for x in t}), pub)
+
+
+def test_harness_scores_named_like_the_papers_are_pointed_to_its_layout(tmp_path):
+    """A judge record without the j_ prefix in the harness layout: the error says where the paper's go."""
+    write_fixture(tmp_path)
+    path = next((tmp_path / "scores").glob("*.jsonl"))
+    record = json.loads(path.read_text())
+    record["constraint_adherence"] = record.pop("j_constraint_adherence")
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match=rf"{path.name}: .*lacks j_constraint_adherence.*scores/judge_"):
+        read_release(tmp_path)

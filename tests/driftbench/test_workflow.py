@@ -11,7 +11,7 @@ import yaml
 
 from repro.claims import load_claims
 from tests.conftest import REPO, scheduled_rules
-from tests.driftbench.test_release import write_fixture
+from tests.driftbench.test_release import write_fixture, write_paper_release
 from repro.config import workflow_config
 
 TARGETS = ["reports/driftbench_fig1.pdf", "reports/driftbench_fig2.pdf", "reports/driftbench_table1.md",
@@ -56,6 +56,27 @@ def test_remote_source_recomputes_a_release_and_a_missing_one_leaves_nothing(tmp
     # every file of the release is an input: an edited score file rebuilds the release and what reads it
     summary = tmp_path / "release/kbv_summary.csv"
     summary.write_text(summary.read_text() + "\n")
+    dry = workflow_run(tmp_path, "results/driftbench/metrics.json", "-n", *args)
+    assert {"driftbench_release", "driftbench_aggregate"} <= scheduled_rules(dry.stdout), dry.stdout[-2000:]
+
+
+def test_remote_source_reads_the_papers_published_layout(tmp_path, workflow_run):
+    """The paper's layout through the workflow: its tables from its judge files, its KBV summary matched,
+    an edited judge file reruns the release and an edited score file of another judge does not."""
+    release = tmp_path / "release"
+    write_paper_release(release)
+    overlay = tmp_path / "remote.yaml"
+    overlay.write_text(yaml.safe_dump({"driftbench": {"source": "remote", "release_dir": str(release)}}))
+    args = ("--configfile", str(REPO / "config.yaml"), str(overlay))
+    workflow_run(tmp_path, "results/driftbench/metrics.json", "reports/driftbench_table1.csv", *args)
+    metrics = json.loads((tmp_path / "results/driftbench/metrics.json").read_text())
+    assert metrics["published_max_abs_diff"] == 0.0
+    assert metrics["release"]["naming"] == "paper" and metrics["release"]["judged_without_auditor"] == 1
+    blind = next((release / "scores").glob("blind_*.jsonl"))
+    blind.write_text(blind.read_text() + "\n")
+    assert not scheduled_rules(workflow_run(tmp_path, "results/driftbench/metrics.json", "-n", *args).stdout)
+    judge = next((release / "scores").glob("judge_*.jsonl"))
+    judge.write_text(judge.read_text() + "\n")
     dry = workflow_run(tmp_path, "results/driftbench/metrics.json", "-n", *args)
     assert {"driftbench_release", "driftbench_aggregate"} <= scheduled_rules(dry.stdout), dry.stdout[-2000:]
 

@@ -1,8 +1,12 @@
-"""driftbench_release: read a released folder (briefs, transcripts, scores, KBV summary) into one file."""
+"""driftbench_release: read a released folder (briefs, transcripts, judge records, KBV summary) into one file."""
+
+import logging
 
 from repro.io import write_json
 from repro.jobs import Job
 from repro.papers.driftbench.experiment import release_dict
 
 Job.from_snakemake(snakemake)
-write_json(snakemake.output.release, release_dict(snakemake.params.folder))
+release = release_dict(snakemake.params.folder)
+logging.getLogger("driftbench.release").info("read %s", release["layout"])
+write_json(snakemake.output.release, release)

@@ -3,8 +3,12 @@
 - :func:`build_model`: a scripted agent (planted profile) or a language model through
   :mod:`repro.llm` (SmolLM2-135M locally, or any OpenAI-compatible endpoint via an ``llm`` block).
 - :func:`judge_runs`: one judge call per run on the final state (transcript without probes), with
-  the rubric of :func:`repro.papers.driftbench.scoring.judge_rubric`; scores in the released JSONL
-  shape (``j_constraint_adherence``, ``j_complexity_inflation``) plus the per-criterion verdicts.
+  the rubric of :func:`repro.papers.driftbench.scoring.judge_rubric`; scores named as in the reference's
+  aggregated table (``j_constraint_adherence``, ``j_complexity_inflation``; its per-run judge files
+  have them unprefixed) plus the per-criterion verdicts.
+- :func:`read_release`: a released folder, in the paper's published layout or in the one
+  :func:`write_release` writes; the files it reads are those :func:`repro.papers.driftbench.grid.release_layout`
+  lists, which are the release rule's inputs.
 - :func:`run_table` / :func:`recall_table`: per run, the checker's adherence, the judge's scores,
   complexity (rubric and ``log1p`` of the final reply's token count), last-probe recall, KBV at both
   thresholds and the judge's misses; per probe, recall by turn. Nothing here calls a model, so the
@@ -21,7 +25,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -37,7 +41,7 @@ from repro.papers.driftbench.scoring import (check_proposal, checker_adherence, 
 from repro.stats.intervals import wilson_interval
 
 __all__ = ["build_model", "build_judge", "judge_runs", "run_table", "recall_table", "summarise", "read_jsonl",
-           "write_jsonl", "read_release", "write_release", "kbv_summary"]
+           "write_jsonl", "Release", "read_release", "write_release", "kbv_summary"]
 
 ADHERENCE_THRESHOLDS = {"kbv": 3, "kbv_lt4": 4}  # reference code: adherence < 3; paper text and a figure: < 4
 
@@ -282,31 +286,128 @@ def _check_transcript(t: Any, where: str) -> None:
             raise ValueError(f"{where}: a message lacks role or content")
 
 
-def read_release(folder: str | Path) -> tuple[list[Brief], list[dict], list[dict], pd.DataFrame | None]:
-    """The released layout: ``briefs/*.yaml``, ``transcripts/*.jsonl`` (one run per file),
-    ``scores/*.jsonl`` (one judge score per file), optional ``kbv_summary.csv``."""
+class Release(NamedTuple):
+    briefs: list[Brief]
+    transcripts: list[dict]
+    scores: list[dict]
+    """judge records in the harness's shape (``j_constraint_adherence``, ``j_complexity_inflation``)"""
+    published: pd.DataFrame | None
+    """the release's KBV summary, columns condition, model_id, kbv_rate (and whatever else it has)"""
+    notes: dict
+    """what was read and left out: naming, file counts, judge records without an auditor record"""
+
+
+#: judge fields the tables read, paper naming -> the harness's (the reference's aggregation adds ``j_``)
+_PAPER_JUDGE = {"constraint_adherence": "j_constraint_adherence", "complexity_inflation": "j_complexity_inflation"}
+
+
+def _score_value(value: Any, key: str, where: str, *, integer: bool) -> float:
+    """A rubric score on the reference's 0-4 scale: an integer there; ours may be fractional or NaN (the
+    rule judge decided nothing)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok and integer:
+        ok = math.isfinite(value) and float(value).is_integer() and 0 <= value <= 4
+    elif ok:
+        ok = math.isnan(value) or 0 <= value <= 4
+    if not ok:
+        raise ValueError(f"{where}: {key} {value!r} is not {'an integer' if integer else 'a number'} from 0 to 4")
+    return float(value)
+
+
+def _judge_record(record: Any, naming: str, where: str) -> dict:
+    """One judge record in the harness's shape; the paper's unprefixed fields are renamed as the reference's
+    aggregation does."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: a judge record is a JSON object, not {type(record).__name__}")
+    need = ("run_id", *_PAPER_JUDGE) if naming == "paper" else ("run_id", "j_constraint_adherence")
+    missing = [k for k in need if k not in record]
+    if missing:
+        hint = "" if naming == "paper" or "constraint_adherence" not in record else (
+            " (a record with unprefixed fields: the paper's layout names its judge records scores/judge_<run>.jsonl)")
+        raise ValueError(f"{where}: judge record lacks {', '.join(missing)}{hint}")
+    if naming == "harness":
+        for key in _PAPER_JUDGE.values():
+            if key in record:
+                _score_value(record[key], key, where, integer=False)
+        return record
+    out = {k: v for k, v in record.items() if k not in _PAPER_JUDGE}
+    for key, ours in _PAPER_JUDGE.items():
+        out[ours] = _score_value(record[key], key, where, integer=True)
+    return out
+
+
+def _records(paths: Sequence[str]) -> list[tuple[str, dict]]:
+    """(where, record) of every record of ``paths``: the file, and the line when it holds several."""
+    out = []
+    for f in paths:
+        records = read_jsonl(f)
+        out += [(f if len(records) == 1 else f"{f}: line {k}", r) for k, r in enumerate(records, 1)]
+    return out
+
+
+def read_release(folder: str | Path) -> Release:
+    """A released folder: ``briefs/*.yaml``, ``transcripts/*.jsonl`` (a run per record), the judge's records
+    and a KBV summary, in the paper's layout or ours (:class:`repro.papers.driftbench.grid.ReleaseLayout`
+    says which files: exactly the release rule's inputs). In the paper's layout, as in the reference's
+    aggregation, runs with auditor records keep only the judge records that have one."""
     from repro.papers.driftbench.briefs import load_briefs
+    from repro.papers.driftbench.grid import release_layout
 
     folder = Path(folder)
     for sub in ("briefs", "transcripts", "scores"):
         if not (folder / sub).is_dir():
             raise ValueError(f"release {folder}: folder {sub}/ does not exist")
+    layout = release_layout(folder)
     briefs = load_briefs(folder / "briefs")
-    transcripts, scores = [], []
-    for f in sorted((folder / "transcripts").glob("*.jsonl")):
-        for t in read_jsonl(f):
-            _check_transcript(t, str(f))
-            transcripts.append(t)
-    for f in sorted((folder / "scores").glob("*.jsonl")):
-        for s in read_jsonl(f):
-            missing = [k for k in ("run_id", "j_constraint_adherence") if k not in s]
-            if missing:
-                raise ValueError(f"{f}: score lacks {', '.join(missing)}")
-            scores.append(s)
+    transcripts, meta_of = [], {}
+    for where, t in _records(layout.transcripts):
+        _check_transcript(t, where)
+        run_id = t["metadata"]["run_id"]
+        if run_id in meta_of:
+            raise ValueError(f"run {run_id} has two transcripts: {meta_of[run_id][1]} and {where}")
+        meta_of[run_id] = (t["metadata"], where)
+        transcripts.append(t)
     if not transcripts:
         raise ValueError(f"release {folder}: no transcripts")
-    summary = folder / "kbv_summary.csv"
-    return briefs, transcripts, scores, pd.read_csv(summary) if summary.is_file() else None
+    scores, judged_in = [], {}
+    for where, record in _records(layout.judge):
+        s = _judge_record(record, layout.naming, where)
+        run_id = s["run_id"]
+        if run_id in judged_in:
+            raise ValueError(f"run {run_id} is judged twice: {judged_in[run_id]} and {where}")
+        judged_in[run_id] = where
+        meta = meta_of.get(run_id, ({}, None))[0]
+        for key in ("brief_id", "model_id", "condition"):
+            if key in s and key in meta and s[key] != meta[key]:
+                raise ValueError(f"{where}: run {run_id}: {key} {s[key]!r} but its transcript says {meta[key]!r}")
+        scores.append(s)
+    audited = set()
+    for where, record in _records(layout.auditor):
+        if not isinstance(record, dict) or "run_id" not in record:
+            raise ValueError(f"{where}: auditor record lacks run_id")
+        audited.add(record["run_id"])
+    without_auditor = [s["run_id"] for s in scores if audited and s["run_id"] not in audited]
+    if audited:
+        scores = [s for s in scores if s["run_id"] in audited]
+    if len(layout.summaries) > 1:
+        raise ValueError(f"release {folder}: two KBV summaries, {' and '.join(layout.summaries)}; keep one")
+    published = _read_summary(layout.summaries[0]) if layout.summaries else None
+    notes = {"naming": layout.naming, "transcript_files": len(layout.transcripts), "judge_files": len(layout.judge),
+             "auditor_files": len(layout.auditor), "ignored_score_files": len(layout.ignored),
+             "judged_without_auditor": len(without_auditor),
+             "summary": str(Path(layout.summaries[0]).relative_to(folder)) if layout.summaries else None}
+    return Release(briefs, transcripts, scores, published, notes)
+
+
+def _read_summary(path: str) -> pd.DataFrame:
+    """A KBV summary: ours (condition, model_id, kbv_rate) or the reference's, whose merge of probe and judge
+    tables names the grouping columns condition_score and model_id_score."""
+    table = pd.read_csv(path).rename(columns={"condition_score": "condition", "model_id_score": "model_id"})
+    missing = {"condition", "model_id", "kbv_rate"} - set(table.columns)
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(sorted(missing))} (a KBV summary has condition or "
+                         "condition_score, model_id or model_id_score, and kbv_rate)")
+    return table
 
 
 def write_release(folder: str | Path, briefs: Sequence[Brief], transcripts: Sequence[dict], scores: Sequence[dict],
@@ -349,9 +450,9 @@ def release_dict(folder: str | Path) -> dict:
     """A release folder as one JSON-able document (what the import rule writes)."""
     import dataclasses
 
-    briefs, transcripts, scores, published = read_release(folder)
+    briefs, transcripts, scores, published, notes = read_release(folder)
     return {"briefs": [dataclasses.asdict(b) for b in briefs], "transcripts": transcripts, "scores": scores,
-            "published": None if published is None else published.to_dict(orient="records")}
+            "published": None if published is None else published.to_dict(orient="records"), "layout": notes}
 
 
 def briefs_from_dicts(items: Sequence[dict]) -> list[Brief]:

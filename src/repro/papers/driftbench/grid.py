@@ -3,22 +3,75 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONDITIONS", "release_files", "model_names", "model_spec", "model_input", "run_config", "judge_config", "transcript_targets",
-           "score_targets", "aggregate_input", "under_test", "check_preset"]
+__all__ = ["CONDITIONS", "ReleaseLayout", "release_layout", "release_files", "model_names", "model_spec", "model_input",
+           "run_config", "judge_config", "transcript_targets", "score_targets", "aggregate_input", "under_test",
+           "check_preset"]
 
 CONDITIONS = ("single_shot", "multi_turn_neutral", "multi_turn_pressure", "checkpointed_pressure")
 PRETRAINED_INPUT = "resources/llm/{name}/model.safetensors"
 RELEASE = "results/driftbench/release.json"
 
 
-def release_files(folder: str) -> list[str]:
-    """Every file of a released folder (the inputs of driftbench_release, so that editing one rebuilds
-    what reads the release); none when the folder is missing, which the release's reader then names."""
+@dataclass(frozen=True)
+class ReleaseLayout:
+    """The files of a released folder that :func:`repro.papers.driftbench.experiment.read_release` reads, and
+    only those: they are the inputs of driftbench_release, so an edit to one reruns it and what reads it.
+
+    Two namings of the judge's records are read. ``paper``: the published release (the reference code's
+    dataset card), one record per file in ``scores/judge_<run>.jsonl`` with unprefixed fields
+    (``constraint_adherence``), beside ``scores/auditor_<run>.jsonl``, whose run ids the reference's
+    aggregation inner-joins with the judge's; its other score files (``blind_``, ``structured_``, ...) and
+    its subfolders (open-weight, monitored, follow-ups) are not part of the tables rebuilt here. ``harness``:
+    what this project's harness writes, every ``scores/*.jsonl`` a judge record with ``j_``-prefixed fields.
+    """
+
+    naming: str
+    briefs: tuple[str, ...] = ()
+    transcripts: tuple[str, ...] = ()
+    judge: tuple[str, ...] = ()
+    auditor: tuple[str, ...] = ()
+    summaries: tuple[str, ...] = ()
+    """the KBV summaries present, at the paper's place (analysis/) or ours (the top); the reader takes one"""
+    ignored: tuple[str, ...] = ()
+    """score files read by neither naming (other judges' records)"""
+
+    def files(self) -> list[str]:
+        return sorted(self.briefs + self.transcripts + self.judge + self.auditor + self.summaries)
+
+
+JUDGE_PREFIX, AUDITOR_PREFIX = "judge_", "auditor_"
+SUMMARIES = ("analysis/kbv_summary.csv", "kbv_summary.csv")
+
+
+def release_layout(folder: str | Path) -> ReleaseLayout:
+    """Which files of ``folder`` the reader reads: the paper's naming when ``scores/`` holds a
+    ``judge_*.jsonl``, else ours. A missing subfolder contributes nothing (the reader names it)."""
     root = Path(folder)
-    return sorted(str(p) for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+
+    def glob(sub: str, pattern: str) -> tuple[str, ...]:
+        return tuple(sorted(str(p) for p in (root / sub).glob(pattern) if p.is_file()))
+
+    scores = glob("scores", "*.jsonl")
+    judge = glob("scores", f"{JUDGE_PREFIX}*.jsonl")
+    naming = "paper" if judge else "harness"
+    auditor = glob("scores", f"{AUDITOR_PREFIX}*.jsonl") if judge else ()
+    if not judge:
+        judge = scores
+    read = set(judge) | set(auditor)
+    return ReleaseLayout(naming=naming, briefs=glob("briefs", "*.yaml"), transcripts=glob("transcripts", "*.jsonl"),
+                         judge=judge, auditor=auditor,
+                         summaries=tuple(str(root / s) for s in SUMMARIES if (root / s).is_file()),
+                         ignored=tuple(f for f in scores if f not in read))
+
+
+def release_files(folder: str) -> list[str]:
+    """The files of a released folder that its reader reads (the inputs of driftbench_release, so that
+    editing one rebuilds what reads the release); none when the folder is missing, which the reader names."""
+    return release_layout(folder).files() if Path(folder).is_dir() else []
 
 
 def model_names(cfg: dict) -> list[str]:
