@@ -81,8 +81,8 @@ from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, mi
 
 __all__ = ["Claim", "ClaimFile", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "Substitute",
            "load_claims", "load_diagnostics", "load_claim_file", "read_claim_file", "measure", "lookup_metric",
-           "put_sample", "as_evidence", "sample", "rate", "interval", "undecided", "require_paired", "verdict",
-           "units_to_decide", "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT_RUN", "STATUSES",
+           "put_sample", "as_evidence", "claim_interval", "sample", "rate", "interval", "undecided", "require_paired",
+           "verdict", "units_to_decide", "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT_RUN", "STATUSES",
            "KINDS", "REPRODUCTION", "SUBSTITUTE", "CODE_CHECK"]
 
 PASS, FAIL, INCONCLUSIVE, UNDECIDABLE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT RUN"
@@ -500,7 +500,8 @@ def as_evidence(node: Any, where: str) -> float | Sample | Interval:
         cv = float(node["cv"]["test_over_train"]) if "cv" in node else None
         defined = ~np.isnan(values)  # null: undefined for that unit (a rate with no denominator)
         if not defined.any():
-            raise Undecidable(f"{where}: no unit has a defined value ({len(values)} undefined)")
+            raise Undecidable(f"{where}: no unit has a defined value" +
+                              (f" ({len(values)} undefined)" if len(values) else " (no units)"))
         keep = np.flatnonzero(defined)
         return Sample(unit=str(node.get("unit", "")), ids=tuple(ids[i] for i in keep), values=values[keep],
                       x=None if x is None else x[keep], cluster=None if cluster is None else tuple(cluster[i] for i in keep),
@@ -893,6 +894,26 @@ def _check_defined(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_pa
         return _Part(status, interval, reason)
     need, text = units_to_decide(claim, interval, threshold, cv=_cv_of(metrics, metric, rhs_path))
     return _Part(status, interval, reason, need, text)
+
+
+def claim_interval(claim: Claim, metrics: Mapping[str, Any], metric: str | None = None,
+                   rhs: float | str | None = None) -> tuple[Interval | None, str]:
+    """The interval the checker decides ``claim`` on, and ""; or (None, why) where it forms none.
+
+    With ``metric`` (and ``rhs``, else the claim's), the interval it would form for that metric checked as
+    the claim is: the same unit, level, statistic, pairing and resampling seed. For a figure that draws a
+    claim's quantity, or the same quantity in other settings, with the interval the claim is decided on
+    (a number ``rhs``: the interval of the metric itself; a metric: of the paired difference).
+    """
+    if claim.each:
+        raise ValueError(f"{claim.paper}.{claim.id}: an 'each' claim has one interval per setting; name its metric")
+    metric = claim.metric if metric is None else metric
+    rhs = claim.rhs if rhs is None else rhs
+    try:
+        part = _check_one(claim, metrics, metric, rhs, claim.level, job_seed(0, "claim", claim.paper, claim.id))
+    except MetricMissing as missing:
+        return None, f"metric {missing.args[0]} absent"
+    return part.interval, "" if part.interval is not None else part.reason
 
 
 def _check(claim: Claim, metrics: Mapping[str, Any]) -> _Part:

@@ -17,6 +17,8 @@ import pytest
 import torch
 
 from repro.claims import INCONCLUSIVE, PASS, evaluate, load_claims
+from repro.figures.lint import check
+from repro.figures.style import MISSING_GID
 from repro.io import write_json
 from repro.papers.opinion.experiment import aggregate, outcome
 from repro.papers.opinion.figures import fig2, sweep_table, table1
@@ -109,7 +111,7 @@ def test_the_other_play_claim_reads_only_seeds_that_spoke_and_is_inconclusive_on
     # interval; read as zeros, the 4 silent seeds would have made it a PASS at n = 6
     result = _verdict(tmp_path, _records())
     assert result.status == INCONCLUSIVE and result.status != PASS
-    assert "2 seed" in result.reason and result.units_have == 2
+    assert "2 units cannot give" in result.reason and result.units_have == 2
     assert "4 of 6" in result.note and "undefined" in result.note
 
 
@@ -126,9 +128,64 @@ def test_fig2_marks_a_missing_rate_n_a_and_draws_no_point_for_it():
     missing = table[(table.quantity == "contrary_rate") & (table.alpha == 0.0)]
     assert len(missing) == 2 and missing["mean"].isna().all() and (missing.n == 0).all()
     fig = fig2(table)
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert "n/a" in texts
+    marks = [t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid() == MISSING_GID]
+    assert marks == ["n/a (contrary)"]  # every method's contrary rate, at alpha 0 only: one mark, no names
+    assert not check(fig), check(fig)
     for ax in fig.axes:
         for line in ax.lines:
             x, y = (np.asarray(v, dtype=float) for v in line.get_data())
             assert not np.any((x == 0.0) & (y == 0.0)), "a missing contrary rate drawn as 0"
+
+
+def _attention_records(n_seeds: int, undefined_graph: str | None = None) -> list[dict]:
+    """Static agents at alpha 0.5 whose trained attention follows degree (rho ~ 0.6) and whose untrained one does
+    not (rho ~ 0); on ``undefined_graph`` rho is undefined for every seed (attention constant there)."""
+    rng = np.random.default_rng(0)
+    records = []
+    for seed in range(n_seeds):
+        att = {which: {g: {c: (float("nan") if g == undefined_graph else level + rng.normal(0, 0.05))
+                           for c in ("degree", "pagerank")} for g in ("karate", "florentine", "static")}
+               for which, level in (("attention", 0.6), ("attention_untrained", 0.0))}
+        records.append({"family": "static", "alpha": 0.5, "method": "marl", "seed": seed, "accuracy": 0.5,
+                        "agreement": 0.5, "wait_rate": 0.0, "label_bias": 0.0, "contrary_rate": 0.1,
+                        "lying_rate": 0.1, "mean_return": 0.0, **att})
+    return records
+
+
+def _claims():
+    return load_claims(REPO / "workflow/claims/opinion.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+
+
+def test_fig3_draws_the_interval_the_claims_decide_on(tmp_path):
+    from repro.papers.opinion.figures import fig3, fig3_table
+
+    metrics, _, _ = aggregate(_attention_records(6), alphas=[0.5], ablation_alphas=[], attention_alpha=0.5)
+    write_json(tmp_path / "metrics.json", metrics)
+    verdicts = {r.claim.id: r for r in evaluate(_claims(), tmp_path / "metrics.json")}
+    table = fig3_table(metrics, _claims())
+    for claim in ("attention_recovers_centrality", "attention_beyond_untrained"):
+        (row,) = table[table.claim == claim].itertuples()
+        iv = verdicts[claim].interval
+        assert verdicts[claim].status == PASS and row.centrality == "degree"
+        assert (row.rho, row.low, row.high, row.n) == (iv.estimate, iv.low, iv.high, 6)
+    assert "bootstrap" in table.interval.iloc[0] and table[["low", "high"]].notna().all().all()
+    fig = fig3(table)
+    assert not check(fig), check(fig)
+    assert any("n = 6 seeds" in t.get_text() for lg in fig.legends for t in [lg.get_title()])
+
+
+def test_fig3_draws_no_interval_from_too_few_seeds_and_marks_an_undefined_rho(tmp_path):
+    from repro.papers.opinion.figures import fig3, fig3_table
+
+    metrics, _, _ = aggregate(_attention_records(2, undefined_graph="florentine"), alphas=[0.5], ablation_alphas=[],
+                              attention_alpha=0.5)
+    table = fig3_table(metrics, _claims())
+    assert table[["low", "high"]].isna().all().all() and "at least 6 are needed" in table.interval.iloc[-1]
+    flo = table[table.graph == "florentine"]
+    assert flo.rho.isna().all() and (flo.n == 0).all() and "no unit has a defined value" in flo.interval.iloc[0]
+    mean = table[(table.graph == "mean over graphs") & (table.policy == "trained")]
+    assert (mean.n == 2).all() and mean.rho.notna().all()  # the other graphs' rhos: florentine left out
+    fig = fig3(table)
+    assert not check(fig), check(fig)
+    marks = [t for ax in fig.axes for t in ax.texts if t.get_gid() == MISSING_GID]
+    assert len(marks) == 4  # florentine, trained and untrained, in the two panels
