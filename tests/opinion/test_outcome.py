@@ -137,14 +137,16 @@ def test_fig2_marks_a_missing_rate_n_a_and_draws_no_point_for_it():
             assert not np.any((x == 0.0) & (y == 0.0)), "a missing contrary rate drawn as 0"
 
 
-def _attention_records(n_seeds: int, undefined_graph: str | None = None) -> list[dict]:
+def _attention_records(n_seeds: int, undefined_graph: str | None = None,
+                       graphs: tuple[str, ...] = ("karate", "florentine", "static"),
+                       centralities: tuple[str, ...] = ("degree", "pagerank")) -> list[dict]:
     """Static agents at alpha 0.5 whose trained attention follows degree (rho ~ 0.6) and whose untrained one does
     not (rho ~ 0); on ``undefined_graph`` rho is undefined for every seed (attention constant there)."""
     rng = np.random.default_rng(0)
     records = []
     for seed in range(n_seeds):
         att = {which: {g: {c: (float("nan") if g == undefined_graph else level + rng.normal(0, 0.05))
-                           for c in ("degree", "pagerank")} for g in ("karate", "florentine", "static")}
+                           for c in centralities} for g in graphs}
                for which, level in (("attention", 0.6), ("attention_untrained", 0.0))}
         records.append({"family": "static", "alpha": 0.5, "method": "marl", "seed": seed, "accuracy": 0.5,
                         "agreement": 0.5, "wait_rate": 0.0, "label_bias": 0.0, "contrary_rate": 0.1,
@@ -169,6 +171,8 @@ def test_fig3_draws_the_interval_the_claims_decide_on(tmp_path):
         assert verdicts[claim].status == PASS and row.centrality == "degree"
         assert (row.rho, row.low, row.high, row.n) == (iv.estimate, iv.low, iv.high, 6)
     assert "bootstrap" in table.interval.iloc[0] and table[["low", "high"]].notna().all().all()
+    rho = table[table.policy != "difference"]
+    assert (rho.low >= -1).all() and (rho.high <= 1).all()  # a bootstrap of correlations stays a correlation
     fig = fig3(table)
     assert not check(fig), check(fig)
     assert any("n = 6 seeds" in t.get_text() for lg in fig.legends for t in [lg.get_title()])
@@ -189,3 +193,14 @@ def test_fig3_draws_no_interval_from_too_few_seeds_and_marks_an_undefined_rho(tm
     assert not check(fig), check(fig)
     marks = [t for ax in fig.axes for t in ax.texts if t.get_gid() == MISSING_GID]
     assert len(marks) == 4  # florentine, trained and untrained, in the two panels
+
+
+def test_fig3_with_a_fetched_weighted_graph_wraps_its_five_comparisons_and_passes_the_lint():
+    from repro.papers.opinion.figures import fig3, fig3_table
+
+    graphs = ("karate", "les_miserables", "davis", "florentine", "static", "remote")
+    cents = ("degree", "eigenvector", "pagerank", "weight", "strength")
+    metrics, _, _ = aggregate(_attention_records(6, graphs=graphs, centralities=cents), alphas=[0.5],
+                              ablation_alphas=[], attention_alpha=0.5)
+    fig = fig3(fig3_table(metrics, _claims()))
+    assert sum(ax.get_visible() for ax in fig.axes) == 5 and not check(fig), check(fig)

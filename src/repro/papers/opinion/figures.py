@@ -167,8 +167,13 @@ def fig3(table: pd.DataFrame) -> plt.Figure:
     """Fig. 3: rank correlation of attention with centrality per graph, averaged over graphs (the claims'
     quantity) and trained - untrained; dots: means over seeds; bars: the claims' 95% bootstrap intervals."""
     cents = list(dict.fromkeys(table["centrality"]))
-    fig, axes = subplots(1, max(len(cents), 1), width="text", height=2.6, squeeze=False, sharey=True)
-    for ax, c in zip(axes[0], cents):
+    ncols = min(max(len(cents), 1), 3)  # a fetched weighted graph adds two comparisons: a second row
+    nrows = -(-max(len(cents), 1) // ncols)
+    fig, grid = subplots(nrows, ncols, width="text", height=2.6 * nrows, squeeze=False, sharey=True)
+    axes = grid.ravel()
+    for ax in axes[len(cents):] if cents else ():
+        ax.set_visible(False)
+    for ax, c in zip(axes, cents):
         sub = table[table.centrality == c]
         slots = [g for g in dict.fromkeys(sub.graph) if g not in (MEAN_SLOT, DIFF_SLOT)] + [MEAN_SLOT, DIFF_SLOT]
         x = {g: i for i, g in enumerate(slots)}
@@ -184,10 +189,11 @@ def fig3(table: pd.DataFrame) -> plt.Figure:
         ax.set_xticks(np.arange(len(slots)), slots, rotation=35, ha="right", rotation_mode="anchor")
         ax.grid(axis="x", visible=False)
         ax.set_title(f"vs {c}")
-    axes[0][0].set_ylabel("Spearman rho, attention vs centrality")
+    for row in grid if cents else ():
+        row[0].set_ylabel("Spearman rho, attention vs centrality")
     if not cents:
-        not_built(axes[0][0], "no attention measured at this alpha")
-    panel_letters(axes[0])
+        not_built(axes[0], "no attention measured at this alpha")
+    panel_letters(axes[:max(len(cents), 1)])
     if len(table):
         drawn = table.n[table.n > 0]
         title = (f"mean over seeds;\nbars: the claims'\n95% bootstrap\nover seeds (none\nbelow "
