@@ -837,9 +837,8 @@ class _Part(NamedTuple):
     """the units left out because their value is undefined (:func:`_undefined_note`)"""
 
 
-def _undefined_note(metrics: Mapping[str, Any], *paths: float | str) -> str:
-    """Which units the samples at ``paths`` leave out as undefined (null values), of how many; "" if none."""
-    undefined, units = set(), set()
+def _samples(metrics: Mapping[str, Any], *paths: float | str):
+    """The per-unit samples at ``paths`` (numbers, absent metrics and other evidence skipped)."""
     for path in paths:
         if isinstance(path, str):
             try:
@@ -847,8 +846,15 @@ def _undefined_note(metrics: Mapping[str, Any], *paths: float | str) -> str:
             except (MetricMissing, Undecidable, ValueError):
                 continue
             if isinstance(ev, Sample):
-                undefined |= set(ev.undefined)
-                units |= set(ev.ids) | set(ev.undefined)
+                yield ev
+
+
+def _undefined_note(metrics: Mapping[str, Any], *paths: float | str) -> str:
+    """Which units the samples at ``paths`` leave out as undefined (null values), of how many; "" if none."""
+    undefined, units = set(), set()
+    for ev in _samples(metrics, *paths):
+        undefined |= set(ev.undefined)
+        units |= set(ev.ids) | set(ev.undefined)
     if not undefined:
         return ""
     natural = sorted(undefined, key=lambda u: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", u)])
@@ -858,15 +864,7 @@ def _undefined_note(metrics: Mapping[str, Any], *paths: float | str) -> str:
 
 def _cv_of(metrics: Mapping[str, Any], *paths: float | str) -> float | None:
     """n_test / n_train of the cross-validation folds the compared samples are, if they are."""
-    for path in paths:
-        if isinstance(path, str):
-            try:
-                ev = as_evidence(lookup_metric(metrics, path), path)
-            except (MetricMissing, Undecidable, ValueError):
-                continue
-            if isinstance(ev, Sample) and ev.cv is not None:
-                return ev.cv
-    return None
+    return next((ev.cv for ev in _samples(metrics, *paths) if ev.cv is not None), None)
 
 
 def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
