@@ -239,7 +239,10 @@ def _cell(text: str) -> str:
 
 
 def _diagnostic_estimate(m: DiagnosticResult) -> str:
-    return f"{m.interval} — {m.diagnostic.describe()}" if m.interval is not None else m.reason
+    """The interval and what it measures (with the units left out as undefined, if any), or why there is none."""
+    if m.interval is None:
+        return m.reason
+    return f"{m.interval} — {m.diagnostic.describe()}" + (f" — {m.reason}" if m.reason else "")
 
 
 _DIAGNOSTICS_INTRO = "Diagnostics (not claims of the paper, no verdict: what explains the verdicts above)"

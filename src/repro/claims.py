@@ -22,7 +22,9 @@ What a metric holds (:func:`as_evidence`):
   is INCONCLUSIVE, because nothing says how noisy it is;
 - a sample ``{"unit": "fold_seed", "ids": [...], "values": [...]}`` (``"x": [...]`` for a slope), or
   any mapping that holds one under ``per_unit``: the checker bootstraps the compared quantity over
-  units, resampling paired samples (same ids) together (:mod:`repro.stats.intervals`). Units that
+  units, resampling paired samples (same ids) together (:mod:`repro.stats.intervals`). A unit whose
+  value is undefined (a rate with no denominator: ``null``) is left out, of both sides of a paired
+  comparison; the verdict reads the defined units only and its note says how many were left out. Units that
   share a source of randomness (the student initialisations of one distilled set) carry a
   ``"cluster": [...]`` label each; the checker then resamples whole clusters (the mean of each
   cluster is one observation), and the clusters count as the units. The folds of a repeated k-fold
@@ -64,6 +66,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -78,8 +81,8 @@ from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, mi
 
 __all__ = ["Claim", "ClaimFile", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "Substitute",
            "load_claims", "load_diagnostics", "load_claim_file", "read_claim_file", "measure", "lookup_metric",
-           "put_sample", "as_evidence", "sample", "rate", "interval", "undecided", "require_paired", "verdict",
-           "units_to_decide", "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT_RUN", "STATUSES",
+           "put_sample", "as_evidence", "claim_interval", "sample", "rate", "interval", "undecided", "require_paired",
+           "verdict", "units_to_decide", "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT_RUN", "STATUSES",
            "KINDS", "REPRODUCTION", "SUBSTITUTE", "CODE_CHECK"]
 
 PASS, FAIL, INCONCLUSIVE, UNDECIDABLE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT RUN"
@@ -202,6 +205,7 @@ class DiagnosticResult:
     diagnostic: Diagnostic
     interval: Interval | None = None
     reason: str = ""
+    """why there is no interval; beside one, the units it leaves out as undefined"""
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,8 @@ class Sample:
     x: np.ndarray | None = None
     cluster: tuple[str, ...] | None = None
     cv: float | None = None  # n_test / n_train of the cross-validation folds the units are
+    undefined: tuple[str, ...] = ()
+    """units whose value is undefined (null in metrics.json), left out of ``ids`` and ``values``"""
 
 
 @dataclass(frozen=True)
@@ -251,9 +257,10 @@ def sample(values, ids, unit: str, x=None, cluster=None, cv: float | None = None
     ``cluster`` labels units that are not independent of each other (one label per value): the
     checker then bootstraps clusters, not units. ``cv``: the units are the folds of a (repeated)
     cross-validation, with ``n_test / n_train`` this ratio; the checker widens their interval for
-    the overlap of the training sets.
+    the overlap of the training sets. A value that is undefined for its unit (a rate with no
+    denominator) is ``None`` or NaN, written ``null``: the checker leaves that unit out and says so.
     """
-    values, ids = list(values), [str(i) for i in ids]
+    values, ids = [float("nan") if v is None else v for v in values], [str(i) for i in ids]
     cluster = None if cluster is None else [str(c) for c in cluster]
     if len(values) != len(ids) or any(v is not None and len(list(v)) != len(values) for v in (x, cluster)):
         raise ValueError(f"a sample needs one id (and x, cluster) per value; got {len(values)} values, {len(ids)} ids")
@@ -491,7 +498,14 @@ def as_evidence(node: Any, where: str) -> float | Sample | Interval:
         if len(ids) != len(values) or any(v is not None and len(v) != len(values) for v in (x, cluster)):
             raise ValueError(f"{where}: a sample needs one id (and x, cluster) per value")
         cv = float(node["cv"]["test_over_train"]) if "cv" in node else None
-        return Sample(unit=str(node.get("unit", "")), ids=ids, values=values, x=x, cluster=cluster, cv=cv)
+        defined = ~np.isnan(values)  # null: undefined for that unit (a rate with no denominator)
+        if not defined.any():
+            raise Undecidable(f"{where}: no unit has a defined value" +
+                              (f" ({len(values)} undefined)" if len(values) else " (no units)"))
+        keep = np.flatnonzero(defined)
+        return Sample(unit=str(node.get("unit", "")), ids=tuple(ids[i] for i in keep), values=values[keep],
+                      x=None if x is None else x[keep], cluster=None if cluster is None else tuple(cluster[i] for i in keep),
+                      cv=cv, undefined=tuple(ids[i] for i in np.flatnonzero(~defined)))
     if isinstance(node, Mapping) and {"successes", "trials"} <= set(node):
         return wilson_interval(int(node["successes"]), int(node["trials"]))  # level replaced in _interval
     if isinstance(node, Mapping) and "undecided" in node:
@@ -748,7 +762,15 @@ def _bootstrap(claim: Claim, lhs: Sample, rhs: float | Sample, level: float, see
 
 
 def _aligned(lhs: Sample, rhs: Sample) -> tuple[Sample, Sample]:
-    """``rhs`` reordered to ``lhs``'s units (a paired comparison), or Undecidable if they differ."""
+    """``rhs`` reordered to ``lhs``'s units (a paired comparison), or Undecidable if they differ; a unit undefined
+    on one side is left out of both."""
+    if set(lhs.ids) | set(lhs.undefined) != set(rhs.ids) | set(rhs.undefined):
+        raise Undecidable(f"paired samples cover different units ({len(lhs.ids) + len(lhs.undefined)} vs "
+                          f"{len(rhs.ids) + len(rhs.undefined)}; e.g. "
+                          f"{sorted((set(lhs.ids) | set(lhs.undefined)) ^ (set(rhs.ids) | set(rhs.undefined)))[:3]})")
+    lhs, rhs = _without(lhs, rhs.undefined), _without(rhs, lhs.undefined)
+    if not lhs.ids:
+        raise Undecidable(f"no unit is defined on both sides of the pair ({len(lhs.undefined)} undefined)")
     if set(lhs.ids) != set(rhs.ids) or len(lhs.ids) != len(rhs.ids):
         raise Undecidable(f"paired samples cover different units ({len(lhs.ids)} vs {len(rhs.ids)}; "
                           f"e.g. {sorted(set(lhs.ids) ^ set(rhs.ids))[:3]})")
@@ -757,8 +779,20 @@ def _aligned(lhs: Sample, rhs: Sample) -> tuple[Sample, Sample]:
     if lhs.cluster is not None and cluster is not None and cluster != lhs.cluster:
         raise Undecidable("paired samples group their units into different clusters")
     cluster = lhs.cluster or cluster
-    rhs = Sample(rhs.unit, lhs.ids, rhs.values[order], None if rhs.x is None else rhs.x[order], cluster, rhs.cv)
-    return Sample(lhs.unit, lhs.ids, lhs.values, lhs.x, cluster, lhs.cv), rhs
+    rhs = Sample(rhs.unit, lhs.ids, rhs.values[order], None if rhs.x is None else rhs.x[order], cluster, rhs.cv,
+                 rhs.undefined)
+    return Sample(lhs.unit, lhs.ids, lhs.values, lhs.x, cluster, lhs.cv, lhs.undefined), rhs
+
+
+def _without(ev: Sample, undefined: tuple[str, ...]) -> Sample:
+    """``ev`` less the units in ``undefined`` (those undefined on the other side of a pair), which join its own."""
+    drop = set(undefined) & set(ev.ids)
+    if not drop:
+        return ev
+    keep = [i for i, u in enumerate(ev.ids) if u not in drop]
+    return Sample(ev.unit, tuple(ev.ids[i] for i in keep), ev.values[keep], None if ev.x is None else ev.x[keep],
+                  None if ev.cluster is None else tuple(ev.cluster[i] for i in keep), ev.cv,
+                  ev.undefined + tuple(u for u in ev.ids if u in drop))
 
 
 def _cluster_means(ev: Sample, claim: Claim) -> Sample:
@@ -775,7 +809,7 @@ def _cluster_means(ev: Sample, claim: Claim) -> Sample:
     labels = sorted(set(ev.cluster))
     keys = np.asarray(ev.cluster)
     means = np.array([ev.values[keys == c].mean() for c in labels])
-    return Sample(ev.unit, tuple(labels), means, None, tuple(labels), ev.cv)
+    return Sample(ev.unit, tuple(labels), means, None, tuple(labels), ev.cv, ev.undefined)
 
 
 def _evidence_interval(check: Claim | Diagnostic, metrics: Mapping[str, Any], metric: str, rhs_path: float | str,
@@ -799,23 +833,48 @@ class _Part(NamedTuple):
     units_needed: int | None = None
     to_decide: str = ""
     units_have: int | None = None
+    note: str = ""
+    """the units left out because their value is undefined (:func:`_undefined_note`)"""
 
 
-def _cv_of(metrics: Mapping[str, Any], *paths: float | str) -> float | None:
-    """n_test / n_train of the cross-validation folds the compared samples are, if they are."""
+def _samples(metrics: Mapping[str, Any], *paths: float | str):
+    """The per-unit samples at ``paths`` (numbers, absent metrics and other evidence skipped)."""
     for path in paths:
         if isinstance(path, str):
             try:
                 ev = as_evidence(lookup_metric(metrics, path), path)
             except (MetricMissing, Undecidable, ValueError):
                 continue
-            if isinstance(ev, Sample) and ev.cv is not None:
-                return ev.cv
-    return None
+            if isinstance(ev, Sample):
+                yield ev
+
+
+def _undefined_note(metrics: Mapping[str, Any], *paths: float | str) -> str:
+    """Which units the samples at ``paths`` leave out as undefined (null values), of how many; "" if none."""
+    undefined, units = set(), set()
+    for ev in _samples(metrics, *paths):
+        undefined |= set(ev.undefined)
+        units |= set(ev.ids) | set(ev.undefined)
+    if not undefined:
+        return ""
+    natural = sorted(undefined, key=lambda u: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", u)])
+    shown = ", ".join(natural[:5]) + (", ..." if len(natural) > 5 else "")
+    return f"undefined for {len(undefined)} of {len(units)} units ({shown}), left out: the interval is over the defined ones"
+
+
+def _cv_of(metrics: Mapping[str, Any], *paths: float | str) -> float | None:
+    """n_test / n_train of the cross-validation folds the compared samples are, if they are."""
+    return next((ev.cv for ev in _samples(metrics, *paths) if ev.cv is not None), None)
 
 
 def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
                seed: int) -> _Part:
+    return _check_defined(claim, metrics, metric, rhs_path, level, seed)._replace(
+        note=_undefined_note(metrics, metric, rhs_path))
+
+
+def _check_defined(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
+                   seed: int) -> _Part:
     try:
         interval, threshold = _evidence_interval(claim, metrics, metric, rhs_path, level, seed)
     except _TooFew as few:
@@ -833,6 +892,26 @@ def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: 
         return _Part(status, interval, reason)
     need, text = units_to_decide(claim, interval, threshold, cv=_cv_of(metrics, metric, rhs_path))
     return _Part(status, interval, reason, need, text)
+
+
+def claim_interval(claim: Claim, metrics: Mapping[str, Any], metric: str | None = None,
+                   rhs: float | str | None = None) -> tuple[Interval | None, str]:
+    """The interval the checker decides ``claim`` on, and ""; or (None, why) where it forms none.
+
+    With ``metric`` (and ``rhs``, else the claim's), the interval it would form for that metric checked as
+    the claim is: the same unit, level, statistic, pairing and resampling seed. For a figure that draws a
+    claim's quantity, or the same quantity in other settings, with the interval the claim is decided on
+    (a number ``rhs``: the interval of the metric itself; a metric: of the paired difference).
+    """
+    if claim.each:
+        raise ValueError(f"{claim.paper}.{claim.id}: an 'each' claim has one interval per setting; name its metric")
+    metric = claim.metric if metric is None else metric
+    rhs = claim.rhs if rhs is None else rhs
+    try:
+        part = _check_one(claim, metrics, metric, rhs, claim.level, job_seed(0, "claim", claim.paper, claim.id))
+    except MetricMissing as missing:
+        return None, f"metric {missing.args[0]} absent"
+    return part.interval, "" if part.interval is not None else part.reason
 
 
 def _check(claim: Claim, metrics: Mapping[str, Any]) -> _Part:
@@ -865,8 +944,9 @@ def _check(claim: Claim, metrics: Mapping[str, Any]) -> _Part:
             slowest = max(open_, key=lambda k: open_[k].units_needed)
             need, text = open_[slowest].units_needed, f"{open_[slowest].to_decide} (the slowest setting: {slowest})"
     have = parts[worst].units_have if parts[worst].interval is None else parts[worst].interval.n
+    note = "; ".join(f"{name}: {p.note}" for name, p in parts.items() if p.note)
     return _Part(status, parts[worst].interval, f"each of {len(group)} (Bonferroni, {level:.3g} each; shown: {worst}): {detail}",
-                 need, text, have)
+                 need, text, have, note)
 
 
 def _margin(interval: Interval | None, claim: Claim) -> float:
@@ -893,7 +973,7 @@ def evaluate(claims: list[Claim], metrics_path: str | Path | None) -> list[Claim
             results.append(ClaimResult(c, NOT_RUN, reason=f"metric {missing.args[0]} absent from {metrics_path}"
                                        + (f" ({partial})" if partial else ""), measured_scale=measured_scale))
             continue
-        notes = [partial] if partial else []
+        notes = [n for n in (partial, part.note) if n]
         if measured_scale in SCALES and SCALES.index(measured_scale) < SCALES.index(c.scale):
             notes.append(f"measured at scale {measured_scale}; the claim is expected to hold from scale {c.scale}")
         have = part.interval.n if part.interval is not None else part.units_have
@@ -929,7 +1009,7 @@ def measure(diagnostics: list[Diagnostic], results_dir: str | Path | None) -> li
         if threshold:  # a number to subtract: the interval of (metric - rhs)
             interval = replace(interval, estimate=interval.estimate - threshold, low=interval.low - threshold,
                                high=interval.high - threshold)
-        out.append(DiagnosticResult(d, interval=interval))
+        out.append(DiagnosticResult(d, interval=interval, reason=_undefined_note(loaded[path], d.metric, d.rhs)))
     return out
 
 

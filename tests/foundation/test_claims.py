@@ -215,6 +215,38 @@ def test_too_few_units_to_reach_the_level_is_inconclusive_not_pass(tmp_path):
     assert result.status == INCONCLUSIVE and "at least 6 are needed" in result.reason
 
 
+def test_units_whose_value_is_undefined_are_left_out_and_counted(tmp_path):
+    """A unit whose quantity has no denominator (a rate over nobody) is written null (None or NaN): the
+    verdict reads the defined units only, says how many were left out, and a paired comparison leaves out a
+    unit undefined on either side. Planted: +0.2 on every defined unit."""
+    doc = {**CLAIMS, "claims": [CLAIMS["claims"][2], {**CLAIMS["claims"][2], "id": "zero", "metric": "m.ours",
+                                                      "check": {"op": ">", "rhs": 0, "unit": "fold_seed"}}]}
+    claims = load_claims(_write(tmp_path, doc), SCHEMA)
+
+    def run(ours_missing, base_missing, n=10):
+        ids = [f"fold{i}" for i in range(n)]
+        base = np.linspace(0.5, 0.7, n)
+        ours = [None if i in ours_missing else v + 0.2 for i, v in enumerate(base)]
+        theirs = [float("nan") if i in base_missing else v for i, v in enumerate(base)]
+        write_json(tmp_path / "metrics.json", {"m": {"ours": sample(ours, ids, "fold_seed"),
+                                                      "base": sample(theirs, ids, "fold_seed")}})
+        return {r.claim.id: r for r in evaluate(claims, tmp_path / "metrics.json")}
+
+    full = run((), ())
+    assert full["beats"].status == PASS and full["beats"].interval.n == 10 and full["beats"].note == ""
+    out = run((0, 1), (2,))  # paired: 3 units undefined on one side or the other, 7 left
+    assert out["beats"].status == PASS and out["beats"].interval.n == 7
+    assert out["beats"].interval.estimate == pytest.approx(0.2)
+    assert "undefined for 3 of 10 units (fold0, fold1, fold2)" in out["beats"].note
+    assert out["zero"].interval.n == 8 and "undefined for 2 of 10 units" in out["zero"].note
+    assert np.isfinite(out["zero"].interval.estimate)
+    few = run(tuple(range(6)), ())  # 4 defined: too few for a 95% interval, whatever the zeros would say
+    assert few["beats"].status == INCONCLUSIVE and "4 units cannot give" in few["beats"].reason
+    assert few["beats"].units_have == 4 and "undefined for 6 of 10 units" in few["beats"].note
+    none = run(tuple(range(10)), ())
+    assert none["zero"].status == INCONCLUSIVE and "no unit has a defined value (10 undefined)" in none["zero"].reason
+
+
 def test_require_paired_names_the_method_whose_seeds_or_units_differ():
     from repro.claims import require_paired
 

@@ -180,7 +180,9 @@ rule opinion_fig2:
 
 rule opinion_fig3:
     input:
-        attention="results/opinion/attention.csv",
+        metrics="results/opinion/metrics.json",
+        claims=repo_path("workflow/claims/opinion.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
         upstream_logs=logs_of(rules.opinion_evaluate),
     output:
         pdf=figure("opinion", "fig3"),
@@ -194,7 +196,5 @@ rule opinion_fig3:
     threads: 1
     resources:
         **SMALL_JOB,
-    params:
-        cfg=lambda wc: preset_slice("opinion", "attention_alpha"),
     script:
         "../scripts/opinion/fig3.py"

@@ -15,6 +15,8 @@ The helpers every builder shares:
 - :func:`panel_letters`: "(a)", "(b)", ... in each panel's top-left title.
 - :func:`not_built`: the panel that says why there is nothing to plot at this scale.
 - :func:`interval_err`: error-bar lengths from an interval, missing values kept missing.
+- :func:`mark_missing`: "n/a" where a value is missing (undefined, or no unit to measure it on), so that
+  an empty slot is not read as 0.
 - :func:`se_err`: error-bar lengths of mean ± s.e., cut at the quantity's bounds (a rate stays in [0, 1]).
 - :func:`mean_se`: mean, s.e. and count per group; a group of one unit has no s.e. (NaN, no bar).
 - :func:`n_text`: "n = 5 seeds" (or "n = 3-5 seeds") from the counts behind the points, for the
@@ -48,8 +50,8 @@ from repro.tables import markdown_table, save_csv, save_table  # re-exported: bu
 
 __all__ = ["apply_style", "Palette", "mean_se", "save", "save_table", "save_csv", "markdown_table", "PALETTE",
            "OURS", "REFERENCE", "FLOOR", "TEXT_WIDTH", "COLUMN_WIDTH", "MIN_FONT_PT", "subplots", "new_figure",
-           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "se_err", "n_text", "categorical",
-           "lint_on_save", "NOT_BUILT_GID", "PANEL_LETTER_GID"]
+           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "mark_missing", "se_err", "n_text", "categorical",
+           "lint_on_save", "NOT_BUILT_GID", "PANEL_LETTER_GID", "MISSING_GID"]
 
 #: A page's text width and one column's width (inches): a figure is drawn at one of the two.
 TEXT_WIDTH = 5.5
@@ -72,6 +74,8 @@ PALETTE = ["#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#4
 #: gid of the text that :func:`not_built` draws, and of the titles that :func:`panel_letters` sets.
 NOT_BUILT_GID = "not-built"
 PANEL_LETTER_GID = "panel-letter"
+#: gid of the "n/a" marks that :func:`mark_missing` writes.
+MISSING_GID = "missing"
 
 RC = {
     "figure.dpi": 100,
@@ -297,6 +301,20 @@ def interval_err(center, low, high) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"interval [{lo[i]}, {hi[i]}] does not hold its centre {c[i]}")
     return np.vstack([np.clip(below, 0, None), np.clip(above, 0, None)])
+
+
+def mark_missing(ax: plt.Axes, x, y: float = 0.0, *, text: str = "n/a", axes_y: bool = False, **kwargs) -> None:
+    """Write ``text`` ("n/a") at each position of ``x`` (data coordinates): the slots whose value is missing.
+
+    A missing value (a rate with no denominator, a quantity no unit could measure) is marked, never drawn as 0
+    nor left as an empty slot that reads as one. ``y``: the height, in data coordinates or, with ``axes_y``, as
+    a fraction of the axes (for a line plot, where the data's range is not known in advance). ``kwargs`` go to
+    :meth:`~matplotlib.axes.Axes.text` (``rotation=90`` in a narrow bar slot).
+    """
+    transform = ax.get_xaxis_transform() if axes_y else ax.transData
+    style = {"ha": "center", "va": "bottom", "color": "0.4", **kwargs}
+    for xi in np.atleast_1d(np.asarray(x, dtype=float)):
+        ax.text(xi, y, text, transform=transform, gid=MISSING_GID, **style)
 
 
 def se_err(center, se, *, bounds: tuple[float, float] = (-np.inf, np.inf)) -> np.ndarray:

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import Palette, interval_err, legend, n_text, panel_letters, subplots
+from repro.figures.style import Palette, interval_err, legend, mark_missing, n_text, panel_letters, subplots
 
 __all__ = ["COLORS", "table1", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -67,8 +67,7 @@ def _bars(ax: plt.Axes, tidy: pd.DataFrame, group: str, columns: list[str]) -> N
         shift = sub["shift"].to_numpy(dtype=float)
         ax.bar(xs, shift, width, color=COLORS(str(g)), label=str(g),
                yerr=interval_err(sub["shift"], sub["low"], sub["high"]), error_kw={"lw": 0.8})
-        for xm in xs[np.isnan(shift)]:
-            ax.text(xm, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=6, color="0.4")
+        mark_missing(ax, xs[np.isnan(shift)], rotation=90, fontsize=6)
     ax.axhline(0, color="black", lw=0.6)
     ax.set_xticks(x, columns, rotation=40, ha="right", rotation_mode="anchor")
     ax.grid(axis="x", visible=False)

@@ -28,6 +28,12 @@ that the labels are balanced):
   the sign of their private posterior (G5): the exact, game-exposed measure.
 - ``label_bias``: |P(final stance = 1) - P(truth = 1)| over non-waiting agents: a label convention
   (everyone says 1 whatever the truth) gives up to 1/2; other-play should remove it.
+
+A rate over nobody is undefined, NaN in the record (null in JSON), never 0: the label bias when every
+agent ends waiting, the lying rate when no stance is taken, the contrary rate when no informed agent
+takes one (always at alpha = 0, where nobody is informed), the agreement of a game without a seen tie
+(left out of the mean over games). :func:`aggregate` averages each over the seeds where it is defined
+and counts them; its per-seed samples keep an undefined seed as null, which the claims leave out.
 - attention (learned, static family): per node, the mean over its out-ties of alpha_ij * d_i
   (attention over the uniform 1 / d_i, so uniform attention gives 1 everywhere), and its Spearman
   correlation with in-degree, eigenvector centrality and PageRank, on the training graph and on
@@ -83,7 +89,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from repro.claims import sample, undecided
+from repro.claims import sample
 from repro.papers.opinion.baselines import create_baseline, play_scripted
 from repro.papers.opinion.curriculum import Curriculum
 from repro.papers.opinion.game import EDGE_DIM, OWN_DIM, WAIT, GameConfig, OpinionGame
@@ -211,22 +217,33 @@ def train_agent(cfg: TrainConfig, family: str, alpha: float, *, other_play: bool
     return policy, [{**stats, **step} for stats, step in zip(history, steps)]
 
 
+def _share(hits: torch.Tensor, among: torch.Tensor) -> float:
+    """The share of ``among`` that ``hits``; NaN (undefined, never 0) when ``among`` is empty."""
+    n = int(among.sum())
+    return (hits & among).sum().item() / n if n else float("nan")
+
+
 def outcome(game: OpinionGame, stances: torch.Tensor, belief: torch.Tensor | None = None) -> dict[str, float]:
-    """The metrics of one batch of played episodes; ``stances`` (T, M) in game labels, ``belief`` (T, M) P(y=1)."""
+    """The metrics of one batch of played episodes; ``stances`` (T, M) in game labels, ``belief`` (T, M) P(y=1).
+
+    A rate over nobody is NaN (missing), never 0: the label bias when no agent ends with a stance, the
+    contrary rate when no informed agent takes one (at alpha = 0 nobody is informed), the lying rate when
+    no stance is taken at all, the agreement when no game has a seen tie.
+    """
     final = stances[-1]
     y = game.truth[game.game]
+    agreement = game.agreement(final)
     out = {"accuracy": (final == y).float().mean().item(),
-           "agreement": game.agreement(final).mean().item(),
+           "agreement": agreement.nanmean().item(),
            "wait_rate": (final == WAIT).float().mean().item()}
     spoke = final < WAIT
     out["label_bias"] = (abs((final[spoke] == 1).float().mean() - (y[spoke] == 1).float().mean()).item()
-                         if spoke.any() else 0.0)
-    informed = game.informed[None].expand_as(stances) & (stances < WAIT)
+                         if spoke.any() else float("nan"))
+    said = stances < WAIT
     private = (game.posterior > 0.5).long()[None].expand_as(stances)
-    out["contrary_rate"] = ((stances != private) & informed).sum().item() / max(int(informed.sum()), 1)
+    out["contrary_rate"] = _share(stances != private, game.informed[None].expand_as(stances) & said)
     if belief is not None:
-        said = stances < WAIT
-        out["lying_rate"] = ((stances != (belief > 0.5).long()) & said).sum().item() / max(int(said.sum()), 1)
+        out["lying_rate"] = _share(stances != (belief > 0.5).long(), said)
     return out
 
 
@@ -341,15 +358,19 @@ def aggregate(records: list[dict[str, Any]], *, alphas: list[float], ablation_al
     """metrics.json, the tidy results table and the attention table from per-(family, alpha, method, seed) records.
 
     Each record: {family, alpha, method, seed, <metrics>, [attention]}. Claims read per-seed samples
-    (unit ``seed``; the methods and alphas of one seed index share its graph and evaluation games).
+    (unit ``seed``; the methods and alphas of one seed index share its graph and evaluation games). A rate
+    that is undefined for a seed (NaN: no denominator, :func:`outcome`) stays missing: means over seeds
+    are over the seeds where it is defined, with their count beside them (``n_seeds``, ``n_with``,
+    ``n_without``), and in a per-seed sample the seed's value is null, which the claims leave out.
     """
     rows = [{k: v for k, v in r.items() if not k.startswith("attention")} for r in records]
     table = pd.DataFrame(rows).sort_values(["family", "method", "alpha", "seed"]).reset_index(drop=True)
     metrics: dict[str, Any] = {"alphas": alphas, "summary": {}, "conformity": {}}
     for (family, method, alpha), grp in table.groupby(["family", "method", "alpha"]):
         node = metrics["summary"].setdefault(family, {}).setdefault(method, {})
-        node[f"alpha{alpha:g}"] = {k: float(grp[k].mean()) for k in ("accuracy", "agreement", "contrary_rate", "label_bias")
-                                   if k in grp}
+        keys = [k for k in ("accuracy", "agreement", "contrary_rate", "label_bias") if k in grp]
+        node[f"alpha{alpha:g}"] = {**{k: float(grp[k].mean()) for k in keys},
+                                   "n_seeds": {k: int(grp[k].notna().sum()) for k in keys}}
 
     def per_seed(family: str, method: str, alpha: float, col: str) -> pd.Series:
         sel = table[(table.family == family) & (table.method == method) & (table.alpha == alpha)]
@@ -363,29 +384,31 @@ def aggregate(records: list[dict[str, Any]], *, alphas: list[float], ablation_al
             if not ((table.family == family) & (table.method == "marl")).any():
                 continue
             acc_hi, acc_lo = per_seed(family, "marl", hi, "accuracy"), per_seed(family, "marl", lo, "accuracy")
-            loss = (acc_hi - acc_lo).dropna()
+            loss = acc_hi - acc_lo
             losses[family] = loss
             node = metrics["conformity"][family] = {"alpha_low": lo, "alpha_high": hi}
             node["accuracy_loss"] = _sample(loss, "seed")
             lie_lo, lie_hi = per_seed(family, "marl", lo, "lying_rate"), per_seed(family, "marl", hi, "lying_rate")
-            node["lying_gain"] = _sample((lie_lo - lie_hi).dropna(), "seed")
+            node["lying_gain"] = _sample(lie_lo - lie_hi, "seed")
             ag_lo, ag_hi = per_seed(family, "marl", lo, "agreement"), per_seed(family, "marl", hi, "agreement")
-            node["agreement_gain"] = _sample((ag_lo - ag_hi).dropna(), "seed")
+            node["agreement_gain"] = _sample(ag_lo - ag_hi, "seed")
             # the final wait share: the claims file's diagnostic of the silence at low alpha
             for key, col in (("accuracy_by_alpha", "accuracy"), ("wait_by_alpha", "wait_rate")):
                 node[key] = {f"alpha{a:g}": _sample(per_seed(family, "marl", a, col), "seed") for a in alphas}
         if {"static", "dynamic"} <= losses.keys():
-            gap = (losses["static"] - losses["dynamic"]).dropna()
+            gap = losses["static"] - losses["dynamic"]
             metrics["conformity"]["loss_static_minus_dynamic"] = _sample(gap, "seed")
-    # other-play ablation: label bias without minus with other-play, per seed, at each ablation alpha
+    # other-play ablation: label bias without minus with other-play, per seed, at each ablation alpha; a seed
+    # whose agents never speak on one side has no label bias there, and no reduction
     metrics["other_play"] = {}
     for family in sorted(table.family.unique()):
         for a in ablation_alphas:
             with_op, without = per_seed(family, "marl", a, "label_bias"), per_seed(family, "marl_noop", a, "label_bias")
             if len(with_op) and len(without):
                 metrics["other_play"][f"{family}_alpha{a:g}"] = {
-                    "label_bias_reduction": _sample((without - with_op).dropna(), "seed"),
-                    "label_bias_with": float(with_op.mean()), "label_bias_without": float(without.mean())}
+                    "label_bias_reduction": _sample(without - with_op, "seed"),
+                    "label_bias_with": float(with_op.mean()), "label_bias_without": float(without.mean()),
+                    "n_with": int(with_op.notna().sum()), "n_without": int(without.notna().sum())}
     # attention vs centrality (static family's agents at attention_alpha)
     att_rows = []
     for r in records:
@@ -396,28 +419,29 @@ def aggregate(records: list[dict[str, Any]], *, alphas: list[float], ablation_al
                         att_rows.append({"alpha": r["alpha"], "seed": r["seed"], "graph": graph, "centrality": c,
                                          "policy": "trained" if which == "attention" else "untrained", "rho": rho})
     att = pd.DataFrame(att_rows, columns=["alpha", "seed", "graph", "centrality", "policy", "rho"])
-    metrics["attention"] = {}
+    # per centrality and graph, the per-seed rho of the trained (attention) and untrained policy (attention_untrained)
+    for root, policy in (("attention", "trained"), ("attention_untrained", "untrained")):
+        metrics[root] = {}
+        for (c, graph), grp in att[(att.alpha == attention_alpha) & (att.policy == policy)].groupby(["centrality", "graph"]):
+            metrics[root].setdefault(c, {})[graph] = _sample(grp.set_index("seed")["rho"], "seed")
     sel = att[(att.alpha == attention_alpha) & (att.policy == "trained")]
-    for (c, graph), grp in sel.groupby(["centrality", "graph"]):
-        grp = grp.dropna(subset=["rho"]).sort_values("seed")
-        metrics["attention"].setdefault(c, {})[graph] = _sample(grp.set_index("seed")["rho"], "seed")
     # pooled over graphs: per seed, the mean rho over the graphs where it is defined (one unit per seed;
     # a per-graph check of 5 graphs needs 8 seeds at 95% with Bonferroni)
-    metrics["attention_mean_over_graphs"] = {
-        c: _sample(grp.dropna(subset=["rho"]).groupby("seed")["rho"].mean(), "seed")
-        for c, grp in sel.groupby("centrality")}
-    untrained = att[(att.alpha == attention_alpha) & (att.policy == "untrained")]
-    metrics["attention_untrained_mean_over_graphs"] = {
-        c: _sample(grp.dropna(subset=["rho"]).groupby("seed")["rho"].mean(), "seed")
-        for c, grp in untrained.groupby("centrality")}
+    metrics["attention_mean_over_graphs"] = _over_graphs(sel)
+    metrics["attention_untrained_mean_over_graphs"] = _over_graphs(
+        att[(att.alpha == attention_alpha) & (att.policy == "untrained")])
     return metrics, table, att
 
 
+def _over_graphs(att: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per centrality, the per-seed sample of the mean rho over the graphs where it is defined (``att``: the
+    attention table's rows of one alpha and policy); a seed whose every rho is undefined is a null unit."""
+    return {c: _sample(grp.groupby("seed")["rho"].mean(), "seed") for c, grp in att.groupby("centrality")}
+
+
 def _sample(series: pd.Series, unit: str) -> dict[str, Any]:
-    series = series.dropna()
-    if len(series) < 2:
-        return undecided(float(series.mean()) if len(series) else float("nan"), len(series), unit,
-                         "fewer than 2 seeds: no interval")
+    """Per-seed values as a claims sample; a seed whose value is undefined (NaN) stays, as null."""
+    series = series.sort_index()
     return sample(series.to_numpy(dtype=float).tolist(), [f"seed{int(s)}" for s in series.index], unit)
 
 

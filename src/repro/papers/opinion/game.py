@@ -322,7 +322,7 @@ class OpinionGame:
         """Per game: weighted share of the seen ties j -> i whose two stances are equal and not waiting.
 
         Seen: every tie on a static graph; under G6 the ties that interact at the current round (after an episode,
-        its last round: the ties whose agreement the last reward paid for).
+        its last round: the ties whose agreement the last reward paid for). NaN for a game without a seen tie.
         """
         s_i, s_j = stance[self.graph.dst], stance[self.graph.src]
         w = torch.where(self.seen, self.weight, torch.zeros_like(self.weight))
@@ -330,4 +330,4 @@ class OpinionGame:
         game = self.game[self.graph.dst]
         num = torch.zeros(self.n_games).index_add(0, game, agree)
         den = torch.zeros(self.n_games).index_add(0, game, w)
-        return num / den.clamp_min(1e-12)
+        return torch.where(den > 0, num / den.clamp_min(1e-12), torch.full_like(den, float("nan")))

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from repro.figures.style import Palette, categorical, legend, not_built, panel_letters, subplots
+from repro.figures.style import Palette, categorical, legend, mark_missing, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1_table", "fig1", "fig2", "table1"]
 
@@ -47,8 +47,7 @@ def fig1(tidy: pd.DataFrame) -> plt.Figure:
             vals = sub.rate.to_numpy(dtype=float)
             ax.bar(x, vals, bottom=bottom, color=COLORS(direction), label=label, width=0.7)
             bottom = bottom + vals
-        for xi in x[np.isnan(bottom)]:  # an empty slot would read as a rate of 0
-            ax.text(xi, 0.02, "n/a", ha="center", va="bottom", color="0.4")
+        mark_missing(ax, x[np.isnan(bottom)], 0.02)  # an empty slot would read as a rate of 0
         ax.set_xlim(-0.5, len(models) - 0.5)  # every model's slot, with a bar or not
         ax.set_xticks(x, models, rotation=30, ha="right", rotation_mode="anchor")
         ax.grid(axis="x", visible=False)
