@@ -78,7 +78,7 @@ import numpy as np
 import yaml
 
 from repro.seeding import job_seed
-from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
+from repro.stats.intervals import STATISTICS, Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
 
 __all__ = ["Claim", "ClaimFile", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "Substitute",
            "load_claims", "load_diagnostics", "load_claim_file", "read_claim_file", "measure", "lookup_metric",
@@ -672,11 +672,14 @@ class Undecidable(ValueError):
 
 
 class _TooFew(Undecidable):
-    """Too few units for an interval; carries the per-unit compared quantity (for the units needed)."""
+    """Too few units for an interval; carries the per-unit compared quantity (for the units needed), and
+    the compared quantity's estimate and units (what a figure draws without an interval)."""
 
-    def __init__(self, message: str, values: np.ndarray | None, threshold: float = 0.0, clustered: bool = False):
+    def __init__(self, message: str, values: np.ndarray | None, threshold: float = 0.0, clustered: bool = False,
+                 estimate: float | None = None, n: int | None = None):
         super().__init__(message)
         self.values, self.threshold, self.clustered = values, threshold, clustered
+        self.estimate, self.n = estimate, n
 
 
 def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample | Interval, level: float,
@@ -734,9 +737,18 @@ def _bootstrap(claim: Claim, lhs: Sample, rhs: float | Sample, level: float, see
             values, threshold = lhs.values, rhs
         elif claim.statistic == "mean" and isinstance(rhs, Sample) and claim.paired and rhs.values.size == lhs.values.size:
             values = lhs.values - rhs.values
+        if values is not None:
+            estimate = float(np.mean(values))
+        elif claim.statistic == "mean" and isinstance(rhs, Sample):  # unpaired: the difference of the means
+            estimate = float(lhs.values.mean() - rhs.values.mean())
+        elif claim.statistic == "slope" and lhs.x is not None and isinstance(rhs, float):
+            threshold = rhs
+            estimate = float(STATISTICS["slope"](lhs.values, lhs.x, np.arange(lhs.values.size)))
+        else:
+            estimate = None
         raise _TooFew(f"{n_units} {what} cannot give a {level:.4g} interval without assuming a distribution "
                       f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide",
-                      values, threshold, lhs.cluster is not None)
+                      values, threshold, lhs.cluster is not None, estimate, n_units)
     if claim.statistic == "slope":
         if lhs.x is None:
             raise Undecidable(f"{claim.metric} has no x values for a slope")
@@ -808,6 +820,8 @@ class SettingCheck(NamedTuple):
     units_have: int | None = None
     threshold: float | None = None
     level: float | None = None
+    estimate: float | None = None
+    """the compared quantity where the units gave it but no interval (too few); else the interval's"""
 
 
 def _cv_of(metrics: Mapping[str, Any], *paths: float | str) -> float | None:
@@ -832,8 +846,7 @@ def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: 
         need, text = (None, "") if status != INCONCLUSIVE else units_to_decide(
             replace(claim, level=level), None, few.threshold, cv=_cv_of(metrics, metric, rhs_path), values=few.values,
             clustered=few.clustered)
-        return SettingCheck(status, None, reason, need, text, None if few.values is None else len(few.values),
-                            few.threshold, level)
+        return SettingCheck(status, None, reason, need, text, few.n, few.threshold, level, few.estimate)
     except Undecidable as why:
         status, reason = _ceiling(claim, metrics, rhs_path, INCONCLUSIVE, str(why))
         return SettingCheck(status, None, reason, level=level)
@@ -897,7 +910,8 @@ def _check(claim: Claim, metrics: Mapping[str, Any]) -> SettingCheck:
 
 
 #: The columns of :func:`interval_rows`, in order.
-INTERVAL_COLUMNS = ("claim", "setting", "estimate", "low", "high", "level", "n", "threshold", "interval", "status")
+INTERVAL_COLUMNS = ("claim", "setting", "estimate", "low", "high", "level", "n", "op", "threshold", "tol", "interval",
+                    "status")
 
 
 def interval_rows(claims: list[Claim], metrics: Mapping[str, Any], ids: list[str] | None = None) -> list[dict[str, Any]]:
@@ -906,9 +920,11 @@ def interval_rows(claims: list[Claim], metrics: Mapping[str, Any], ids: list[str
 
     Columns :data:`INTERVAL_COLUMNS`: ``setting`` is the entry of an ``each`` claim ("" otherwise);
     ``estimate``, ``low`` and ``high`` the compared quantity and its interval at ``level`` over ``n``
-    units (NaN where the evidence gives none, with why in ``interval``), ``threshold`` what it is
-    compared with (0 for a paired difference), ``interval`` what kind of interval it is (method, units,
-    pairing, Bonferroni), ``status`` the setting's verdict. A claim whose metric is absent gives no rows.
+    units (bounds NaN where the evidence gives none, with why in ``interval``; the estimate too where
+    there is none), ``op`` the claimed relation to ``threshold`` (0 for a paired difference) with
+    ``tol`` the half-width of a ``within``/``outside`` band or a non-inferiority margin (else NaN),
+    ``interval`` what kind of interval it is (method, units, pairing, Bonferroni), ``status`` the
+    setting's verdict. A claim whose metric is absent gives no rows.
     """
     by_id = {c.id: c for c in claims}
     unknown = sorted(set(ids or ()) - set(by_id))
@@ -923,12 +939,14 @@ def interval_rows(claims: list[Claim], metrics: Mapping[str, Any], ids: list[str
             continue
         for name, part in parts.items():
             iv = part.interval
-            rows.append({"claim": cid, "setting": name,
-                         "estimate": math.nan if iv is None else iv.estimate,
+            estimate = iv.estimate if iv is not None else part.estimate
+            tol = claim.tol if claim.op in ("within", "outside") else claim.margin if claim.op == "noninferior" else None
+            rows.append({"claim": cid, "setting": name, "estimate": math.nan if estimate is None else estimate,
                          "low": math.nan if iv is None else iv.low, "high": math.nan if iv is None else iv.high,
                          "level": part.level if iv is None else iv.level,
-                         "n": part.units_have if iv is None else iv.n,
+                         "n": part.units_have if iv is None else iv.n, "op": claim.op,
                          "threshold": math.nan if part.threshold is None else part.threshold,
+                         "tol": math.nan if tol is None else float(tol),
                          "interval": _interval_kind(claim, part, len(parts)), "status": part.status})
     return rows
 
