@@ -60,6 +60,10 @@ the model: it verifies our code and is counted apart). A claim with a ``ceiling`
 whose compared side sits within ``headroom`` of the bound is UNDECIDABLE rather than FAIL or
 INCONCLUSIVE. An INCONCLUSIVE verdict says what would decide it (:func:`units_to_decide`): the units at
 which the observed effect's interval would clear the threshold, from the observed spread.
+
+A figure that draws a claim's quantity draws the interval the verdict is decided on: a paper's aggregate
+step writes :func:`interval_rows` (each setting's interval from :func:`check_settings`, the code the
+verdict runs, with its bounds, level, units and kind) into the table the figure reads.
 """
 
 from __future__ import annotations
@@ -77,12 +81,13 @@ import numpy as np
 import yaml
 
 from repro.seeding import job_seed
-from repro.stats.intervals import Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
+from repro.stats.intervals import STATISTICS, Interval, bootstrap_interval, cv_corrected, min_units, wilson_interval
 
 __all__ = ["Claim", "ClaimFile", "ClaimResult", "Diagnostic", "DiagnosticResult", "Sample", "Substitute",
            "load_claims", "load_diagnostics", "load_claim_file", "read_claim_file", "measure", "lookup_metric",
            "put_sample", "as_evidence", "claim_interval", "sample", "rate", "interval", "undecided", "require_paired",
-           "verdict", "units_to_decide", "evaluate", "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT_RUN", "STATUSES",
+           "verdict", "units_to_decide", "evaluate", "check_settings", "interval_rows",
+           "SettingCheck", "INTERVAL_COLUMNS", "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT_RUN", "STATUSES",
            "KINDS", "REPRODUCTION", "SUBSTITUTE", "CODE_CHECK"]
 
 PASS, FAIL, INCONCLUSIVE, UNDECIDABLE, NOT_RUN = "PASS", "FAIL", "INCONCLUSIVE", "UNDECIDABLE", "NOT RUN"
@@ -681,11 +686,14 @@ class Undecidable(ValueError):
 
 
 class _TooFew(Undecidable):
-    """Too few units for an interval; carries the per-unit compared quantity (for the units needed)."""
+    """Too few units for an interval; carries the per-unit compared quantity (for the units needed), and
+    the compared quantity's estimate and units (what a figure draws without an interval)."""
 
-    def __init__(self, message: str, values: np.ndarray | None, threshold: float = 0.0, clustered: bool = False):
+    def __init__(self, message: str, values: np.ndarray | None, threshold: float = 0.0, clustered: bool = False,
+                 estimate: float | None = None, n: int | None = None):
         super().__init__(message)
         self.values, self.threshold, self.clustered = values, threshold, clustered
+        self.estimate, self.n = estimate, n
 
 
 def _interval(claim: Claim, lhs: float | Sample | Interval, rhs: float | Sample | Interval, level: float,
@@ -743,9 +751,18 @@ def _bootstrap(claim: Claim, lhs: Sample, rhs: float | Sample, level: float, see
             values, threshold = lhs.values, rhs
         elif claim.statistic == "mean" and isinstance(rhs, Sample) and claim.paired and rhs.values.size == lhs.values.size:
             values = lhs.values - rhs.values
+        if values is not None:
+            estimate = float(np.mean(values))
+        elif claim.statistic == "mean" and isinstance(rhs, Sample):  # unpaired: the difference of the means
+            estimate = float(lhs.values.mean() - rhs.values.mean())
+        elif claim.statistic == "slope" and lhs.x is not None and isinstance(rhs, float):
+            threshold = rhs
+            estimate = float(STATISTICS["slope"](lhs.values, lhs.x, np.arange(lhs.values.size)))
+        else:
+            estimate = None
         raise _TooFew(f"{n_units} {what} cannot give a {level:.4g} interval without assuming a distribution "
                       f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide",
-                      values, threshold, lhs.cluster is not None)
+                      values, threshold, lhs.cluster is not None, estimate, n_units)
     if claim.statistic == "slope":
         if lhs.x is None:
             raise Undecidable(f"{claim.metric} has no x values for a slope")
@@ -823,9 +840,11 @@ def _evidence_interval(check: Claim | Diagnostic, metrics: Mapping[str, Any], me
     return _interval(check, lhs, rhs, level, seed)
 
 
-class _Part(NamedTuple):
+class SettingCheck(NamedTuple):
     """The verdict of one check (one setting of an ``each`` claim), and what would decide it; its first
-    three fields are the (status, interval, reason) of a check."""
+    three fields are the (status, interval, reason) of a check. ``threshold`` is what the interval is
+    compared with (0 for a paired difference) and ``level`` the level it is taken at (Bonferroni's
+    for a setting of an ``each`` claim); both ``None`` where the metric gave no quantity to compare."""
 
     status: str
     interval: Interval | None = None
@@ -833,6 +852,10 @@ class _Part(NamedTuple):
     units_needed: int | None = None
     to_decide: str = ""
     units_have: int | None = None
+    threshold: float | None = None
+    level: float | None = None
+    estimate: float | None = None
+    """the compared quantity where the units gave it but no interval (too few); else the interval's"""
     note: str = ""
     """the units left out because their value is undefined (:func:`_undefined_note`)"""
 
@@ -868,13 +891,13 @@ def _cv_of(metrics: Mapping[str, Any], *paths: float | str) -> float | None:
 
 
 def _check_one(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
-               seed: int) -> _Part:
+               seed: int) -> SettingCheck:
     return _check_defined(claim, metrics, metric, rhs_path, level, seed)._replace(
         note=_undefined_note(metrics, metric, rhs_path))
 
 
 def _check_defined(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_path: float | str, level: float,
-                   seed: int) -> _Part:
+                   seed: int) -> SettingCheck:
     try:
         interval, threshold = _evidence_interval(claim, metrics, metric, rhs_path, level, seed)
     except _TooFew as few:
@@ -882,16 +905,16 @@ def _check_defined(claim: Claim, metrics: Mapping[str, Any], metric: str, rhs_pa
         need, text = (None, "") if status != INCONCLUSIVE else units_to_decide(
             replace(claim, level=level), None, few.threshold, cv=_cv_of(metrics, metric, rhs_path), values=few.values,
             clustered=few.clustered)
-        return _Part(status, None, reason, need, text, None if few.values is None else len(few.values))
+        return SettingCheck(status, None, reason, need, text, few.n, few.threshold, level, few.estimate)
     except Undecidable as why:
         status, reason = _ceiling(claim, metrics, rhs_path, INCONCLUSIVE, str(why))
-        return _Part(status, None, reason)
+        return SettingCheck(status, None, reason, level=level)
     status = verdict(interval, claim.op, threshold, claim.tol, margin=claim.margin, better=claim.better)
     status, reason = _ceiling(claim, metrics, rhs_path, status, "")
     if status != INCONCLUSIVE:
-        return _Part(status, interval, reason)
+        return SettingCheck(status, interval, reason, threshold=threshold, level=level)
     need, text = units_to_decide(claim, interval, threshold, cv=_cv_of(metrics, metric, rhs_path))
-    return _Part(status, interval, reason, need, text)
+    return SettingCheck(status, interval, reason, need, text, threshold=threshold, level=level)
 
 
 def claim_interval(claim: Claim, metrics: Mapping[str, Any], metric: str | None = None,
@@ -914,10 +937,18 @@ def claim_interval(claim: Claim, metrics: Mapping[str, Any], metric: str | None 
     return part.interval, "" if part.interval is not None else part.reason
 
 
-def _check(claim: Claim, metrics: Mapping[str, Any]) -> _Part:
+def check_settings(claim: Claim, metrics: Mapping[str, Any]) -> dict[str, SettingCheck]:
+    """Each setting's check of ``claim`` on ``metrics``, exactly as its verdict takes it: for an ``each``
+    claim one per entry of the metric's mapping (keyed by the entry's name), its interval at the
+    Bonferroni level of the family; else one, keyed ``""``.
+
+    The interval a figure draws for a claim's quantity comes from here (:func:`interval_rows`), so
+    that the figure and the artifact-evaluation verdict show one interval. Raises
+    :class:`MetricMissing` when the metric (or an ``each`` claim's mapping) is absent.
+    """
     seed = job_seed(0, "claim", claim.paper, claim.id)
     if not claim.each:
-        return _check_one(claim, metrics, claim.metric, claim.rhs, claim.level, seed)
+        return {"": _check_one(claim, metrics, claim.metric, claim.rhs, claim.level, seed)}
     group = lookup_metric(metrics, claim.metric)
     if not isinstance(group, Mapping) or not group:
         raise MetricMissing(f"{claim.metric} (each: a mapping of samples, one per setting)")
@@ -927,6 +958,14 @@ def _check(claim: Claim, metrics: Mapping[str, Any]) -> _Part:
     for name in group:
         rhs = claim.rhs if not isinstance(claim.rhs, str) else f"{claim.rhs}.{name}"
         parts[name] = _check_one(claim, metrics, f"{claim.metric}.{name}", rhs, level, seed)
+    return parts
+
+
+def _check(claim: Claim, metrics: Mapping[str, Any]) -> SettingCheck:
+    parts = check_settings(claim, metrics)
+    if not claim.each:
+        return parts[""]
+    level = next(iter(parts.values())).level
     statuses = [p.status for p in parts.values()]
     status = FAIL if FAIL in statuses else PASS if all(s == PASS for s in statuses) else \
         UNDECIDABLE if UNDECIDABLE in statuses else INCONCLUSIVE
@@ -945,8 +984,65 @@ def _check(claim: Claim, metrics: Mapping[str, Any]) -> _Part:
             need, text = open_[slowest].units_needed, f"{open_[slowest].to_decide} (the slowest setting: {slowest})"
     have = parts[worst].units_have if parts[worst].interval is None else parts[worst].interval.n
     note = "; ".join(f"{name}: {p.note}" for name, p in parts.items() if p.note)
-    return _Part(status, parts[worst].interval, f"each of {len(group)} (Bonferroni, {level:.3g} each; shown: {worst}): {detail}",
-                 need, text, have, note)
+    return SettingCheck(status, parts[worst].interval,
+                        f"each of {len(parts)} (Bonferroni, {level:.3g} each; shown: {worst}): {detail}",
+                        need, text, have, parts[worst].threshold, level, note=note)
+
+
+#: The columns of :func:`interval_rows`, in order.
+INTERVAL_COLUMNS = ("claim", "setting", "estimate", "low", "high", "level", "n", "op", "threshold", "tol", "interval",
+                    "status")
+
+
+def interval_rows(claims: list[Claim], metrics: Mapping[str, Any], ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """The interval each claim (of ``ids``, default all) is decided on, one row per setting, for the table
+    a figure reads: the figure draws the claim's quantity with the interval its verdict takes.
+
+    Columns :data:`INTERVAL_COLUMNS`: ``setting`` is the entry of an ``each`` claim ("" otherwise);
+    ``estimate``, ``low`` and ``high`` the compared quantity and its interval at ``level`` over ``n``
+    units (bounds NaN where the evidence gives none, with why in ``interval``; the estimate too where
+    there is none), ``op`` the claimed relation to ``threshold`` (0 for a paired difference) with
+    ``tol`` the half-width of a ``within``/``outside`` band or a non-inferiority margin (else NaN),
+    ``interval`` what kind of interval it is (method, units, pairing, Bonferroni), ``status`` the
+    setting's verdict. A claim whose metric is absent gives no rows.
+    """
+    by_id = {c.id: c for c in claims}
+    unknown = sorted(set(ids or ()) - set(by_id))
+    if unknown:
+        raise ValueError(f"interval_rows: no claim {unknown} (known: {', '.join(by_id)})")
+    rows = []
+    for cid in ids if ids is not None else list(by_id):
+        claim = by_id[cid]
+        try:
+            parts = check_settings(claim, metrics)
+        except MetricMissing:
+            continue
+        for name, part in parts.items():
+            iv = part.interval
+            estimate = iv.estimate if iv is not None else part.estimate
+            tol = claim.tol if claim.op in ("within", "outside") else claim.margin if claim.op == "noninferior" else None
+            rows.append({"claim": cid, "setting": name, "estimate": math.nan if estimate is None else estimate,
+                         "low": math.nan if iv is None else iv.low, "high": math.nan if iv is None else iv.high,
+                         "level": part.level if iv is None else iv.level,
+                         "n": part.units_have if iv is None else iv.n, "op": claim.op,
+                         "threshold": math.nan if part.threshold is None else part.threshold,
+                         "tol": math.nan if tol is None else float(tol),
+                         "interval": _interval_kind(claim, part, len(parts)), "status": part.status})
+    return rows
+
+
+def _interval_kind(claim: Claim, part: SettingCheck, settings: int) -> str:
+    """What kind of interval a setting's check takes, in words (or why it has none)."""
+    if part.interval is None:
+        return f"none: {part.reason}"
+    iv = part.interval
+    if iv.method == "exact":
+        return "exact (no interval)"
+    # a metric on the right that held per-unit values: the interval is of the difference (threshold 0)
+    paired = isinstance(claim.rhs, str) and iv.method.startswith("bootstrap mean") and part.threshold == 0.0
+    what = f"{iv.method}{(', paired' if claim.paired else ', unpaired') + ' difference' if paired else ''}"
+    family = f", Bonferroni over {settings} settings" if claim.each else ""
+    return f"{100 * iv.level:.4g}% {what} over {iv.n} {claim.unit} units{family}"
 
 
 def _margin(interval: Interval | None, claim: Claim) -> float:

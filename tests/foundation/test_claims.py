@@ -85,6 +85,44 @@ def test_checks_give_pass_fail_inconclusive_and_not_run(tmp_path):
     assert status["fitted"].status == PASS and status["fitted"].interval.n == 12
 
 
+def test_interval_rows_give_the_interval_each_verdict_is_decided_on(tmp_path):
+    """The rows a figure's table takes its claims' intervals from are the verdicts' own: each claim's
+    interval (the paired difference for 'beats', the slope for 'decay', Wilson for 'close'), and for an
+    'each' claim every setting's at the Bonferroni level, the one the verdict shows among them."""
+    from repro.claims import INTERVAL_COLUMNS, interval_rows
+    from repro.stats.intervals import wilson_interval
+
+    claims = load_claims(_write(tmp_path, CLAIMS), SCHEMA)
+    metrics = _metrics(np.random.default_rng(0))
+    write_json(tmp_path / "metrics.json", metrics)
+    results = {r.claim.id: r for r in evaluate(claims, tmp_path / "metrics.json")}
+    rows = interval_rows(claims, metrics)
+    assert all(tuple(r) == INTERVAL_COLUMNS for r in rows)
+    by = {(r["claim"], r["setting"]): r for r in rows}
+    assert "absent" not in {r["claim"] for r in rows}  # no metric, no row
+    for cid in ("beats", "close", "decay", "fitted"):
+        row, iv = by[(cid, "")], results[cid].interval
+        assert (row["estimate"], row["low"], row["high"], row["level"], row["n"]) == \
+            (iv.estimate, iv.low, iv.high, iv.level, iv.n)
+        assert row["status"] == results[cid].status
+    assert by[("beats", "")]["threshold"] == 0.0 and "paired difference" in by[("beats", "")]["interval"]
+    assert "slope" in by[("decay", "")]["interval"] and by[("close", "")]["threshold"] == 0.95
+    assert np.isnan(by[("summary", "")]["low"]) and by[("summary", "")]["interval"].startswith("none: ")
+    assert {s for c, s in by if c == "every"} == {"linear", "nonlinear"}
+    for setting in ("linear", "nonlinear"):
+        row = by[("every", setting)]
+        assert row["level"] == pytest.approx(1 - 0.05 / 2) and "Bonferroni over 2 settings" in row["interval"]
+    shown = results["every"].reason.split("shown: ")[1].split(")")[0]
+    assert (by[("every", shown)]["low"], by[("every", shown)]["high"]) == \
+        (results["every"].interval.low, results["every"].interval.high)
+    ids = ["above", "close"]
+    assert [r["claim"] for r in interval_rows(claims, metrics, ids)] == ids
+    cov = wilson_interval(1900, 2000, level=0.95)
+    assert (by[("close", "")]["low"], by[("close", "")]["high"]) == (cov.low, cov.high)
+    with pytest.raises(ValueError, match="no claim"):
+        interval_rows(claims, metrics, ["nosuch"])
+
+
 def test_writers_reject_impossible_evidence():
     with pytest.raises(ValueError, match="one id"):
         sample([0.1, 0.2], ["a"], "seed")

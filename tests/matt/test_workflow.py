@@ -67,3 +67,17 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     assert json.loads((smoke_dir / "results/matt/matched/matt/0.json").read_text())["seed"] == run_f["seed"]
     assert all(v > 0 for v in matched["cpu_ratio_ntp_over_aim"]["values"])
     assert set(pd.read_csv(smoke_dir / "reports/matt_table2.csv").arm) == {"matt", "focus_ntp"}
+    # fig1 draws each claim on the token-budget variant with the interval its verdict is decided on (the CSV
+    # keeps 6 significant digits: repro.tables.save_csv)
+    from repro.claims import evaluate
+    from repro.papers.matt.experiment import FIG1_CLAIMS
+
+    fig1 = pd.read_csv(smoke_dir / "reports/matt_fig1.csv")
+    drawn = fig1[fig1.quantity == "claim"].set_index("claim")
+    assert list(drawn.index) == list(FIG1_CLAIMS)
+    claims = load_claims(REPO / "workflow/claims/matt.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    for r in evaluate([c for c in claims if c.id in FIG1_CLAIMS], smoke_dir / "results/matt/metrics.json"):
+        row, iv = drawn.loc[r.claim.id], r.interval
+        assert iv is not None and [row.estimate, row.low, row.high, row.level] == \
+            pytest.approx([iv.estimate, iv.low, iv.high, iv.level], rel=1e-5), r.claim.id
+        assert row.n == iv.n and row.status == r.status

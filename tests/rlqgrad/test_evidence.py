@@ -145,3 +145,54 @@ def test_decay_orders_are_decided_from_one_seed_by_its_initialisations(tmp_path)
         path.write_text(json.dumps(metrics))
         by_id = {r.claim.id: r for r in evaluate(claims, path)}
         assert by_id["variance_decay_orders"].status == expected, by_id["variance_decay_orders"].reason
+
+
+def test_fig1_draws_each_slope_with_the_interval_its_claim_is_decided_on(tmp_path):
+    """Fig. 1's table carries, per method, the slope a claim judges with that claim's own interval:
+    the bounds, level, units and verdict the claims checker gives on the same metrics (written and read
+    back as metrics.json), and the figure's error bar spans exactly those bounds. The curve's points
+    are not a claim's quantity and carry no bounds."""
+    from matplotlib.container import ErrorbarContainer
+
+    from repro.papers.rlqgrad.figures import fig1
+
+    claims = load_claims(REPO / "workflow/claims/rlqgrad.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    variance, bench, train = _records()  # 3 seeds x 3 n: 9 units, enough for 95%
+    metrics, tables = aggregate(variance, bench, train, {"max_abs_diff": 0.0}, claims=claims)
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps(metrics))
+    results = {r.claim.id: r for r in evaluate(claims, path)}
+    table = tables["variance"]
+    slopes = table[table["quantity"] == "slope"].set_index("method")
+    expected = {"backprop": "variance_decays_backprop", "parameter_shift": "variance_decays_parameter_shift",
+                "adjoint": "variance_decays_adjoint", "rlqgrad": "rlqgrad_variance_flat"}
+    assert dict(slopes["claim"]) == expected
+    for method, cid in expected.items():
+        row, iv = slopes.loc[method], results[cid].interval
+        assert (row["value"], row["low"], row["high"], row["level"], row["n"]) == \
+            (iv.estimate, iv.low, iv.high, iv.level, iv.n)
+        assert row["status"] == results[cid].status and "bootstrap slope" in row["interval"]
+    assert slopes.loc["rlqgrad", "op"] == "within" and slopes.loc["rlqgrad", "tol"] == 0.05
+    curve = table[table["quantity"] == "mean_variance"]
+    assert len(curve) == 12 and curve["low"].isna().all() and (curve["n"] == 3).all()
+    fig = fig1(table)
+    bars = [c for ax in fig.axes for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    drawn = sorted((float(seg[0][0]), float(seg[1][0])) for c in bars for seg in c.lines[2][0].get_segments())
+    np.testing.assert_allclose(drawn, sorted(zip(slopes["low"], slopes["high"])))
+
+
+def test_fig1_draws_a_slope_without_an_interval_where_too_few_units_give_none():
+    """Smoke's two qubit counts of one seed: the claims give no interval (6 units needed at 95%); the
+    table keeps the slope with NaN bounds and says why, and the figure draws the point without a bar."""
+    from repro.figures import lint
+    from repro.papers.rlqgrad.figures import fig1
+
+    claims = load_claims(REPO / "workflow/claims/rlqgrad.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    variance, bench, train = _records(seeds=(0,), ns=(2, 4))
+    _, tables = aggregate(variance, bench, train, {"max_abs_diff": 0.0}, claims=claims)
+    slopes = tables["variance"][tables["variance"]["quantity"] == "slope"]
+    assert len(slopes) == 4 and slopes["low"].isna().all() and (slopes["n"] == 2).all()
+    assert slopes["value"].notna().all() and slopes["interval"].str.contains("at least 6 are needed").all()
+    assert (slopes["status"] == "INCONCLUSIVE").all()
+    fig = fig1(tables["variance"])
+    assert lint.uncertainty(fig) == lint.MISSING and lint.check(fig) == []

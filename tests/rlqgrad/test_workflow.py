@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -31,6 +32,15 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
         assert by_n["parameter_shift"][n] == pytest.approx(v, rel=1e-6)
     fig1 = pd.read_csv(tmp_path / "reports/rlqgrad_fig1.csv")
     assert set(fig1["method"]) == {"backprop", "parameter_shift", "adjoint", "rlqgrad"}
+    # each slope with its claim's verdict: two qubit counts of one seed give no interval at 95% (6 units
+    # needed), and the figure's table says so rather than drawing another interval
+    claims = load_claims(REPO / "workflow/claims/rlqgrad.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    slopes = fig1[fig1["quantity"] == "slope"].set_index("claim")
+    assert len(slopes) == 4
+    for r in evaluate([c for c in claims if c.id in slopes.index], tmp_path / "results/rlqgrad/metrics.json"):
+        row = slopes.loc[r.claim.id]
+        assert row["status"] == r.status == "INCONCLUSIVE" and r.interval is None
+        assert np.isnan(row["low"]) and row["n"] == 2 and "at least 6 are needed" in row["interval"]
     table1 = pd.read_csv(tmp_path / "reports/rlqgrad_table1.csv")
     assert table1["val_accuracy"].between(0, 1).all() and len(table1) == 4
     cost = pd.read_csv(tmp_path / "results/rlqgrad/cost.csv")

@@ -185,10 +185,14 @@ rule matt_aggregate:
         ),
         matched=lambda wc: expand("results/matt/matched/{arm}/{seed}.json", arm=MATT_ARMS, seed=MATT_SEEDS),
         calibration=rules.matt_calibrate.output.calibration,
+        # fig1 draws the claims on the token-budget variant with their intervals, written here
+        claims=repo_path("workflow/claims/matt.yaml"),
+        claims_schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         metrics="results/matt/metrics.json",
         table="results/matt/recovery.csv",
         matched="results/matt/matched.csv",
+        comparisons="results/matt/comparisons.csv",
     log:
         logs("matt/aggregate"),
     benchmark:
@@ -205,6 +209,7 @@ rule matt_aggregate:
 rule matt_fig1:
     input:
         table=rules.matt_aggregate.output.table,
+        comparisons=rules.matt_aggregate.output.comparisons,
         upstream_logs=logs_of(rules.matt_aggregate),
     output:
         pdf=figure("matt", "fig1"),

@@ -167,6 +167,9 @@ rule rlqgrad_evaluate:
         variance=RLQGRAD_RUNS["variance"],
         benchmark=RLQGRAD_RUNS["benchmark"],
         train=RLQGRAD_RUNS["train"],
+        # the claims' intervals of the slopes that fig1 draws are written beside its curves
+        claims=repo_path("workflow/claims/rlqgrad.yaml"),
+        claims_schema=repo_path("workflow/schemas/claims.schema.yaml"),
         upstream_logs=logs_of(
             rules.rlqgrad_agreement,
             rules.rlqgrad_variance,

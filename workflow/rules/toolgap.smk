@@ -118,6 +118,9 @@ rule toolgap_aggregate:
         runs=lambda wc: toolgap_grid.run_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
         probes=lambda wc: toolgap_grid.probe_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
         losses=lambda wc: toolgap_grid.loss_targets(preset("toolgap")),
+        # fig1 draws each mismatch rate with the interval its claim is decided on, written into the table here
+        claims=repo_path("workflow/claims/toolgap.yaml"),
+        claims_schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         metrics="results/toolgap/metrics.json",
         table="results/toolgap/mismatch.csv",

@@ -1,11 +1,12 @@
-"""matt_fig1: recovery (multiple choice, completion, bits per character) vs training budget per method."""
+"""matt_fig1: recovery (multiple choice, completion, bits per character) vs training budget per method, and the
+claims on that variant with their intervals."""
 
 import pandas as pd
 
 from repro.figures.style import save
 from repro.jobs import Job
-from repro.papers.matt.figures import fig1
+from repro.papers.matt.figures import fig1, fig1_table
 
 Job.from_snakemake(snakemake)
-table = pd.read_csv(snakemake.input.table)
+table = fig1_table(pd.read_csv(snakemake.input.table), pd.read_csv(snakemake.input.comparisons))
 save(fig1(table), table, snakemake.output.pdf)

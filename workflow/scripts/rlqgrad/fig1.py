@@ -1,4 +1,4 @@
-"""rlqgrad_fig1: gradient (or update) variance vs n, one line per method."""
+"""rlqgrad_fig1: gradient (or update) variance vs n, one line per method, and each slope with its claim's interval."""
 import pandas as pd
 
 from repro.figures.style import save

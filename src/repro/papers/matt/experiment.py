@@ -16,6 +16,10 @@ Next-token training updates the new embedding rows only (tied input/output rows)
 
 Recovery = target quality / source quality on the same items: multiple-choice accuracy, greedy
 completion accuracy, and bits per character (source bpc / target bpc, lower is better).
+
+The claims that read the token-budget variant compare scores at its last budget, paired by item
+(:data:`FIG1_CLAIMS`); :func:`comparisons` gives each with the interval its verdict is decided on,
+which Fig. 1 draws beneath the recovery curves.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ __all__ = [
     "evaluate",
     "recovery",
     "summarise",
+    "comparisons",
+    "FIG1_CLAIMS",
+    "COMPARISON_COLUMNS",
 ]
 
 METHODS = ("mean", "fvt", "focus", "matt")
@@ -376,3 +383,34 @@ def summarise(source_scores: dict, runs: dict[str, list[dict]]) -> tuple[dict, l
 
         metrics["early_minus_late_gain_bpc"] = sample((gain(first) - gain(last)).tolist(), item_ids["bpc"], "item")
     return metrics, table
+
+
+#: The claims on the token-budget variant, each a paired comparison by item: claim id -> (task, the
+#: method MATT is compared with, the compared quantity as Fig. 1 labels it: MATT minus the method at the
+#: last budget, or the early gain, (method - MATT) at the first budget minus the same at the last).
+FIG1_CLAIMS = {
+    "matt_multiple_choice_above_mean_floor": ("mc", "mean", "vs mean"),
+    "matt_beats_mean_floor_bpc": ("bpc", "mean", "vs mean"),
+    "matt_beats_fvt_bpc": ("bpc", "fvt", "vs FVT"),
+    "gain_largest_early": ("bpc", "focus", "early gain"),
+}
+
+#: The columns of :func:`comparisons`, in order.
+COMPARISON_COLUMNS = ["task", "comparator", "label", "estimate", "low", "high", "level", "n", "op", "threshold",
+                      "interval", "claim", "status"]
+
+
+def comparisons(metrics: dict, claims: list) -> list[dict]:
+    """Each claim of :data:`FIG1_CLAIMS` that ``metrics`` can check, with the interval its verdict is
+    decided on (:func:`repro.claims.interval_rows`: the mean paired difference over items at the last
+    budget, MATT minus the comparator, or the early-minus-late gain; bounds at ``level`` over ``n``
+    items, the claim's ``op`` against ``threshold``, the interval's kind and the verdict); a claim whose
+    metric the run lacks (a method not trained) gives no row."""
+    from repro.claims import interval_rows
+
+    rows = []
+    for row in interval_rows(claims, metrics, list(FIG1_CLAIMS)):
+        task, comparator, label = FIG1_CLAIMS[row["claim"]]
+        rows.append({"task": task, "comparator": comparator, "label": label,
+                     **{k: row[k] for k in COMPARISON_COLUMNS if k in row}})
+    return rows

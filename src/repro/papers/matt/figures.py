@@ -1,36 +1,60 @@
-"""matt's fig1 (recovery vs training budget per method), table1 (recovery at fixed budgets, the token-budget
-variant) and table2 (the paper's comparison at equal CPU time)."""
+"""matt's fig1 (recovery vs training budget per method, and the claims on that variant with the intervals
+their verdicts are decided on), table1 (recovery at fixed budgets, the token-budget variant) and table2 (the
+paper's comparison at equal CPU time)."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, Palette, legend, not_built, panel_letters, subplots
+from repro.figures.style import FLOOR, REFERENCE, Palette, interval_err, legend, n_text, not_built, panel_letters, subplots
 
-__all__ = ["COLORS", "fig1", "table1", "table2"]
+__all__ = ["COLORS", "fig1_table", "fig1", "table1", "table2"]
 
 #: matt (ours) and the embedding initialisations it is compared with.
 COLORS = Palette("matt", {"mean": FLOOR, "fvt": "#0072B2", "focus": "#009E73"}, ours="matt")
 ORDER = ("matt", "fvt", "focus", "mean")
 LABELS = {"mc": "multiple choice", "gen": "completion", "bpc": "bits per character"}
+#: The unit of a task's score, for the difference the claims compare.
+SCORE_UNITS = {"mc": "accuracy", "gen": "accuracy", "bpc": "bits per character"}
+TASKS = ("mc", "gen", "bpc")
+
+
+def fig1_table(recovery: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 1's table: the recovery rows (``quantity`` ``recovery``: one per method and budget, the
+    aggregate's recovery table as it is) and the claims' rows (``quantity`` ``claim``: each compared
+    quantity with the interval its verdict is decided on, from
+    :func:`repro.papers.matt.experiment.comparisons`)."""
+    parts = [recovery.assign(quantity="recovery")]
+    if len(comparisons):
+        parts.append(comparisons.assign(quantity="claim"))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["quantity", *[c for c in out.columns if c != "quantity"]]]
 
 
 def fig1(table: pd.DataFrame) -> plt.Figure:
-    """Recovery per task against the target-language tokens trained on, one line per method.
+    """Top row: recovery per task against the target-language tokens trained on, one line per method.
+    Bottom row: beneath its task, each claim on this variant, its compared quantity (a mean paired
+    difference over items) with the interval its verdict is decided on and the claim's threshold.
 
-    A task the source model never gets right has no recovery (NaN in the table): its panel says so.
+    A task the source model never gets right has no recovery (NaN in the table): its panel says so; a
+    task no claim reads says that too.
     """
-    fig, axes = subplots(1, 3, width="text", height=2.2, sharex=True)
-    methods = [m for m in ORDER if m in set(table.method)] + sorted(set(table.method) - set(ORDER))
-    for ax, task in zip(axes, ("mc", "gen", "bpc")):
+    fig, axes = subplots(2, 3, width="text", height=3.9,
+                         gridspec_kw={"height_ratios": [1.25, 1], "width_ratios": [1, 1, 1.25]})
+    top, bottom = axes
+    curves = table[table["quantity"] == "recovery"] if "quantity" in table else table
+    claims = table[table["quantity"] == "claim"] if "quantity" in table else table.iloc[:0]
+    methods = [m for m in ORDER if m in set(curves.method)] + sorted(set(curves.method) - set(ORDER))
+    for ax, task in zip(top, TASKS):
         ax.set_title(LABELS[task])
-        column = table[f"recovery_{task}"]
+        column = curves[f"recovery_{task}"]
         if column.isna().all():
             not_built(ax, "recovery is undefined: the source model scores 0 on this task")
             continue
         for method in methods:
-            sub = table[table.method == method]
+            sub = curves[curves.method == method]
             ax.plot(
                 sub.tokens,
                 sub[f"recovery_{task}"],
@@ -41,8 +65,26 @@ def fig1(table: pd.DataFrame) -> plt.Figure:
             )
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
         ax.set_xlabel("training budget\n(target tokens)")
-    axes[0].set_ylabel("recovery (fraction of source)")
-    panel_letters(axes)
+    top[0].set_ylabel("recovery (fraction of source)")
+    for bx, task in zip(bottom, TASKS):
+        sub = claims[claims["task"] == task] if len(claims) else claims
+        if not len(sub):
+            not_built(bx, "no claim reads this task in the token-budget variant")
+            continue
+        x = np.arange(len(sub))
+        for xi, (_, r) in zip(x, sub.iterrows()):
+            bx.errorbar([xi], [r["estimate"]], yerr=interval_err([r["estimate"]], [r["low"]], [r["high"]]), fmt="o",
+                        color=COLORS(r["comparator"]), capsize=2)
+        for threshold in sub["threshold"].dropna().unique():
+            bx.axhline(threshold, color=REFERENCE, ls="--", lw=0.8, label="claim's threshold")
+        ticks = [r["label"].replace(" gain", "\ngain") + f"\n({r['op']} {r['threshold']:g})" for _, r in sub.iterrows()]
+        bx.set_xticks(x, ticks)
+        bx.set_xlim(-0.6, len(sub) - 0.4)
+        bx.grid(axis="x", visible=False)
+        bx.set_ylabel(f"paired difference\n({SCORE_UNITS[task]})")
+        counts = sub["n"].dropna()
+        bx.set_title(f"claims, {n_text(counts)}" if len(counts) else "claims")
+    panel_letters(axes.flat)
     legend(fig, where="right")
     return fig
 

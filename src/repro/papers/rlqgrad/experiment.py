@@ -15,7 +15,8 @@ update, and the aggregation into ``results/rlqgrad/metrics.json`` and Tables 1-2
   was built on were shared by several jobs at once (wall-clock ratios are kept as ``*_wall``).
 - :func:`aggregate`: slopes of log10 variance vs n, speedups, accuracy differences, each with the
   per-unit sample behind it for the claims (per (n, seed), per seed, per timing repeat);
-  :func:`table1` (accuracy) and :func:`table2` (cost per update).
+  :func:`variance_table` (Fig. 1: the variance curves, and each slope a claim judges with the
+  claim's own interval), :func:`table1` (accuracy) and :func:`table2` (cost per update).
 
 Choices: the cost for the variance curve is the local <Z_0> (the QNN reads <Z_q>); the slope is the
 least-squares slope of log10(variance) against n; memory is the peak of live torch allocations made
@@ -33,7 +34,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from repro.claims import interval, require_paired, sample
+from repro.claims import Claim, interval, interval_rows, require_paired, sample
 from repro.stats.intervals import expanded_percentiles
 from repro.methods.rlqgrad import RLQGradConfig, build_trainer, rl_state, rlqgrad_agent
 from repro.quantum.gradients import GRADIENTS
@@ -41,7 +42,8 @@ from repro.quantum.memory import AllocationTracker
 from repro.quantum.simulator import Ansatz
 from repro.seeding import torch_generator
 
-__all__ = ["gradient_agreement", "gradient_variance", "benchmark_update", "aggregate", "table1", "table2", "GRADIENT_METHODS"]
+__all__ = ["gradient_agreement", "gradient_variance", "benchmark_update", "aggregate", "variance_table", "table1", "table2",
+           "GRADIENT_METHODS"]
 
 log = logging.getLogger(__name__)
 
@@ -346,14 +348,17 @@ def _accuracy_metrics(train: list[dict]) -> tuple[dict, pd.DataFrame]:
     return out, acc_tab
 
 
-def aggregate(variance: list[dict], bench: list[dict], train: list[dict], agreement: dict) -> tuple[dict, dict]:
+def aggregate(variance: list[dict], bench: list[dict], train: list[dict], agreement: dict,
+              claims: list[Claim] | None = None) -> tuple[dict, dict]:
     """Metrics (nested dict for the claims, with the per-unit samples behind each compared number)
     and tidy tables (variance, cost, accuracy).
 
     Units: the variance curve of a method is one value per (n, seed), x = n (``variance.<method>``);
     its decay over the qubit range one value per seed; a speedup one ratio per timing repeat; an
     accuracy difference one value per training seed (the methods of a seed share the initialisation
-    and the data order; a ``ValueError`` if the records say otherwise).
+    and the data order; a ``ValueError`` if the records say otherwise). With the paper's ``claims``
+    the variance table carries each slope a claim judges, with that claim's interval
+    (:func:`variance_table`).
     """
     _same_seed_per_unit(bench, ["n_qubits"], "benchmark")
     variance_metrics, var_tab = _variance_metrics(variance)
@@ -362,9 +367,34 @@ def aggregate(variance: list[dict], bench: list[dict], train: list[dict], agreem
     accuracy, acc_tab = _accuracy_metrics(train)
     metrics = {"agreement": agreement, "variance": variance_metrics, "speedup": speedup, "memory": memory,
                "time": time_, "accuracy": accuracy}
-    tables = {"variance": var_tab, "cost": cost.drop(columns=["step_cpu_s_by_repeat"], errors="ignore"),
-              "accuracy": acc_tab}
+    tables = {"variance": variance_table(var_tab, metrics, claims or []),
+              "cost": cost.drop(columns=["step_cpu_s_by_repeat"], errors="ignore"), "accuracy": acc_tab}
     return metrics, tables
+
+
+#: The columns of :func:`variance_table` (Fig. 1's table), in order.
+VARIANCE_COLUMNS = ["method", "quantity", "n_qubits", "value", "low", "high", "level", "n", "op", "threshold",
+                    "tol", "interval", "claim", "status"]
+
+
+def variance_table(var_tab: pd.DataFrame, metrics: dict, claims: list[Claim]) -> pd.DataFrame:
+    """Fig. 1's table: one row per point it draws.
+
+    ``quantity`` ``mean_variance``: the variance of a method at ``n_qubits``, mean over its ``n``
+    seeds (no interval: not a claim's quantity). ``quantity`` ``slope``: the slope of log10 variance
+    per qubit that a claim (``statistic: slope`` on ``variance.<method>``) judges, with the interval
+    its verdict is decided on (:func:`repro.claims.interval_rows`: estimate, bounds at ``level``
+    over ``n`` (qubits, seed) units, the claimed ``op``, ``threshold`` and ``tol``, the interval's
+    kind and the verdict); NaN bounds where the units cannot give one, ``interval`` saying why.
+    """
+    curve = var_tab.rename(columns={"mean_variance": "value", "seeds": "n"}).assign(quantity="mean_variance")
+    slope_claims = {c.id: c.metric.split(".", 1)[1] for c in claims
+                    if c.statistic == "slope" and c.metric.startswith("variance.") and not c.each}
+    rows = [{**row, "method": slope_claims[row["claim"]], "quantity": "slope", "value": row["estimate"]}
+            for row in interval_rows(claims, metrics, list(slope_claims))]
+    parts = [curve] + ([pd.DataFrame(rows).drop(columns=["estimate", "setting"])] if rows else [])
+    out = pd.concat(parts, ignore_index=True).reindex(columns=VARIANCE_COLUMNS)
+    return out.sort_values(["quantity", "method", "n_qubits"], na_position="last").reset_index(drop=True)
 
 
 def table1(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """toolgap's figures and table.
 
 Fig. 1: mismatch rate per model and task, stacked into missed calls (necessary, not called) and
-over-calls (unnecessary, called). Fig. 2: test accuracy of the cognition and action probes at the
+over-calls (unnecessary, called), the total with the interval its claim is decided on
+(:data:`repro.papers.toolgap.experiment.MISMATCH_CLAIM`) and the claim's threshold. Fig. 2: test accuracy of the cognition and action probes at the
 last prompt token by relative depth, and the cosine between their directions. Table 1: the mismatch
 decomposition into cognition errors and cognition-to-action errors.
 """
@@ -13,7 +14,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from repro.figures.style import Palette, categorical, legend, mark_missing, not_built, panel_letters, subplots
+from repro.figures.style import (REFERENCE, Palette, categorical, interval_err, legend, mark_missing, n_text, not_built,
+                                 panel_letters, subplots)
 
 __all__ = ["COLORS", "fig1_table", "fig1", "fig2", "table1"]
 
@@ -24,18 +26,33 @@ COLORS = Palette("toolgap", {"missed_call": "#E69F00", "over_call": "#0072B2", "
 PROBE_STYLES = {"cognition": ("-", "o"), "action": ("--", "s")}
 
 
+#: Fig. 1's table: one row per drawn element; the claim's columns are NaN on the stacked parts.
+FIG1_COLUMNS = ["model", "task", "direction", "rate", "n", "low", "high", "level", "threshold", "interval", "claim",
+                "status"]
+
+
 def fig1_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Tidy rows (model, task, direction, rate)."""
+    """Tidy rows (model, task, direction, rate, n, ...) from the aggregate's per-(model, task) table.
+
+    ``direction`` ``missed_call`` and ``over_call``: the two parts of the stack (not a claim's
+    quantity, no interval). ``mismatch``: their total, the rate the mismatch claim judges, with the
+    interval its verdict is decided on, at its ``level``, its ``threshold`` and kind (``interval``)
+    and the setting's verdict, from the table's ``claim_*`` columns.
+    """
     rows = []
-    for r in table.itertuples(index=False):
+    for r in table.to_dict("records"):
         for direction in ("missed_call", "over_call"):
-            rows.append({"model": r.model, "task": r.task, "direction": direction, "rate": getattr(r, direction) / r.n,
-                         "n": r.n})
-    return pd.DataFrame(rows)
+            rows.append({"model": r["model"], "task": r["task"], "direction": direction, "rate": r[direction] / r["n"],
+                         "n": r["n"]})
+        rows.append({"model": r["model"], "task": r["task"], "direction": "mismatch", "rate": r["mismatch_rate"],
+                     "n": r["n"], **{k: r.get(f"claim_{k}") for k in ("low", "high", "level", "threshold", "interval",
+                                                                             "status")}, "claim": r.get("claim")})
+    return pd.DataFrame(rows, columns=FIG1_COLUMNS)
 
 
 def fig1(tidy: pd.DataFrame) -> plt.Figure:
-    """Stacked bars per model and task; a missing rate is left out (no bar, "n/a" in its place), never drawn as 0."""
+    """Stacked bars per model and task, the total's claim interval and the claim's threshold; a missing
+    rate is left out (no bar, "n/a" in its place), never drawn as 0."""
     tasks = list(dict.fromkeys(tidy.task))
     models = list(dict.fromkeys(tidy.model))
     fig, axes = subplots(1, len(tasks), width="text", height=2.3, sharey=True, squeeze=False)
@@ -47,11 +64,18 @@ def fig1(tidy: pd.DataFrame) -> plt.Figure:
             vals = sub.rate.to_numpy(dtype=float)
             ax.bar(x, vals, bottom=bottom, color=COLORS(direction), label=label, width=0.7)
             bottom = bottom + vals
+        total = tidy[(tidy.task == task) & (tidy.direction == "mismatch")].set_index("model").reindex(models)
+        if total.rate.notna().any():  # NaN bounds (no interval) draw no bar
+            ax.errorbar(x, total.rate, yerr=interval_err(total.rate, total.low, total.high), fmt="none",
+                        ecolor=REFERENCE, elinewidth=0.8, capsize=2, label="claim's interval")
+        for threshold in total.threshold.dropna().unique():
+            ax.axhline(threshold, color=REFERENCE, ls="--", lw=0.8, label=f"claim's threshold ({threshold:g})")
         mark_missing(ax, x[np.isnan(bottom)], 0.02)  # an empty slot would read as a rate of 0
         ax.set_xlim(-0.5, len(models) - 0.5)  # every model's slot, with a bar or not
         ax.set_xticks(x, models, rotation=30, ha="right", rotation_mode="anchor")
         ax.grid(axis="x", visible=False)
-        ax.set_title(task)
+        counts = tidy[tidy.task == task].n.dropna()
+        ax.set_title(f"{task} ({n_text(counts, 'item')})" if len(counts) else task)
         ax.set_ylim(0, 1)
     axes[0][0].set_ylabel("mismatch rate")
     panel_letters(axes[0])
