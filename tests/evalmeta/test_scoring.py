@@ -183,8 +183,8 @@ def _random_adapter(folder, rank: int = 2, alpha: float = 4.0, scale: float = 0.
 
 
 def test_the_evaluation_runs_on_llamacpp_with_the_tuned_adapter(tmp_path):
-    """eval_backend: llamacpp (the presets keep torch, measured faster on this workload) evaluates on the
-    shipped GGUF: base + adapter gives every record its response and log-probability margin, the adapter is
+    """eval_backend: llamacpp (the small preset's evaluation, measured the cheaper there; its probe and the other
+    scales stay on torch) evaluates on the shipped GGUF: base + adapter gives every record its response and log-probability margin, the adapter is
     applied (the margins move), and a rerun repeats it."""
     pytest.importorskip("llama_cpp")
     from repro.config import workflow_config
@@ -194,9 +194,10 @@ def test_the_evaluation_runs_on_llamacpp_with_the_tuned_adapter(tmp_path):
     from tests.conftest import REPO
 
     presets = workflow_config(REPO)["evalmeta"]
-    for scale in ("smoke", "small", "paper"):
-        assert evaluate_config(presets[scale])["eval_backend"] == probe_config(presets[scale])["eval_backend"] == "torch"
-    cfg = {**evaluate_config(presets["small"]), "eval_backend": "llamacpp"}
+    backends = {scale: (evaluate_config(presets[scale])["eval_backend"], probe_config(presets[scale])["eval_backend"])
+                for scale in ("smoke", "small", "paper")}
+    assert backends == {"smoke": ("torch", "torch"), "small": ("llamacpp", "torch"), "paper": ("torch", "torch")}
+    cfg = evaluate_config(presets["small"])
     cfg["generation"] = {**cfg["generation"], "max_new_tokens": 8}
     items = [next(it for it in generate_items(1, 0) if it["column"] == c) for c in ("strongreject",)]
     adapter = _random_adapter(tmp_path / "best")
@@ -215,3 +216,18 @@ def test_the_evaluation_runs_on_llamacpp_with_the_tuned_adapter(tmp_path):
         assert all(isinstance(r["response"], str) and math.isfinite(r["lp_margin"]) and "lp_safe" in r for r in recs)
     assert max(abs(a["lp_margin"] - b["lp_margin"]) for a, b in zip(runs["base"], runs["tuned"])) > 0.1
     assert runs["tuned"] == runs["again"]
+
+
+def test_the_probe_has_its_own_backend_and_a_tiny_base_refuses_llamacpp_for_either():
+    from repro.config import workflow_config
+    from repro.papers.evalmeta.grid import check_preset, probe_config
+    from tests.conftest import REPO
+
+    presets = workflow_config(REPO)["evalmeta"]
+    small = presets["small"]
+    assert probe_config({**small, "probe": {k: v for k, v in small["probe"].items() if k != "backend"}})["eval_backend"] \
+        == small["eval_backend"]  # without probe.backend the probe follows the evaluation
+    smoke = presets["smoke"]
+    check_preset(smoke, "evalmeta.smoke")
+    with pytest.raises(ValueError, match=r"evalmeta.smoke.probe.backend llamacpp needs a pretrained base"):
+        check_preset({**smoke, "probe": {**smoke["probe"], "backend": "llamacpp"}}, "evalmeta.smoke")

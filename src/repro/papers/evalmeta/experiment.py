@@ -28,8 +28,9 @@ Choices the paper leaves open (at our scale)
   (orbench_hard) are reported beside it as over-refusal, and paired item by item with the toxic ones.
 - The held-out loss is measured every ``eval_every`` steps; each measurement is a checkpoint.
 - Backends: fine-tuning (gradients) runs on the torch backend; evaluation and the probe (generation
-  and log-probabilities, no gradient or hidden state) run on ``eval_backend``: torch in every preset,
-  measured the faster one here (below), or llamacpp (the shipped Q4_1 GGUF file run by llama.cpp; each
+  and log-probabilities, no gradient or hidden state) run on ``eval_backend`` (the probe on ``probe.backend``,
+  default the same): at small the evaluation on llamacpp and the probe on torch, each measured the cheaper
+  (docs/papers/evalmeta.md), torch at smoke and paper; llamacpp runs the shipped Q4_1 GGUF file in llama.cpp (each
   adapter exported to a llama.cpp adapter by ``add_lora``; not for smoke's tiny base, which has no GGUF file). llama.cpp multiplies the 4-bit
   weights with 8-bit activations where torch dequantises the same file to float32, so
   log-probabilities differ in the last digits and a sampled token now and then. llama.cpp is faster

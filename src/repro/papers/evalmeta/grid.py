@@ -69,8 +69,9 @@ def probe_data_config(cfg: dict) -> dict[str, Any]:
 
 
 def probe_config(cfg: dict) -> dict[str, Any]:
-    return {"base": cfg["base"], "eval_backend": cfg["eval_backend"], "max_length": cfg["lora"]["max_length"],
-            "probe": cfg["probe"]}
+    # the probe's backend (probe.backend) defaults to the evaluation's
+    return {"base": cfg["base"], "eval_backend": cfg["probe"].get("backend", cfg["eval_backend"]),
+            "max_length": cfg["lora"]["max_length"], "probe": cfg["probe"]}
 
 
 def probe_targets(cfg: dict) -> list[str]:
@@ -95,6 +96,7 @@ def check_preset(cfg: dict, where: str) -> None:
                          f"n_head {base['tiny']['n_head']}")
     if base["kind"] == "pretrained" and not base.get("model"):
         raise ValueError(f"config: {where}.base.model must name a model when base.kind is pretrained")
-    if cfg["eval_backend"] == "llamacpp" and base["kind"] != "pretrained":
-        raise ValueError(f"config: {where}.eval_backend llamacpp needs a pretrained base with a GGUF file "
-                         f"(base.kind is {base['kind']}: use eval_backend torch)")
+    for key, backend in (("eval_backend", cfg["eval_backend"]), ("probe.backend", cfg["probe"].get("backend"))):
+        if backend == "llamacpp" and base["kind"] != "pretrained":
+            raise ValueError(f"config: {where}.{key} llamacpp needs a pretrained base with a GGUF file "
+                             f"(base.kind is {base['kind']}: use torch)")
