@@ -166,17 +166,22 @@ def check_pool(pool_y: np.ndarray, weights, n: int, where: str = "collapse.neura
     in that class's images (the embedded 5,000 digits hold 500 of each)."""
     counts = np.bincount(pool_y, minlength=len(weights))
     for k, w in enumerate(np.asarray(weights, float)):
-        need = n * w + 5 * np.sqrt(n * w * (1 - w))
+        need = _draw_bound(n, w)
         if need > counts[k]:
             raise ValueError(f"{where}: n = {n} draws about {n * w:.0f} images of class {k} (up to {need:.0f}), "
                              f"and the pool holds {counts[k]}; lower {where}.n to at most "
                              f"{_largest_n(counts[k], w)} or read a larger image set (source: remote)")
 
 
+def _draw_bound(n: int, w: float) -> float:
+    """Five standard deviations above the mean of a class's binomial(n, w) count: what a draw may ask of it."""
+    return n * w + 5 * np.sqrt(n * w * (1 - w))
+
+
 def _largest_n(count: int, w: float) -> int:
     """The largest n whose class of weight ``w`` fits in ``count`` images by :func:`check_pool`'s margin."""
     n = int(count / w)
-    while n > 0 and n * w + 5 * np.sqrt(n * w * (1 - w)) > count:
+    while n > 0 and _draw_bound(n, w) > count:
         n -= 1
     return n
 
