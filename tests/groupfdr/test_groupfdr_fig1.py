@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from repro.claims import evaluate, interval_rows, load_claims
+from repro.figures.lint import check
 from repro.io import write_json
 from repro.papers.groupfdr.experiment import SE_INTERVAL, aggregate, aggregate_files, figure_intervals
 from repro.papers.groupfdr.figures import fig1
@@ -124,6 +125,7 @@ def test_fig1_draws_the_tables_bounds(built):
             for sweep, x in CFG["settings"][r["setting"]]["sweeps"].items()]
     tidy = pd.DataFrame(rows)
     fig = fig1(tidy, 0.1)
+    assert not check(fig)  # the figure lint, with every claim interval drawn
     axes = np.array(fig.axes[:6]).reshape(3, 2)
     for col, sweep in enumerate(("correlation", "amplitude")):
         part = tidy[(tidy.sweep == sweep) & (tidy.q == 0.1)]

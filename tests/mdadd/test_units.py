@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from repro.claims import PASS, Claim, evaluate, load_claims
+from repro.figures.lint import check
 from repro.jobs import Job
 from repro.methods.distill import DistilledSet, standardised
 from repro.methods.distill.core import sample_real_pairs
@@ -149,8 +150,10 @@ def test_figures_draw_the_interval_each_claim_is_decided_on(metrics, tmp_path):
     for claim, (low, high) in [*zip(c1["claim"], c1[["low", "high"]].to_numpy()), (c2.claim, (c2.low, c2.high))]:
         assert (low, high) == (results[claim].interval.low, results[claim].interval.high)
     fig = figures.fig1(t1)
+    assert not check(fig)  # the figure lint, with the claims' intervals drawn
     np.testing.assert_allclose(_drawn(fig.axes[2])[:, 1:], c1[["low", "high"]].to_numpy(), rtol=1e-12)
     fig = figures.fig2(t2)
+    assert not check(fig)
     np.testing.assert_allclose(_drawn(fig.axes[1])[:, 1:], [[c2.low, c2.high]], rtol=1e-12)
     recall = t1[t1["panel"] == "recall"]
     assert (recall["interval"] == figures.SD_BARS).all() and (recall["n"] == 12).all()
