@@ -741,8 +741,6 @@ def _interval_of(claim: Claim, lhs: float | Sample | Interval, rhs: float | Samp
 
 def _bootstrap(claim: Claim, lhs: Sample, rhs: float | Sample, level: float, seed: int) -> tuple[Interval, float]:
     """The bootstrap interval of the compared quantity over units (clusters already averaged)."""
-    if lhs.values.size < 2:
-        raise Undecidable(f"one unit only: no interval ({claim.metric})")
     n_units = min(lhs.values.size, rhs.values.size) if isinstance(rhs, Sample) else lhs.values.size
     if n_units < min_units(level):
         what = "clusters of units" if lhs.cluster is not None else "units"
@@ -755,14 +753,16 @@ def _bootstrap(claim: Claim, lhs: Sample, rhs: float | Sample, level: float, see
             estimate = float(np.mean(values))
         elif claim.statistic == "mean" and isinstance(rhs, Sample):  # unpaired: the difference of the means
             estimate = float(lhs.values.mean() - rhs.values.mean())
-        elif claim.statistic == "slope" and lhs.x is not None and isinstance(rhs, float):
+        elif claim.statistic == "slope" and lhs.x is not None and isinstance(rhs, float) and lhs.values.size >= 2:
             threshold = rhs
             estimate = float(STATISTICS["slope"](lhs.values, lhs.x, np.arange(lhs.values.size)))
         else:
             estimate = None
-        raise _TooFew(f"{n_units} {what} cannot give a {level:.4g} interval without assuming a distribution "
-                      f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide",
-                      values, threshold, lhs.cluster is not None, estimate, n_units)
+        # one unit (one cluster: one distillation seed) still has its estimate, which a figure draws without a bar
+        why = f"one unit only: no interval ({claim.metric})" if lhs.values.size < 2 else \
+            (f"{n_units} {what} cannot give a {level:.4g} interval without assuming a distribution "
+             f"(at least {min_units(level)} are needed): the evidence at this scale cannot decide")
+        raise _TooFew(why, values, threshold, lhs.cluster is not None, estimate, n_units)
     if claim.statistic == "slope":
         if lhs.x is None:
             raise Undecidable(f"{claim.metric} has no x values for a slope")

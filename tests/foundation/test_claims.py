@@ -339,6 +339,23 @@ def test_clustered_units_are_resampled_by_cluster(tmp_path):
         sample([0.1, 0.2], ["a", "b"], "seed", cluster=["k"])
 
 
+def test_one_cluster_keeps_its_estimate_without_an_interval(tmp_path):
+    """One distillation seed (one cluster of units): no interval, the same INCONCLUSIVE 'one unit only', but
+    the compared quantity (the mean paired difference) is kept for a figure to draw without a bar."""
+    from repro.claims import interval_rows
+
+    doc = {**CLAIMS, "claims": [CLAIMS["claims"][2]]}
+    claims = load_claims(_write(tmp_path, doc), SCHEMA)
+    ids, cluster = ["s0i0", "s0i1"], ["s0", "s0"]
+    metrics = {"m": {"ours": sample([0.7, 0.9], ids, "fold_seed", cluster=cluster),
+                     "base": sample([0.6, 0.6], ids, "fold_seed", cluster=cluster)}}
+    write_json(tmp_path / "metrics.json", metrics)
+    (result,) = evaluate(claims, tmp_path / "metrics.json")
+    assert result.status == INCONCLUSIVE and result.interval is None and "one unit only" in result.reason
+    (row,) = interval_rows(claims, metrics)
+    assert row["estimate"] == pytest.approx(0.2) and np.isnan(row["low"]) and row["n"] == 1
+
+
 def test_cross_validation_folds_are_widened_for_their_overlap(tmp_path):
     """The same paired fold values give a wider interval when the sample says they are the folds of a
     cross-validation (n_test / n_train = 1/4): sqrt(1 + 25 / 4) = 2.69 times the bootstrap's

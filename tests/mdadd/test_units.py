@@ -14,12 +14,14 @@ import pandas as pd
 import pytest
 
 from repro.claims import PASS, Claim, evaluate, load_claims
+from repro.figures.lint import check
 from repro.jobs import Job
 from repro.methods.distill import DistilledSet, standardised
 from repro.methods.distill.core import sample_real_pairs
 from repro.methods.distill.features import SplitFeatures, read_features, write_features
-from repro.papers.mdadd.experiment import (RECALL_KEYS, UNIT, cost_summary, cost_table, init_gap, summary_metrics,
-                                           tidy_recalls)
+from repro.papers.mdadd import figures
+from repro.papers.mdadd.experiment import (RECALL_KEYS, UNIT, claim_intervals, cost_summary, cost_table, init_gap,
+                                           summary_metrics, tidy_recalls)
 from repro.papers.mdadd.grid import distill_params
 from repro.seeding import job_seed
 from tests.conftest import REPO
@@ -118,6 +120,63 @@ def test_claims_decide_the_planted_effects_paired(metrics, tmp_path):
     (r,) = evaluate([unpaired], path)
     paired_width = results["tr1_beats_baselines_100"].interval.high - results["tr1_beats_baselines_100"].interval.low
     assert r.interval.high - r.interval.low > 2 * paired_width  # pairing removes the shared init effect
+
+
+def _drawn(ax) -> np.ndarray:
+    """(x, low, high) of each error bar drawn in ``ax`` (in drawing order; NaN where none)."""
+    segments = [np.array(c.lines[2][0].get_segments()) for c in ax.containers]
+    return np.concatenate([np.c_[s[:, 0, 0], s[:, 0, 1], s[:, 1, 1]] for s in segments if len(s)])
+
+
+def test_figures_draw_the_interval_each_claim_is_decided_on(metrics, tmp_path):
+    """Fig. 1 (c) and Fig. 2 (b) draw the claims' paired differences with the bounds evaluate judges, through
+    the aggregate's table as the figures read it; the per-method bars are sd and say so."""
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps(metrics))
+    claims = load_claims(REPO / "workflow/claims/mdadd.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    results = {r.claim.id: r for r in evaluate(claims, path)}
+    claim_intervals(json.loads(path.read_text()), claims).to_csv(tmp_path / "claims.csv", index=False)
+    table = pd.read_csv(tmp_path / "claims.csv", float_precision="round_trip")
+    for row in table.itertuples():
+        iv = results[row.claim].interval
+        assert (row.estimate, row.low, row.high) == (iv.estimate, iv.low, iv.high), row.claim
+    assert table.set_index("claim").loc["tr1_beats_baselines_100", "rhs_method"] == "covmatch"
+    tidy = tidy_recalls(_records())
+    t1, t2 = figures.fig1_table(tidy, table), figures.fig2_table(tidy, table)
+    c1 = t1[t1["panel"] == "claim"]
+    assert list(c1["claim"]) == ["tr1_beats_baselines_100", "ir1_beats_baselines_100"]
+    assert list(c1["metric"]) == ["TR@1", "IR@1"] and (c1["method"] == "mdadd - covmatch").all()
+    (c2,) = t2[t2["claim"] == "queue_reduces_init_overfitting"].itertuples()
+    for claim, (low, high) in [*zip(c1["claim"], c1[["low", "high"]].to_numpy()), (c2.claim, (c2.low, c2.high))]:
+        assert (low, high) == (results[claim].interval.low, results[claim].interval.high)
+    fig = figures.fig1(t1)
+    assert not check(fig)  # the figure lint, with the claims' intervals drawn
+    np.testing.assert_allclose(_drawn(fig.axes[2])[:, 1:], c1[["low", "high"]].to_numpy(), rtol=1e-12)
+    fig = figures.fig2(t2)
+    assert not check(fig)
+    np.testing.assert_allclose(_drawn(fig.axes[1])[:, 1:], [[c2.low, c2.high]], rtol=1e-12)
+    recall = t1[t1["panel"] == "recall"]
+    assert (recall["interval"] == figures.SD_BARS).all() and (recall["n"] == 12).all()
+    # Fig. 2 (b): the per-size paired differences average to the claim's quantity (sizes weigh equally)
+    per_size = t2[(t2["panel"] == "claim") & t2["n_pairs"].notna()]
+    assert per_size["mean"].mean() == pytest.approx(c2.mean) and per_size["low"].isna().all()
+
+
+def test_one_distillation_seed_draws_the_claims_difference_without_an_interval():
+    """At smoke one distillation seed is one cluster: the claims have no interval, the figure draws the paired
+    mean difference without a bar and its axis says why."""
+    tidy = tidy_recalls(_records(seeds=1))
+    m = summary_metrics(tidy, _cost(), method="mdadd", ablation="mdadd_noqueue", baselines=BASELINES)
+    claims = load_claims(REPO / "workflow/claims/mdadd.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    table = claim_intervals(m, claims)
+    t1 = figures.fig1_table(tidy, table)
+    c1 = t1[t1["panel"] == "claim"]
+    assert c1["low"].isna().all() and c1["high"].isna().all() and (c1["n_seeds"] == 1).all()
+    ev = m["evidence"]
+    diff = np.subtract(ev["mdadd_tr1_smallest"]["values"], ev["best_baseline_tr1_smallest"]["per_unit"]["values"])
+    assert c1["mean"].iloc[0] == pytest.approx(diff.mean())
+    fig = figures.fig1(t1)
+    assert "no interval: 6 seeds" in fig.axes[2].get_xlabel()
 
 
 def test_cost_slopes_per_repeat_are_paired_and_match_the_minimum():

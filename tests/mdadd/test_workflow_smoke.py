@@ -2,10 +2,11 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from repro.claims import evaluate, load_claims
+from repro.claims import evaluate, interval_rows, load_claims
 from repro.papers.mdadd.experiment import corpus_for_source
 from tests.conftest import REPO
 from tests.mdadd import flickr_archives
@@ -114,6 +115,19 @@ def test_smoke_dag_builds_table_figures_and_metrics(smoke_dir, workflow_run):
     assert ev["mdadd_tr1_smallest"]["ids"] == ev["best_baseline_tr1_smallest"]["per_unit"]["ids"] == ["s0i0", "s0i1"]
     assert ev["gap_r1_mdadd"]["ids"] == ev["gap_r1_noqueue"]["ids"]
     assert metrics["cost"]["per_repeat"]["slope_socm"]["ids"] == ["r0", "r1"]
-    results = evaluate(load_claims(REPO / "workflow/claims/mdadd.yaml", REPO / "workflow/schemas/claims.schema.yaml"),
-                       tmp_path / "results/mdadd/metrics.json")
+    claims = load_claims(REPO / "workflow/claims/mdadd.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    results = evaluate(claims, tmp_path / "results/mdadd/metrics.json")
     assert all(r.status in ("PASS", "FAIL", "INCONCLUSIVE") for r in results)  # every claim's metric exists
+    # the figures draw each claim's quantity with the interval it is decided on: the aggregate's table holds
+    # interval_rows of metrics.json to the last bit (at smoke, one distillation seed: no interval, the estimate kept)
+    table = pd.read_csv(tmp_path / "results/mdadd/claim_intervals.csv", float_precision="round_trip")
+    want = pd.DataFrame(interval_rows(claims, metrics))
+    assert list(table["claim"]) == list(want["claim"])
+    np.testing.assert_array_equal(table[["estimate", "low", "high"]].to_numpy(float),
+                                  want[["estimate", "low", "high"]].to_numpy(float))
+    fig1 = pd.read_csv(tmp_path / "reports/mdadd_fig1.csv")
+    drawn = fig1[fig1["panel"] == "claim"].set_index("claim")
+    assert set(drawn.index) == {"tr1_beats_baselines_100", "ir1_beats_baselines_100"}
+    assert drawn["low"].isna().all() and drawn["interval"].str.startswith("none").all()
+    fig2 = pd.read_csv(tmp_path / "reports/mdadd_fig2.csv")
+    assert "queue_reduces_init_overfitting" in set(fig2["claim"].dropna())

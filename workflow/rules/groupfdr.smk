@@ -86,6 +86,8 @@ rule groupfdr_aggregate:
     input:
         runs=lambda wc: groupfdr_grid.chunk_targets(preset("groupfdr")),
         block1="results/groupfdr/block1.json",
+        claims=repo_path("workflow/claims/groupfdr.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         metrics="results/groupfdr/metrics.json",
         summary="results/groupfdr/summary.csv",

@@ -198,10 +198,13 @@ rule mdadd_aggregate:
             rules.mdadd_evaluate, files=mdadd_grid.eval_targets(preset("mdadd"), MDADD_DATASET)
         )
         + logs_of(rules.mdadd_cost),
+        claims=repo_path("workflow/claims/mdadd.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         metrics="results/mdadd/metrics.json",
         tidy="results/mdadd/recall_tidy.csv",
         gap="results/mdadd/init_gap.csv",
+        claims="results/mdadd/claim_intervals.csv",
         table_csv="reports/mdadd_table1.csv",
         table_md="reports/mdadd_table1.md",
     log:
@@ -223,6 +226,7 @@ rule mdadd_aggregate:
 rule mdadd_fig1:
     input:
         tidy="results/mdadd/recall_tidy.csv",
+        claims="results/mdadd/claim_intervals.csv",
         upstream_logs=logs_of(rules.mdadd_aggregate),
     output:
         pdf=figure("mdadd", "fig1"),
@@ -242,7 +246,8 @@ rule mdadd_fig1:
 
 rule mdadd_fig2:
     input:
-        gap="results/mdadd/init_gap.csv",
+        tidy="results/mdadd/recall_tidy.csv",
+        claims="results/mdadd/claim_intervals.csv",
         upstream_logs=logs_of(rules.mdadd_aggregate),
     output:
         pdf=figure("mdadd", "fig2"),

@@ -1,4 +1,4 @@
-"""Fig. 1: TR@1 / IR@1 against the number of distilled pairs."""
+"""Fig. 1: TR@1 / IR@1 against the number of distilled pairs, and the recall claims' paired differences."""
 import pandas as pd
 
 from repro.figures.style import save
@@ -6,5 +6,5 @@ from repro.jobs import Job
 from repro.papers.mdadd import figures
 
 Job.from_snakemake(snakemake)
-table = figures.fig1_table(pd.read_csv(snakemake.input.tidy))
+table = figures.fig1_table(pd.read_csv(snakemake.input.tidy), pd.read_csv(snakemake.input.claims, float_precision="round_trip"))
 save(figures.fig1(table), table, snakemake.output.pdf)

@@ -11,7 +11,12 @@ The library never sees the global seed.
 Claims' evidence (:func:`aggregate`): ``fdr_control.<method>.<family>.fdp.<setting>_<qkey>`` is the
 sample of per-replicate FDPs of one cell (:func:`repro.claims.sample`, unit ``replicate``), beside
 ``...q.<setting>_<qkey>``, the level it is checked against; ``power.<method>.<setting>`` is the
-per-replicate power at q = 0.1 in each setting flagged ``correlated`` (the power claims' population).
+per-replicate power at q = 0.1 (:data:`POWER_Q`) in each setting flagged ``correlated`` (the power
+claims' population).
+
+Fig. 1 draws, for each quantity that a claim decides, the interval the claim is decided on
+(:func:`figure_intervals`, from :func:`repro.claims.interval_rows`), and mean +- s.e. for the others;
+the summary table says which each bar is.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from repro.claims import sample
+from repro.claims import interval_rows, sample
 from repro.methods.fdr_selectors import (MIRRORS, mirror_statistics, run_selector, same_statistics,
                                          select_from_statistics)
 from repro.papers.groupfdr.grid import SIM_KEYS, replicates_of_chunk
@@ -31,9 +36,14 @@ from repro.papers.groupfdr.synth import simulate_grouped
 from repro.seeding import job_seed
 
 __all__ = ["run_chunk", "fdp_power", "aggregate", "q_key", "block1_check", "mc_margin", "real_data_table",
-           "aggregate_files", "table1", "runtime_benchmark"]
+           "figure_intervals", "aggregate_files", "table1", "runtime_benchmark", "POWER_Q", "SE_INTERVAL"]
 
 log = logging.getLogger(__name__)
+
+#: The level at which the power claims compare methods (the aggregate's power samples).
+POWER_Q = 0.1
+#: What a bar that no claim decides is (the summary table's ``*_interval`` columns).
+SE_INTERVAL = "mean +- s.e. over replicates, cut at 0 and 1"
 
 
 def q_key(q: float) -> str:
@@ -175,18 +185,18 @@ def aggregate(chunks: list[dict], cfg: dict) -> dict:
                 "max_fdr_minus_bound": float(excess.max()), "max_fdr": float(fam.fdr.max()),
                 "fdp": {_cell(s, q): _per_replicate(df, method, s, q, "fdp") for s, q in zip(fam.setting, fam.q)},
                 "q": {_cell(s, q): float(q) for s, q in zip(fam.setting, fam.q)}}
-    # Power under correlated grouped signals: settings flagged `correlated: true`, at q = 0.1.
+    # Power under correlated grouped signals: settings flagged `correlated: true`, at q = POWER_Q.
     corr = [s for s, spec in cfg["settings"].items() if spec.get("correlated")]
     for method in sorted(df["method"].unique()):
-        ran = [s for s in corr if ((df.method == method) & (df.setting == s) & np.isclose(df.q, 0.1)).any()]
+        ran = [s for s in corr if ((df.method == method) & (df.setting == s) & np.isclose(df.q, POWER_Q)).any()]
         if ran:
-            metrics["power"][method] = {s: _per_replicate(df, method, s, 0.1, "power") for s in ran}
+            metrics["power"][method] = {s: _per_replicate(df, method, s, POWER_Q, "power") for s in ran}
     for other in ("gm", "group_knockoff", "bh", "knockoff"):
         gaps = []
         for s in corr:
             res = results.get(s, {})
-            if "group_gm" in res and other in res and "q10" in res[other]:
-                gaps.append(res["group_gm"]["q10"]["power"] - res[other]["q10"]["power"])
+            if "group_gm" in res and other in res and q_key(POWER_Q) in res[other]:
+                gaps.append(res["group_gm"][q_key(POWER_Q)]["power"] - res[other][q_key(POWER_Q)]["power"])
         if gaps:
             metrics["power_gap"][f"group_gm_minus_{other}"] = {"min": float(min(gaps)), "mean": float(np.mean(gaps)),
                                                                "n_settings": len(gaps)}
@@ -269,21 +279,95 @@ def real_data_table(design, methods: list[str], qs: list[float], *, n_draws: int
     return pd.DataFrame(rows)
 
 
-def aggregate_files(run_paths: list[str], block1_path: str, cfg: dict, summary_path: str) -> dict:
-    """Read the chunk files, write the tidy summary CSV (one row per setting, method, q and sweep),
-    and return the metrics dict (with the block-size-1 check under ``exactness``)."""
+def figure_intervals(table, metrics: dict, claims):
+    """``table`` (one row per setting, method and q, from :func:`aggregate`) with the interval Fig. 1
+    draws around each of its quantities, and what that interval is.
+
+    ``fdr_low``, ``fdr_high``, ``fdr_interval``: where an FDR claim checks the cell (its metric is
+    ``fdr_control.<method>.<family>.fdp``, one setting per (setting, q) cell), the interval the claim
+    is decided on (:func:`repro.claims.interval_rows`: bootstrap of the mean FDP over replicates,
+    Bonferroni over the claim's cells), NaN where it has none at this scale (too few replicates for the
+    level); elsewhere mean +- s.e. over replicates cut at 0 and 1 (:data:`SE_INTERVAL`).
+    ``power_low``, ``power_high``, ``power_interval``: mean +- s.e. (no claim reads one method's power).
+    ``power_gain`` with ``_low``, ``_high``, ``_interval`` and ``_of``: in the rows of a method that a
+    power claim compares ``power_gain_of`` with (``power.<ours> > power.<this method>`` in each
+    correlated setting, at q = :data:`POWER_Q`), the mean of the paired power differences and the
+    claim's interval of it; NaN in the other rows. ``claims`` are the paper's claims
+    (:func:`repro.claims.load_claims`); one whose metric this build lacks is skipped.
+    """
+    def drawn(claim) -> str | None:
+        """'fdr' (fdr_control.<method>.<family>.fdp), 'gain' (power.<ours> > power.<other>) or None."""
+        path = claim.metric.split(".")
+        if not claim.each:
+            return None
+        if path[0] == "fdr_control" and path[-1] == "fdp":
+            return "fdr"
+        if path[0] == "power" and isinstance(claim.rhs, str) and claim.rhs.startswith("power."):
+            return "gain"
+        return None
+
+    by_id = {c.id: c for c in claims}
+    fdr_cells, gain_cells = {}, {}
+    for r in interval_rows(list(claims), metrics, [c.id for c in claims if drawn(c)]):
+        claim = by_id[r["claim"]]
+        r = {**r, "interval": f"claim {claim.id}: {r['interval']}", "of": claim.metric.split(".")[1]}
+        if drawn(claim) == "fdr":  # settings <setting>_<qkey>
+            key, cells = (r["of"], r["setting"]), fdr_cells
+        else:  # settings <setting>; the row of the compared method
+            key, cells = (claim.rhs.split(".", 1)[1], r["setting"]), gain_cells
+        if key in cells:
+            raise ValueError(f"groupfdr: claims {cells[key]['claim']!r} and {claim.id!r} both decide "
+                             f"{key[1]} of {key[0]}; Fig. 1 can draw one interval")
+        cells[key] = r
+    out = table.copy()
+    cols = {c: [] for c in ("fdr_low", "fdr_high", "fdr_interval", "power_low", "power_high", "power_interval",
+                            "power_gain", "power_gain_low", "power_gain_high", "power_gain_interval", "power_gain_of")}
+    for row in table.itertuples(index=False):
+        cell = fdr_cells.get((row.method, _cell(row.setting, row.q)))
+        if cell is None:
+            cell = {"low": np.clip(row.fdr - row.fdr_se, 0, 1), "high": np.clip(row.fdr + row.fdr_se, 0, 1),
+                    "interval": SE_INTERVAL}
+        cols["fdr_low"].append(cell["low"])
+        cols["fdr_high"].append(cell["high"])
+        cols["fdr_interval"].append(cell["interval"])
+        cols["power_low"].append(np.clip(row.power - row.power_se, 0, 1))
+        cols["power_high"].append(np.clip(row.power + row.power_se, 0, 1))
+        cols["power_interval"].append(SE_INTERVAL)
+        gain = gain_cells.get((row.method, row.setting)) if np.isclose(row.q, POWER_Q) else None
+        if gain is None:
+            for c in ("power_gain", "power_gain_low", "power_gain_high", "power_gain_interval", "power_gain_of"):
+                cols[c].append(np.nan if c in ("power_gain", "power_gain_low", "power_gain_high") else "")
+            continue
+        cols["power_gain"].append(gain["estimate"])
+        cols["power_gain_low"].append(gain["low"])
+        cols["power_gain_high"].append(gain["high"])
+        cols["power_gain_interval"].append(gain["interval"])
+        cols["power_gain_of"].append(gain["of"])
+    for c, values in cols.items():
+        out[c] = values
+    return out
+
+
+def aggregate_files(run_paths: list[str], block1_path: str, cfg: dict, summary_path: str, claims=()) -> dict:
+    """Read the chunk files, write the tidy summary CSV (one row per setting, method, q and sweep, with
+    the interval Fig. 1 draws around each quantity: :func:`figure_intervals` of ``claims``, the paper's
+    claims), and return the metrics dict (with the block-size-1 check under ``exactness``).
+
+    The summary is written at full precision (shortest round-trip floats), so the bounds Fig. 1 draws
+    are the claims' bounds to the last bit."""
     import pandas as pd
 
     from repro.tables import save_csv
     from repro.io import read_json
 
     metrics, table = aggregate([read_json(p) for p in run_paths], cfg)
+    table = figure_intervals(table, metrics, claims)
     rows = []
     for row in table.to_dict("records"):
         sweeps = cfg["settings"][row["setting"]].get("sweeps") or {None: None}
         for sweep, x in sweeps.items():
             rows.append({**row, "sweep": sweep, "x": x})
-    save_csv(pd.DataFrame(rows), summary_path)
+    save_csv(pd.DataFrame(rows), summary_path, float_format=None)
     block1 = read_json(block1_path)
     block1.pop("provenance", None)
     metrics["exactness"] = block1

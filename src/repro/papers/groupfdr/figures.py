@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, Palette, legend, n_text, panel_letters, se_err, subplots
+from repro.figures.style import FLOOR, Palette, interval_err, legend, n_text, not_built, panel_letters, subplots
 from repro.methods.mirror import data_adaptive_threshold, fdp_curve
 
 __all__ = ["COLORS", "fig1", "fig2_tables", "fig2"]
@@ -23,26 +23,62 @@ TRUE, NULL = "#009E73", FLOOR
 
 
 def fig1(table: pd.DataFrame, q: float):
-    """``table``: tidy rows (sweep, x, method, q, fdr, fdr_se, power, power_se, replicates); plots level ``q``,
-    mean ± s.e. over replicates (bars cut at 0 and 1: both are rates), n in the legend's title."""
+    """``table``: the aggregate's tidy summary rows (sweep, x, method, q, fdr, power, replicates and the
+    bounds of :func:`repro.papers.groupfdr.experiment.figure_intervals`); plots level ``q``.
+
+    (a, b) mean FDP, the dashed line at q; each point's bar is the interval in ``fdr_low``/``fdr_high``:
+    where an FDR claim checks the cell (ours), the one the claim is decided on (bootstrap over replicates,
+    Bonferroni over the claim's cells; none where the replicates are too few for its level), else
+    mean +- s.e. (c, d) mean power +- s.e. (e, f) the power claims' quantity: our mean paired power gain
+    over each compared method, with the claim's interval, in the correlated settings (at the power
+    claims' q). n is in the legend's title.
+    """
     sweeps = [s for s in ("correlation", "amplitude") if s in set(table.sweep)]
-    fig, axes = subplots(2, len(sweeps), width="text", height=3.8, squeeze=False, sharey="row")
+    fig, axes = subplots(3, len(sweeps), width="text", height=5.0, squeeze=False, sharey="row")
     sub = table[table.q == q]
+    gains = table[table.power_gain.notna()]
     for col, sweep in enumerate(sweeps):
         part = sub[sub.sweep == sweep]
+        # methods side by side at each x (a small offset, so that no bar hides another); the CSV keeps x
+        methods = sorted(set(part.method))
+        step = 0.012 * (np.ptp(table.x[table.sweep == sweep]) or 1.0)
+        offset = {m: (j - (len(methods) - 1) / 2) * step for j, m in enumerate(methods)}
         for method, grp in part.groupby("method", sort=True):
             grp = grp.sort_values("x")
-            for row, (key, se) in enumerate((("fdr", "fdr_se"), ("power", "power_se"))):
-                axes[row, col].errorbar(grp.x, grp[key], yerr=se_err(grp[key], grp[se], bounds=(0, 1)),
+            for row, key in enumerate(("fdr", "power")):
+                axes[row, col].errorbar(grp.x + offset[method], grp[key],
+                                        yerr=interval_err(grp[key], grp[f"{key}_low"], grp[f"{key}_high"]),
                                         color=COLORS(method), marker="o", label=method)
         axes[0, col].axhline(q, color="black", ls="--", lw=0.8, label=f"q = {q:g}")
         axes[0, col].set_title(f"{sweep} sweep")
-        axes[1, col].set_xlabel("rho (within; between = rho/2)" if sweep == "correlation" else "signal amplitude")
+        xlabel = "rho (within; between = rho/2)" if sweep == "correlation" else "signal amplitude"
+        ax = axes[2, col]
+        part = gains[gains.sweep == sweep]
+        for method, grp in part.groupby("method", sort=True):
+            grp = grp.sort_values("x")
+            ax.errorbar(grp.x + offset.get(method, 0.0), grp.power_gain,
+                        yerr=interval_err(grp.power_gain, grp.power_gain_low, grp.power_gain_high),
+                        color=COLORS(method), marker="s", label=method)
+        if part.empty:
+            not_built(ax, "no power claim compares methods in this sweep's settings")
+            axes[1, col].set_xlabel(xlabel)
+            continue
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_xlim(axes[0, col].get_xlim())
+        ours = ", ".join(sorted(set(part.power_gain_of)))
+        ax.set_title(f"power gain of {ours} (q = {part.q.iloc[0]:g})")
+        ax.set_xlabel(xlabel)
     axes[0, 0].set_ylabel("empirical FDR")
     axes[1, 0].set_ylabel("power")
+    axes[2, 0].set_ylabel("power gain over\nthe method (paired)")
     axes[1, 0].set_ylim(-0.02, 1.02)
     panel_letters(axes.flat)
-    legend(fig, where="above", ncol=6, title=f"mean ± s.e. over replicates, {n_text(sub.replicates, 'replicate')}")
+    claimed = pd.concat([sub[sub.fdr_interval.str.startswith("claim ")][["fdr_low"]].set_axis(["low"], axis=1),
+                         gains[["power_gain_low"]].set_axis(["low"], axis=1)])
+    none = " (none drawn at this scale: too few replicates for its level)" if claimed.low.isna().any() else ""
+    legend(fig, where="above", ncol=6,
+           title=f"{n_text(sub.replicates, 'replicate')} per point. Bars: mean ± s.e., except where a claim decides "
+                 f"the point (ours' FDR, the gains):\nthe interval the claim is decided on{none}")
     return fig
 
 

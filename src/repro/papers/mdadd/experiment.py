@@ -27,11 +27,11 @@ import os
 import numpy as np
 import pandas as pd
 
-from repro.claims import sample
+from repro.claims import INTERVAL_COLUMNS, interval_rows, lookup_metric, sample
 from repro.data.captions import ImageCaptionCorpus, load_corpus
 
 __all__ = ["corpus_for_source", "tidy_recalls", "unit_id", "table1", "init_gap", "init_gap_units", "cost_table",
-           "cost_summary", "unseen_sample", "summary_metrics", "RECALL_KEYS", "UNIT"]
+           "cost_summary", "unseen_sample", "summary_metrics", "claim_intervals", "RECALL_KEYS", "UNIT"]
 
 RECALL_KEYS = ("TR@1", "TR@5", "TR@10", "IR@1", "IR@5", "IR@10", "mR")
 #: What one unit of a claim is: a distillation seed with one unseen student initialisation.
@@ -173,13 +173,14 @@ def unseen_sample(tidy: pd.DataFrame, method: str, n_pairs: int, metric: str) ->
                   cluster=[cluster_id(k) for k in sel["distill_seed"]])
 
 
-def init_gap_units(tidy: pd.DataFrame) -> pd.DataFrame:
-    """The initialisation gap per unit: columns method, distill_seed, run, gap.
+def init_gap_units(tidy: pd.DataFrame, *, by_size: bool = False) -> pd.DataFrame:
+    """The initialisation gap per unit: columns method, distill_seed, run, gap (and n_pairs, ``by_size``).
 
     For unit (distillation seed ``k``, unseen initialisation ``i``) and one size: the mean R@1
     (average of TR@1 and IR@1) of the seen initialisations of distillation ``k`` minus the R@1 of
     unseen initialisation ``i``; then averaged over the sizes where the method has seen
-    initialisations. The mean over units equals :func:`init_gap`'s gap averaged over sizes.
+    initialisations (``by_size``: one row per size instead). The mean over units equals
+    :func:`init_gap`'s gap averaged over sizes (per size, ``by_size``).
     """
     r1 = tidy[tidy["metric"].isin(["TR@1", "IR@1"])]
     r1 = r1.groupby(["method", "n_pairs", "distill_seed", "init", "run"])["value"].mean().reset_index()
@@ -188,6 +189,8 @@ def init_gap_units(tidy: pd.DataFrame) -> pd.DataFrame:
     unseen = r1[r1["init"] == "unseen"].set_index(keys)[["run", "value"]].rename(columns={"value": "unseen"})
     both = unseen.join(seen, how="inner").reset_index()
     both["gap"] = both["seen"] - both["unseen"]
+    if by_size:
+        return both[["method", "n_pairs", "distill_seed", "run", "gap"]]
     return both.groupby(["method", "distill_seed", "run"])["gap"].mean().reset_index()
 
 
@@ -254,3 +257,27 @@ def summary_metrics(tidy: pd.DataFrame, cost: pd.DataFrame, *, method: str, abla
     }
     return {"recall": recall, "init_gap_r1": {m: float(g) for m, g in gaps.items()}, "summary": summary,
             "evidence": evidence, "cost": cost_summary(cost)}
+
+
+def claim_intervals(metrics: dict, claims) -> pd.DataFrame:
+    """One row per claim whose metric this build holds: the interval it is decided on, or why it has
+    none (:func:`repro.claims.interval_rows`), for the figures that draw the claims' quantities.
+
+    Beside the columns of :func:`~repro.claims.interval_rows`: the claim's ``metric`` and ``rhs`` paths,
+    ``rhs_method`` (the best baseline the claim compares with, where the rhs names one), ``n_units`` and
+    ``n_seeds`` (the units of the claim's sample and their distillation seeds, the clusters the
+    checker resamples). ``claims``: the paper's claims (:func:`repro.claims.load_claims`).
+    """
+    by_id = {c.id: c for c in claims}
+    rows = []
+    for r in interval_rows(list(claims), metrics):
+        claim = by_id[r["claim"]]
+        node = lookup_metric(metrics, claim.metric)
+        node = node.get("per_unit", node) if isinstance(node, dict) else node
+        rhs = lookup_metric(metrics, claim.rhs) if isinstance(claim.rhs, str) else None
+        rows.append({**r, "metric": claim.metric, "rhs": claim.rhs,
+                     "rhs_method": rhs.get("method") if isinstance(rhs, dict) else None,
+                     "n_units": len(node["ids"]) if isinstance(node, dict) and "ids" in node else None,
+                     "n_seeds": len(set(node["cluster"])) if isinstance(node, dict) and "cluster" in node else None})
+    columns = [*INTERVAL_COLUMNS, "metric", "rhs", "rhs_method", "n_units", "n_seeds"]
+    return pd.DataFrame(rows, columns=columns)
