@@ -22,11 +22,18 @@ def save_csv(table: pd.DataFrame, path: str | os.PathLike, float_format: str = "
         table.to_csv(fh, index=False, float_format=float_format, lineterminator="\n")
 
 
+#: How a Markdown table prints a missing value (NaN, None, pd.NA): said, not left blank, so that a reader
+#: does not take an empty cell for a formatting slip. The CSV beside it leaves the cell empty, as CSV readers expect.
+MISSING = "n/a"
+
+
 def markdown_table(table: pd.DataFrame, float_format: str = "{:.3g}") -> str:
-    """A GitHub-flavoured Markdown table (no extra dependency)."""
+    """A GitHub-flavoured Markdown table (no extra dependency); a missing value prints as :data:`MISSING`."""
     def fmt(v):
+        if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+            return MISSING
         if isinstance(v, float):
-            return "" if pd.isna(v) else float_format.format(v)
+            return float_format.format(v)
         return str(v)
 
     header = "| " + " | ".join(map(str, table.columns)) + " |"
