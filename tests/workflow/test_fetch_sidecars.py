@@ -32,8 +32,7 @@ def _jobs(stdout: str) -> list[tuple[str, list[str], list[str]]]:
 def _wsi_manifest(tmp_path) -> dict:
     manifest = tmp_path / "manifest.csv"
     manifest.write_text(f"slide_id,url,filename,sha256\ncmu1,{URL}/cmu1.svs,cmu1.svs,{SHA}\n")
-    return {"wsi": {"source": "remote", "smoke": {"cohort": "demo",
-                                                  "remote": {"cohort": "demo", "manifest": str(manifest)}}}}
+    return {"wsi": {"smoke": {"remote": {"cohort": "demo", "manifest": str(manifest)}}}}
 
 
 # key: (overlay, targets, the fetch or cache rule, the file it writes, the rules that read the file)

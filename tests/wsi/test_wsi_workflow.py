@@ -6,6 +6,7 @@ import h5py
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_snakemake
 
 from repro.wsi.bags import load_bags, read_bag_attrs
 
@@ -52,3 +53,13 @@ def test_smoke_dag_builds_bags(tmp_path, workflow_run):
     # About 100 patches: the accuracy's sd is about 0.05; tumour and stroma differ grossly in colour
     # and nuclei, so a working chain sits far above the majority rate.
     assert acc > max(0.8, majority + 0.1)
+
+
+@pytest.mark.parametrize("overlay, says", [
+    ({"source": "remote"}, "wsi.source chooses nothing"),
+    ({"small": {"cohort": "mine"}}, "wsi.small"),
+])
+def test_keys_that_choose_nothing_are_refused_before_anything_runs(tmp_path, overlay, says):
+    proc = run_snakemake(tmp_path, "-n", BAGS, config={"wsi": overlay}, check=False)
+    assert proc.returncode != 0 and says in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()

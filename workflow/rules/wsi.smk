@@ -1,4 +1,4 @@
-# WSI stage (issue 4), shared by the pathology papers: synthetic or remote slides -> tissue masks ->
+# WSI stage, shared by the pathology papers: synthetic or remote slides -> tissue masks ->
 # patch grids -> patch features -> one bags file per cohort and encoder, which MIL models read.
 # Rules fan out per slide ({cohort}/{slide}); the slide list of a cohort is fixed by the preset
 # (synthetic: S0000..) or by the remote manifest, so the DAG is known up front.
@@ -7,7 +7,11 @@
 from repro.wsi.cohort import cohort_slides, slide_path
 
 validate_block("wsi")
-source_of("wsi", ("synthetic", "remote"))
+if config.get("wsi", {}).get("source", "synthetic") != "synthetic":  # the default every block gets
+    raise ValueError(
+        "config: wsi.source chooses nothing: the {cohort} of the target names the slides, "
+        "'synthetic' or wsi.<scale>.remote.cohort (docs/stages/wsi.md, Choosing the slides)"
+    )
 WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
 WSI_NAME = "[A-Za-z0-9_.-]+"
 # the checksum file of a fetched slide, which every job that reads the slide checks (none for synthetic slides)
