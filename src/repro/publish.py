@@ -75,15 +75,31 @@ def _page(build: Mapping[str, Any], repo: Path, has_html: bool) -> str:
            f"{m['memory_gb']} GB, {m['system']}).", "",
            "The report: [artifact_evaluation.md](artifact_evaluation.md)"
            + (" and [artifact_evaluation.html](artifact_evaluation.html) (figures inline)." if has_html else "."), "",
-           "| paper | verdicts (reproduction / substitute / code check) | jobs | CPU-s | wall s | peak RSS MB |",
-           "|---|---|---|---|---|---|"]
+           "Costs: jobs, CPU-s and wall s summed over the jobs' benchmark files, the peak RSS of any job, and the "
+           "CPU-s of the whole build of the paper as the kernel counts it (snakemake and every process it started, "
+           "`repro.timedbuild`), with the sittings it took; a sitting lost without a record makes that a lower bound.",
+           "",
+           "| paper | verdicts (reproduction / substitute / code check) | jobs | CPU-s (jobs) | wall s (jobs) "
+           "| peak RSS MB | CPU-s (build, sittings) |",
+           "|---|---|---|---|---|---|---|"]
     for key, p in build["papers"].items():
         c, v = p["cost"], p["counts"]
         out.append(f"| {key} | {v} | {c['jobs']} | {c['cpu_s']} | {c['wall_s']} | "
-                   f"{c['peak_rss_mb'] if c['peak_rss_mb'] is not None else '-'} |")
+                   f"{c['peak_rss_mb'] if c['peak_rss_mb'] is not None else '-'} | {_measured_text(c.get('measured'))} |")
     t = build["total"]
-    out += [f"| **total** | | {t['jobs']} | {t['cpu_s']} | {t['wall_s']} | |", ""]
+    out += [f"| **total** | | {t['jobs']} | {t['cpu_s']} | {t['wall_s']} | | |", ""]
     return "\n".join(out)
+
+
+def _measured_text(measured: Mapping[str, Any] | None) -> str:
+    """A paper's measured build cost as the page prints it: CPU-s (sittings[, lost: at least])."""
+    if not measured:
+        return "-"
+    lost = measured.get("lost_sittings", 0)
+    sittings = f"{measured.get('sittings', 0)} sitting{'s' if measured.get('sittings', 0) != 1 else ''}"
+    if lost:
+        return f"at least {measured['cpu_s']} ({sittings}, {lost} lost unmeasured)"
+    return f"{measured['cpu_s']} ({sittings})"
 
 
 def _counts_text(results) -> str:

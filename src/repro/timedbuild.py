@@ -11,9 +11,11 @@ reports/artifact_evaluation.md``. Per paper it records in ``costs.json`` (the fi
   a process's peak the memory of the process that spawned it, up to its ``exec``, so this bounds it from
   above by at most Snakemake's own few hundred MB);
 - ``jobs``: the jobs snakemake finished (the paper's target rule not counted);
-- ``sittings``: how many runs the paper took. A sitting that is interrupted (Ctrl-C, SIGTERM, a lost
-  session) still adds what it spent, and the next run of this command resumes the paper where
-  Snakemake left it; a paper is ``complete`` once its target rule succeeded;
+- ``sittings``: how many runs the paper took. A sitting that is interrupted (Ctrl-C, SIGTERM) still adds
+  what it spent, and the next run of this command resumes the paper where Snakemake left it; a paper is
+  ``complete`` once its target rule succeeded. A sitting is recorded before it starts (``running``), so one
+  killed outright (SIGKILL, a lost machine) is counted in ``lost_sittings`` by the next run: its jobs' work
+  is kept, its cost is not measured, and ``cpu_s`` is then a lower bound;
 - ``commit`` and ``fingerprint``: the commit the paper was completed at and the hashes of the files
   its verdicts depend on (:func:`repro.staleness.fingerprint`); while it is not complete,
   ``fingerprint_started``, those hashes when its first sitting began.
@@ -27,6 +29,10 @@ Snakemake does not see a change in an imported module, and removing them (unlike
 keeps an interrupted rebuild resumable. :mod:`repro.publish` refuses a build in which a paper's
 recorded fingerprint differs from the published commit's, so a report built over several commits
 is still the report of one commit.
+
+Outputs of a paper with no record in ``costs.json`` (made by a plain ``snakemake`` run, or by a sitting
+killed before this tool recorded sittings) are removed before its first sitting: nothing says what code
+made them, and a cost is measured from empty.
 
 A job shared by several papers (the WSI stage, the language-model cache) is counted with the first
 paper that needs it. Each sitting's output goes to ``logs/timedbuild/<key>.<n>.log``.
@@ -126,14 +132,27 @@ def _new_entry() -> dict[str, Any]:
     return {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_mb": 0.0, "jobs": 0, "sittings": 0, "complete": False}
 
 
-def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: list[str]) -> int:
-    """One sitting of ``snakemake paper_<key>`` in ``folder``, added to ``costs[key]``."""
+def build_paper(key: str, folder: Path, costs: dict[str, Any], snakemake_args: list[str],
+                costs_file: Path | None = None) -> int:
+    """One sitting of ``snakemake paper_<key>`` in ``folder``, added to ``costs[key]``.
+
+    The sitting is written to ``costs_file`` before it starts (``running``: when), so that a sitting killed
+    with no chance to record itself (SIGKILL, a machine that goes away) still leaves the fingerprint its
+    jobs ran with, and the next run counts it in ``lost_sittings``: its cost is not in ``cpu_s``, which is
+    then a lower bound.
+    """
     entry = costs.setdefault(key, _new_entry())
+    if entry.pop("running", None) is not None:
+        entry["lost_sittings"] = entry.get("lost_sittings", 0) + 1
     entry.setdefault("fingerprint_started", fingerprint(key, folder))
-    log = folder / "logs/timedbuild" / f"{key}.{entry['sittings'] + 1}.log"
+    entry["running"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if costs_file is not None:
+        write_json(costs_file, costs)
+    log = folder / "logs/timedbuild" / f"{key}.{entry['sittings'] + entry.get('lost_sittings', 0) + 1}.log"
     cmd = [sys.executable, "-m", "snakemake", f"paper_{key}", *snakemake_args]
     rc, used = run_measured(cmd, log)
     jobs = [r for r in FINISHED.findall(log.read_text(encoding="utf-8", errors="replace")) if r != f"paper_{key}"]
+    entry.pop("running")
     entry.update(cpu_s=round(entry["cpu_s"] + used["cpu_s"], 1), wall_s=round(entry["wall_s"] + used["wall_s"], 1),
                  peak_rss_mb=round(max(entry["peak_rss_mb"], used["peak_rss_mb"]), 1),
                  jobs=entry["jobs"] + len(jobs), sittings=entry["sittings"] + 1, complete=rc == 0,
@@ -178,13 +197,17 @@ def main(argv: list[str] | None = None) -> int:
                   f"{' ...' if len(changed) > 5 else ''}): removed {', '.join(removed)}; rebuilding", flush=True)
             previous = costs.pop(key)
             costs[key] = _new_entry() | {"superseded": previous.get("superseded", []) + [
-                {k: previous.get(k) for k in ("commit", "cpu_s", "wall_s", "jobs", "sittings")}]}
+                {k: previous.get(k) for k in ("commit", "cpu_s", "wall_s", "jobs", "sittings", "lost_sittings")}]}
             write_json(costs_file, costs)
         elif costs.get(key, {}).get("complete"):
             print(f"{key}: complete, skipped ({costs[key]['cpu_s']} CPU-s in {costs[key]['sittings']} sittings)")
             continue
+        elif key not in costs:
+            removed = clear_outputs(folder, [key])
+            if removed:  # made by no recorded sitting: of unknown code, and a cost is measured from empty
+                print(f"{key}: outputs that no recorded sitting made removed ({', '.join(removed)})", flush=True)
         print(f"{key}: building ...", flush=True)
-        rc = build_paper(key, folder, costs, extra)
+        rc = build_paper(key, folder, costs, extra, costs_file)
         write_json(costs_file, costs)
         c = costs[key]
         print(f"{key}: exit {rc}, {c['jobs']} jobs, {c['cpu_s']} CPU-s, {c['wall_s']} s wall, "

@@ -11,7 +11,10 @@ import time
 from pathlib import Path
 
 import repro
-from repro.timedbuild import FINISHED, run_measured, touched_stages
+from repro import timedbuild
+from repro.publish import _measured_text
+from repro.io import read_json, write_json
+from repro.timedbuild import FINISHED, build_paper, run_measured, touched_stages
 
 
 def test_cost_counts_grandchildren_cpu_and_memory(tmp_path):
@@ -87,3 +90,53 @@ def test_a_stage_is_rebuilt_when_code_it_runs_changes_and_only_then():
     assert touched_stages(["changed src/repro/wsi/reader.py", "added workflow/scripts/llm/cache.py"],
                           ["wsi", "llm"], repo) == ["wsi", "llm"]
     assert touched_stages(["changed src/repro/papers/tmevolve/wsi.py", "changed docs/wsi.md"], ["wsi", "llm"], repo) == []
+
+
+def _fake_snakemake(monkeypatch, seen: list):
+    """build_paper without snakemake: the run writes one finished job to its log and sees costs.json."""
+    monkeypatch.setattr(timedbuild, "fingerprint", lambda key, folder: {"f": "1"})
+    monkeypatch.setattr(timedbuild, "git_commit", lambda folder: {"commit": "c0ffee"})
+
+    def run(cmd, log):
+        seen.append(read_json(log.parents[2] / "costs.json"))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("Finished jobid: 1 (Rule: a_step)\n")
+        return 0, {"cpu_s": 2.0, "wall_s": 1.0, "peak_rss_mb": 10.0}
+    monkeypatch.setattr(timedbuild, "run_measured", run)
+
+
+def test_a_sitting_is_recorded_before_it_runs_and_a_killed_one_is_counted_lost(tmp_path, monkeypatch):
+    seen = []
+    _fake_snakemake(monkeypatch, seen)
+    costs_file = tmp_path / "costs.json"
+    # the last sitting was killed outright: it had recorded itself as running, and nothing after
+    costs = {"a": {"cpu_s": 5.0, "wall_s": 5.0, "peak_rss_mb": 1.0, "jobs": 1, "sittings": 1, "complete": False,
+                   "fingerprint_started": {"f": "1"}, "running": "2026-12-07T00:00:00Z"}}
+    write_json(costs_file, costs)
+    assert build_paper("a", tmp_path, costs, [], costs_file) == 0
+    during = seen[0]["a"]
+    assert during["running"] != "2026-12-07T00:00:00Z" and during["lost_sittings"] == 1  # written before the run
+    entry = costs["a"]
+    assert "running" not in entry and entry["lost_sittings"] == 1 and entry["sittings"] == 2
+    assert entry["cpu_s"] == 7.0 and entry["complete"] and entry["fingerprint"] == {"f": "1"}
+    assert (tmp_path / "logs/timedbuild/a.3.log").is_file()  # numbered after the lost sitting, none overwritten
+    assert _measured_text(entry) == "at least 7.0 (2 sittings, 1 lost unmeasured)"
+    assert _measured_text({"cpu_s": 3.0, "sittings": 1}) == "3.0 (1 sitting)"
+
+
+def test_outputs_that_no_recorded_sitting_made_are_removed_first(tmp_path, monkeypatch):
+    seen = []
+    _fake_snakemake(monkeypatch, seen)
+    (tmp_path / "workflow").mkdir()
+    (tmp_path / "workflow/papers.yaml").write_text("papers:\n  - key: a\n  - key: b\nstages: []\n")
+    for key in ("a", "b"):
+        (tmp_path / f"results/{key}").mkdir(parents=True)
+        (tmp_path / f"results/{key}/metrics.json").write_text("{}")
+    write_json(tmp_path / "costs.json", {"b": {"cpu_s": 1.0, "wall_s": 1.0, "peak_rss_mb": 1.0, "jobs": 1,
+                                               "sittings": 1, "complete": False, "fingerprint_started": {"f": "1"}}})
+    monkeypatch.setattr(timedbuild, "changed_inputs", lambda key, folder, entry: [])  # the same code as recorded
+    monkeypatch.chdir(tmp_path)
+    assert timedbuild.main(["--papers", "a", "b", "--only"]) == 0
+    assert not (tmp_path / "results/a").exists()  # no record: unknown code, and its cost would not be from empty
+    assert (tmp_path / "results/b/metrics.json").is_file()  # a recorded, unchanged sitting's work is resumed
+    assert set(read_json(tmp_path / "costs.json")) == {"a", "b"}
