@@ -137,10 +137,15 @@ def stage_inputs(stage: str, repo: str | Path = ".") -> list[str]:
     """The files (relative to ``repo``, sorted) that what the shared stage ``stage`` builds depends on: its rule
     file, preset and scripts, and the ``repro`` modules those scripts import (followed transitively)."""
     repo = Path(repo).resolve()
+    return _with_imports(repo, _stage_files(repo, stage))
+
+
+def _with_imports(repo: Path, files: list[Path], roots: Iterable[Path] = ()) -> list[str]:
+    """``files`` and the ``repro`` modules that their Python files and ``roots`` import (transitively, this module
+    left out), relative to ``repo`` and sorted."""
     src = repo / "src"
-    own = _stage_files(repo, stage)
-    modules = _closure(src, [p for p in own if p.suffix == ".py"], exclude=[src / "repro/staleness.py"])
-    return sorted({str(p.relative_to(repo)) for p in [*own, *modules]})
+    modules = _closure(src, [p for p in files if p.suffix == ".py"] + list(roots), exclude=[src / "repro/staleness.py"])
+    return sorted({str(p.relative_to(repo)) for p in [*files, *modules]})
 
 
 def paper_inputs(key: str, repo: str | Path = ".", stages: Iterable[str] = ("wsi", "llm")) -> list[str]:
@@ -160,9 +165,7 @@ def paper_inputs(key: str, repo: str | Path = ".", stages: Iterable[str] = ("wsi
             own += _stage_files(repo, stage)
     own += [repo / f for f in COMMON_INPUTS if (repo / f).is_file()]
     claims_module = module_file(src, "repro.claims")
-    modules = _closure(src, [p for p in own if p.suffix == ".py"] + ([claims_module] if claims_module else []),
-                       exclude=[src / "repro/staleness.py"])
-    return sorted({str(p.relative_to(repo)) for p in [*own, *modules]})
+    return _with_imports(repo, own, [claims_module] if claims_module else [])
 
 
 def _sha(path: Path) -> str:
