@@ -80,12 +80,14 @@ def test_a_claims_rule_on_other_metrics_is_the_checkers_and_says_it_is_no_claim(
         same_rule_table(next(c for c in claims if c.each), metrics, ["gain.a"])
 
 
-def _bars(ax) -> np.ndarray:
+def drawn_bars(ax) -> np.ndarray:
+    """(x, y, low, high) of each error bar drawn in ``ax``, in drawing order (NaN bounds where it has none).
+    The bounds are read back from the bar's ends (centre -+ its lengths): equal to the table's to rounding."""
     out = []
     for c in ax.containers:
-        y = float(c.lines[0].get_ydata()[0])
+        x, y = (float(np.asarray(v, dtype=float)[0]) for v in c.lines[0].get_data())
         seg = np.asarray(c.lines[2][0].get_segments()) if c.lines[2] else np.empty((0, 2, 2))
-        out.append([y, seg[0, 0, 1], seg[0, 1, 1]] if len(seg) else [y, np.nan, np.nan])
+        out.append([x, y, seg[0, 0, 1], seg[0, 1, 1]] if len(seg) else [x, y, np.nan, np.nan])
     return np.array(out)
 
 
@@ -95,7 +97,7 @@ def test_draw_claims_draws_the_tables_bounds_and_the_claimed_relation(tmp_path):
     fig, ax = subplots(width="column", height=2.2)
     draw_claims(ax, table)
     ax.set_xlabel(n_text(table["n"], "seed"))
-    np.testing.assert_allclose(_bars(ax), table[["estimate", "low", "high"]].to_numpy(float), rtol=1e-12)
+    np.testing.assert_allclose(drawn_bars(ax)[:, 1:], table[["estimate", "low", "high"]].to_numpy(float), rtol=1e-12)
     assert [p.get_height() for p in ax.patches] == [pytest.approx(0.1)]  # the within claim's band, 0 +- 0.05
     assert lint.check(fig) == [] and lint.uncertainty(fig) == lint.DRAWN
     assert [relation_text(r) for _, r in table.iterrows()] == ["> 0", "within 0 ± 0.05", "> 0", "> 0"]

@@ -15,6 +15,7 @@ from repro.figures import lint
 from repro.papers.m2le.experiment import MODULATION_BINS, aggregate, claim_intervals
 from repro.papers.m2le.figures import CURVE_BARS, FIG1_CLAIMS, fig1, fig1_table, fig2, fig2_table
 from tests.conftest import REPO
+from tests.foundation.test_figure_claims import drawn_bars
 
 CLAIMS = load_claims(REPO / "workflow/claims/m2le.yaml", REPO / "workflow/schemas/claims.schema.yaml")
 METHODS = ("seq", "fixed", "pm", "olora", "ewc", "him", "m2le", "joint")
@@ -61,20 +62,6 @@ def _built(tmp_path, seeds: int):
     return path, claims, curve, modulation
 
 
-def _drawn(ax) -> np.ndarray:
-    """(x, y, low, high) of each error bar drawn in ``ax`` (NaN bounds where none)."""
-    out = []
-    for c in ax.containers:
-        x, y = (np.asarray(v, dtype=float) for v in c.lines[0].get_data())
-        segments = c.lines[2][0].get_segments() if c.lines[2] else []
-        if len(segments):
-            seg = np.asarray(segments)
-            out += [[x[0], y[0], seg[0, 0, 1], seg[0, 1, 1]]]
-        else:
-            out += [[x[0], y[0], np.nan, np.nan]]
-    return np.array(out)
-
-
 def test_the_claims_table_is_the_checkers_interval_to_the_last_bit(tmp_path):
     path, claims, _, _ = _built(tmp_path, seeds=6)
     results = {r.claim.id: r for r in evaluate(CLAIMS, path)}
@@ -108,7 +95,7 @@ def test_fig1_draws_each_claims_interval_and_the_curves_say_they_are_se(tmp_path
     for row, sequence in enumerate(sorted(set(curves["sequence"]))):
         ax = fig.axes[3 * row + 2]
         want = drawn[drawn["sequence"] == sequence].set_index("metric").loc[list(FIG1_CLAIMS)]
-        np.testing.assert_allclose(_drawn(ax)[:, 1:], want[["mean", "low", "high"]].to_numpy(float), rtol=1e-12)
+        np.testing.assert_allclose(drawn_bars(ax)[:, 1:], want[["mean", "low", "high"]].to_numpy(float), rtol=1e-12)
 
 
 def test_fig2_draws_the_spread_with_the_claims_interval_on_the_blocks(tmp_path):
@@ -120,7 +107,7 @@ def test_fig2_draws_the_spread_with_the_claims_interval_on_the_blocks(tmp_path):
     assert tuple(drawn.loc["blocks", ["estimate", "low", "high"]]) == (iv.estimate, iv.low, iv.high)
     fig = fig2(table)
     assert lint.check(fig) == []
-    bars = _drawn(fig.axes[-1])
+    bars = drawn_bars(fig.axes[-1])
     np.testing.assert_allclose(bars[:, 1:], drawn.sort_index()[["estimate", "low", "high"]].to_numpy(float), rtol=1e-12)
 
 

@@ -18,6 +18,7 @@ from repro.papers.mcpo.experiment import aggregate
 from repro.papers.mcpo.figures import (CURVE_BARS, FIG1_CLAIMS, FIG2_CLAIMS, FIG3_CLAIMS, fig1, fig1_table, fig2,
                                        fig2_table, fig3, frontier_table)
 from tests.conftest import REPO
+from tests.foundation.test_figure_claims import drawn_bars
 
 CLAIMS = load_claims(REPO / "workflow/claims/mcpo.yaml", REPO / "workflow/schemas/claims.schema.yaml")
 CFG = {"alphas": [0.0, 1.0], "ks": [8], "claim_k": 8, "arithmetic": {"alphas": [0.0, 1.0], "ks": [8]},
@@ -78,16 +79,6 @@ def _built(tmp_path, seeds: int):
     return path, pd.read_csv(tmp_path / "claims.csv", float_precision="round_trip"), tidy
 
 
-def _drawn(ax) -> np.ndarray:
-    """(y, low, high) of each error bar drawn in ``ax`` (NaN bounds where none)."""
-    out = []
-    for c in ax.containers:
-        y = float(c.lines[0].get_ydata()[0])
-        seg = np.asarray(c.lines[2][0].get_segments()) if c.lines[2] else np.empty((0, 2, 2))
-        out.append([y, seg[0, 0, 1], seg[0, 1, 1]] if len(seg) else [y, np.nan, np.nan])
-    return np.array(out)
-
-
 def test_each_figure_draws_the_interval_each_claim_is_decided_on(tmp_path):
     path, claims, tidy = _built(tmp_path, seeds=6)
     results = {r.claim.id: r for r in evaluate(CLAIMS, path)}
@@ -113,7 +104,7 @@ def test_each_figure_draws_the_interval_each_claim_is_decided_on(tmp_path):
             for cid, r in want.iterrows():
                 iv = results[cid].interval
                 assert (r["mean"], r["low"], r["high"]) == (iv.estimate, iv.low, iv.high)
-            np.testing.assert_allclose(_drawn(ax), want[["mean", "low", "high"]].to_numpy(float), rtol=1e-12,
+            np.testing.assert_allclose(drawn_bars(ax)[:, 1:], want[["mean", "low", "high"]].to_numpy(float), rtol=1e-12,
                                        err_msg=name)  # the bar's ends are the centre -+ its lengths
 
 
