@@ -89,7 +89,7 @@ def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
     if op == "outside":
         return f"beyond {around}"
     if op == "noninferior":
-        return f"not below {threshold:g} - {tol:g}"
+        return f"non-inferior to {threshold:g}, margin {tol:g}"
     return f"{op} {threshold:g}"
 
 
