@@ -12,8 +12,8 @@ import yaml
 
 from repro.claims import claim_interval, evaluate, interval_rows, load_claims, sample
 from repro.figures import lint
-from repro.figures.claims import (CLAIM_COLUMNS, claim_table, draw_claims, no_interval_text, relation_text,
-                                  same_rule_table)
+from repro.claimtables import CLAIM_COLUMNS, claim_table, same_rule_table
+from repro.figures.claims import draw_claims, no_interval_text, relation_text
 from repro.figures.style import MISSING_GID, n_text, subplots
 from repro.io import write_json
 from tests.conftest import REPO

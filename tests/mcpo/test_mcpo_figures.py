@@ -13,7 +13,7 @@ import pytest
 
 from repro.claims import evaluate, load_claims
 from repro.figures import lint
-from repro.figures.claims import claim_table
+from repro.claimtables import claim_table
 from repro.papers.mcpo.experiment import aggregate
 from repro.papers.mcpo.figures import (CURVE_BARS, FIG1_CLAIMS, FIG2_CLAIMS, FIG3_CLAIMS, fig1, fig1_table, fig2,
                                        fig2_table, fig3, frontier_table)

@@ -3,13 +3,10 @@
 A figure that draws what a claim compares draws the checker's own interval of it
 (:func:`repro.claims.interval_rows`: the same unit, level, statistic, pairing, Bonferroni level and
 resampling seed as the verdict), never one of its own, so that the figure and the artifact-evaluation
-report show one interval. The aggregate of a paper writes the table (:func:`claim_table`) beside its
-metrics; the figure reads it and draws each row with :func:`draw_claims`.
+report show one interval. The aggregate of a paper writes the table (:func:`repro.claimtables.claim_table`,
+:func:`repro.claimtables.same_rule_table`) beside its metrics; the figure reads it and draws each row with
+:func:`draw_claims`.
 
-- :func:`claim_table`: the interval each claim is decided on, one row per setting, with the claim's
-  metric and right-hand side (for the figure to place the row).
-- :func:`same_rule_table`: the interval a claim's check would form for other metrics (other methods,
-  other sequences: the claim's rule on quantities no claim reads), marked as not a claim.
 - :func:`draw_claims`: each row's quantity at its slot with its interval (none where the checker forms
   none: the estimate alone), and the claimed relation (a threshold, or the band of a ``within`` /
   ``outside`` claim); a quantity without an estimate is marked "n/a".
@@ -21,64 +18,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.claims import INTERVAL_COLUMNS, Claim, interval_rows
 from repro.figures.style import REFERENCE, interval_err, mark_missing
 from repro.stats.intervals import min_units
 
-__all__ = ["CLAIM_COLUMNS", "claim_table", "same_rule_table", "draw_claims", "relation_text", "no_interval_text"]
-
-#: The columns of :func:`claim_table` and :func:`same_rule_table`: :data:`repro.claims.INTERVAL_COLUMNS`, then
-#: the metric the row compares and what it is compared with (a number, or a metric: a paired difference).
-CLAIM_COLUMNS = (*INTERVAL_COLUMNS, "metric", "rhs")
-
-
-def claim_table(claims: Sequence[Claim], metrics: Mapping[str, Any], ids: list[str] | None = None) -> pd.DataFrame:
-    """The interval each claim (of ``ids``, default all) is decided on, one row per setting
-    (:func:`repro.claims.interval_rows`), with the claim's ``metric`` and ``rhs`` (an ``each`` claim's
-    setting appended to both paths); a claim whose metric ``metrics`` lacks gives no row."""
-    by_id = {c.id: c for c in claims}
-    rows = []
-    for row in interval_rows(list(claims), metrics, ids):
-        claim = by_id[row["claim"]]
-        suffix = f".{row['setting']}" if claim.each else ""
-        rhs = f"{claim.rhs}{suffix}" if isinstance(claim.rhs, str) else claim.rhs
-        rows.append({**row, "metric": f"{claim.metric}{suffix}", "rhs": rhs})
-    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
-
-
-def same_rule_table(claim: Claim, metrics: Mapping[str, Any], paths: Sequence[str],
-                    rhs: float | str | None = None) -> pd.DataFrame:
-    """The interval ``claim``'s check forms for each metric of ``paths`` compared with ``rhs`` (default the
-    claim's): the same unit, level, statistic, pairing and resampling seed as its verdict
-    (:func:`repro.claims.claim_interval`'s rule), one row per path that ``metrics`` holds, in order.
-
-    The row of the claim's own metric and right-hand side is the claim's (``claim`` its id, ``status`` its
-    verdict); every other row is not a claim: ``claim`` and ``status`` are empty and ``interval`` says
-    whose rule it follows.
-    """
-    if claim.each:
-        raise ValueError(f"{claim.paper}.{claim.id}: an 'each' claim has one interval per setting; "
-                         "use claim_table")
-    rhs = claim.rhs if rhs is None else rhs
-    rows = []
-    for path in paths:
-        variant = replace(claim, metric=path, rhs=rhs)
-        for row in interval_rows([variant], metrics):
-            if (path, rhs) != (claim.metric, claim.rhs):
-                row = {**row, "claim": "", "status": "", "interval": f"{claim.id}'s rule, no claim: {row['interval']}"}
-            rows.append({**row, "metric": path, "rhs": rhs})
-    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+__all__ = ["draw_claims", "relation_text", "no_interval_text"]
 
 
 def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
-    """The claimed relation of a row of :func:`claim_table`: "> 0", "within 0 ± 0.02", "beyond 0 ± 0.05"
+    """The claimed relation of a row of :func:`repro.claimtables.claim_table`: "> 0", "within 0 ± 0.02", "beyond 0 ± 0.05"
     (``short``, for a tick label: "in ±0.02", "beyond ±0.05" around 0)."""
     op, threshold, tol = row["op"], float(row["threshold"]), float(row["tol"])
     if math.isnan(threshold):
@@ -94,7 +47,7 @@ def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
 
 
 def no_interval_text(rows: pd.DataFrame, unit: str) -> str:
-    """Why rows of :func:`claim_table` are drawn without an interval ("no interval: 6 seeds\\nneeded at 95%",
+    """Why rows of :func:`repro.claimtables.claim_table` are drawn without an interval ("no interval: 6 seeds\\nneeded at 95%",
     in two lines for an axis label, where too few units are the reason), or "" when every row has one."""
     none = rows[rows["low"].isna() & rows["estimate"].notna()]
     if none.empty:
@@ -107,7 +60,7 @@ def no_interval_text(rows: pd.DataFrame, unit: str) -> str:
 
 def draw_claims(ax: plt.Axes, rows: pd.DataFrame, x=None, *, colors: Sequence[str] | str = REFERENCE,
                 filled: Sequence[bool] | None = None, half_width: float = 0.3) -> np.ndarray:
-    """Draw each row of ``rows`` (:func:`claim_table` / :func:`same_rule_table`) at ``x`` (default 0, 1, ...):
+    """Draw each row of ``rows`` (:func:`repro.claimtables.claim_table` / :func:`repro.claimtables.same_rule_table`) at ``x`` (default 0, 1, ...):
     its ``estimate`` with the interval ``[low, high]`` its verdict is decided on (no bar where the bounds are
     missing), and the claimed relation beside it as a dashed line at ``threshold`` (with the grey band
     ``threshold ± tol`` of a ``within`` / ``outside`` claim), ``half_width`` either side of the slot. A row

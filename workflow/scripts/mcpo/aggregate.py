@@ -1,7 +1,7 @@
 """Aggregate the seeds into results/mcpo/metrics.json, the tidy per-(seed, method) table and the claims' intervals
 the figures draw."""
 from repro.claims import load_claims
-from repro.figures.claims import claim_table
+from repro.claimtables import claim_table
 from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job

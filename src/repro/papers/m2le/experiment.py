@@ -505,13 +505,13 @@ def aggregate(runs: dict[tuple[str, int], dict], cfg: dict[str, Any]):
 
 
 def claim_intervals(metrics: dict[str, Any], claims: list) -> "pd.DataFrame":
-    """The interval each claim is decided on (:func:`repro.figures.claims.claim_table`, the checker's own),
+    """The interval each claim is decided on (:func:`repro.claimtables.claim_table`, the checker's own),
     and for the spread of the modulation its claim's rule on every sequence that has one
-    (:func:`repro.figures.claims.same_rule_table`: the claim on the blocks, the other sequences marked as no
+    (:func:`repro.claimtables.same_rule_table`: the claim on the blocks, the other sequences marked as no
     claim), for Figs. 1 and 2. ``claims``: the paper's claims (:func:`repro.claims.load_claims`)."""
     import pandas as pd
 
-    from repro.figures.claims import claim_table, same_rule_table
+    from repro.claimtables import claim_table, same_rule_table
 
     spread = next(c for c in claims if c.id == MODULATION_CLAIM)
     paths = [f"modulation_sd.{s}" for s in metrics.get("modulation_sd", {})]

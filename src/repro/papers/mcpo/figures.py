@@ -7,7 +7,7 @@ with their s.e. (cut at the metric's bounds): no claim reads one alpha's mean. T
 (and alpha = 0 with RLOO, and the two references) paired by seed: each figure draws, beside its curves,
 the claims on its metrics as the checker compares them (the metric minus its right-hand side, per seed)
 with the interval the verdict is decided on, from the aggregate's table
-(:func:`repro.figures.claims.claim_table`), none where too few seeds give one (the panel says so).
+(:func:`repro.claimtables.claim_table`), none where too few seeds give one (the panel says so).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def curve_table(tidy: pd.DataFrame, metrics: list[str], task: str = "bandit") ->
 
 def claim_rows(claims: pd.DataFrame, drawn: dict[str, str], task: str) -> pd.DataFrame:
     """The rows of a figure's table for the claims of ``drawn`` (id -> label) on ``task``, from ``claims`` (the
-    aggregate's :func:`repro.figures.claims.claim_table`), in ``drawn``'s order: ``metric`` the claim's metric
+    aggregate's :func:`repro.claimtables.claim_table`), in ``drawn``'s order: ``metric`` the claim's metric
     (compared with its ``rhs``), ``mean`` the estimate, ``low``/``high`` the interval its verdict is decided on
     (NaN: none), ``n_seeds`` its seeds, ``label`` the slot's label; a claim the build lacks gives no row."""
     rows = claims.set_index("claim").reindex([c for c in drawn if c in set(claims["claim"])]).reset_index()

@@ -587,7 +587,7 @@ FIG3_CLAIM = "survival_beats_best_baseline"
 
 def survival_points(summaries: dict[str, dict], methods: list[str], claims: list) -> pd.DataFrame:
     """Each run's survival C-index and its paired difference from the best baseline, with the interval of the
-    claim :data:`FIG3_CLAIM` (the checker's own, :func:`repro.figures.claims.same_rule_table`).
+    claim :data:`FIG3_CLAIM` (the checker's own, :func:`repro.claimtables.same_rule_table`).
 
     ``method, kind, mean, diff, low, high, n, reference`` and ``level, interval, claim, status`` from
     ``{method: summary}`` (kind: method, control or oracle): the summaries go through :func:`aggregate_metrics`
@@ -600,7 +600,7 @@ def survival_points(summaries: dict[str, dict], methods: list[str], claims: list
     :func:`repro.stats.intervals.min_units`), with why in ``interval``. ``claims``: the paper's claims
     (:func:`repro.claims.load_claims`).
     """
-    from repro.figures.claims import same_rule_table
+    from repro.claimtables import same_rule_table
 
     missing = [m for m in methods if m not in summaries]
     if missing:
