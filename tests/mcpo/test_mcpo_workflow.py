@@ -5,9 +5,11 @@ import functools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
+from repro.claims import interval_rows, load_claims
 from repro.config import preset_error, workflow_config
 from tests.conftest import REPO
 
@@ -50,6 +52,20 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     for name in ("change_gap", "slope_gap"):
         assert safety[name]["over_refusal"]["unit"] == "seed" and safety[name]["over_refusal"]["ids"] == gap["ids"]
     np.testing.assert_allclose(np.subtract(gap["values"], safety["change_gap"]["over_refusal"]["values"]), ref_gap)
+    # the figures draw each claim's quantity with the interval its verdict is decided on: the aggregate's table holds
+    # interval_rows of metrics.json to the last bit, and each figure's CSV its rows (at smoke, 2-3 seeds: no
+    # interval, the paired mean kept)
+    claims = load_claims(REPO / "workflow/claims/mcpo.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    table = pd.read_csv(smoke_dir / "results/mcpo/claim_intervals.csv", float_precision="round_trip")
+    want = pd.DataFrame(interval_rows(claims, metrics))
+    assert list(table["claim"]) == list(want["claim"]) == [c.id for c in claims]
+    np.testing.assert_array_equal(table[["estimate", "low", "high", "n"]].to_numpy(float),
+                                  want[["estimate", "low", "high", "n"]].to_numpy(float))
+    drawn = pd.concat([pd.read_csv(smoke_dir / f"reports/mcpo_fig{i}.csv") for i in (1, 2, 3)])
+    drawn = drawn[drawn["panel"] == "claim"].set_index("claim")
+    assert set(drawn.index) == set(want["claim"])  # every claim is drawn, once
+    np.testing.assert_allclose(drawn.loc[want["claim"], "mean"], want["estimate"], rtol=1e-5)  # the CSV's 6 digits
+    assert drawn["low"].isna().all() and drawn["interval"].str.startswith("none").all()
 
 
 @pytest.mark.parametrize("scale", ["smoke", "small", "paper"])

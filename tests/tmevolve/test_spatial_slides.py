@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from repro.papers.tmevolve.synth import FAT, TISSUE_TYPES, generate_spatial_cohort, write_spatial_slides
+from tests.conftest import REPO
 
 CFG = {"n_slides": 2, "blocks": 4}
 WSI = {  # the WSI stage's small preset (workflow/presets/wsi.yaml)
@@ -102,9 +103,10 @@ def test_a_probe_on_features_without_the_type_sits_at_the_majority_share():
 
 
 def test_survival_points_are_paired_differences_from_the_best_baseline():
-    from repro.claims import sample
+    from repro.claims import load_claims, sample
     from repro.papers.tmevolve.experiment import survival_points
 
+    claims = load_claims(REPO / "workflow/claims/tmevolve.yaml", REPO / "workflow/schemas/claims.schema.yaml")
     ids = [f"u{i}" for i in range(8)]
     mean = np.full(8, 0.60)
     abmil = np.array([0.61, 0.62, 0.60, 0.63, 0.62, 0.61, 0.64, 0.62])   # the best baseline (mean 0.61875)
@@ -115,14 +117,52 @@ def test_survival_points_are_paired_differences_from_the_best_baseline():
                 "per_unit": sample(v, ids, "fold_seed", cv=0.25)}
 
     pts = survival_points({"mean": summary(mean), "abmil": summary(abmil), "tmevolve": summary(ours)},
-                          ["mean", "abmil", "tmevolve"]).set_index("method")
+                          ["mean", "abmil", "tmevolve"], claims).set_index("method")
     assert (pts.reference == "abmil").all()
     assert pts.loc["tmevolve", "diff"] == pytest.approx(0.02)               # worked by hand: mean of the increments
     assert pts.loc["mean", "diff"] == pytest.approx(0.60 - 0.61875)
     assert np.isnan(pts.loc["abmil", "low"]) and pts.loc["abmil", "diff"] == 0.0
     lo, hi = pts.loc["tmevolve", ["low", "high"]]
     assert lo < 0.02 < hi and lo > 0.0                                       # increments all positive
+    assert pts.loc["tmevolve", "claim"] == "survival_beats_best_baseline" and pts.loc["mean", "claim"] == ""
     # fewer units than a 95% interval needs: the point without an interval
     few = {m: {**s, "per_unit": sample(s["folds"][:4], ids[:4], "fold_seed")}
            for m, s in {"abmil": summary(abmil), "tmevolve": summary(ours)}.items()}
-    assert survival_points(few, ["abmil", "tmevolve"]).low.isna().all()
+    assert survival_points(few, ["abmil", "tmevolve"], claims).low.isna().all()
+
+
+def test_fig3_draws_the_interval_the_survival_verdict_reads(tmp_path):
+    """The comparison's TMEvolve row is the claim's interval as evaluate() judges it on the metrics.json the
+    aggregate writes from the same runs (and every other row the same check on that run); the table's n,
+    level and what each bar is come with it."""
+    import json
+
+    from repro.claims import claim_interval, evaluate, load_claims, sample
+    from repro.papers.tmevolve.experiment import aggregate_metrics, survival_points
+
+    claims = load_claims(REPO / "workflow/claims/tmevolve.yaml", REPO / "workflow/schemas/claims.schema.yaml")
+    rng = np.random.default_rng(4)
+    ids = [f"r{r}_fold{f}_s{r}" for r in range(2) for f in range(4)]
+    methods = ["mean", "abmil", "dsmil", "tmevolve", "shuffled_tmevolve", "oracle_true"]
+    levels = {"mean": 0.55, "abmil": 0.6, "dsmil": 0.58, "tmevolve": 0.62, "shuffled_tmevolve": 0.6, "oracle_true": 0.8}
+    summaries = {}
+    for m, level in levels.items():
+        v = level + rng.normal(0, 0.02, len(ids))
+        summaries[m] = {"mean": float(v.mean()), "sd": float(v.std(ddof=1)),
+                        "per_unit": sample(v, ids, "fold_seed", cv=0.25)}
+    metrics = aggregate_metrics({"survival": summaries}, {"methods": methods})
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps(metrics))
+    (verdict,) = [r for r in evaluate(claims, path) if r.claim.id == "survival_beats_best_baseline"]
+    pts = survival_points(summaries, methods, claims).set_index("method")
+    iv = verdict.interval
+    assert tuple(pts.loc["tmevolve", ["diff", "low", "high", "n", "level"]]) == (iv.estimate, iv.low, iv.high, iv.n,
+                                                                                  iv.level)
+    assert pts.loc["tmevolve", "status"] == verdict.status
+    claim = next(c for c in claims if c.id == "survival_beats_best_baseline")
+    on_disk = json.loads(path.read_text())
+    for m in ("mean", "dsmil", "shuffled_tmevolve", "oracle_true"):
+        other, _ = claim_interval(claim, on_disk, f"survival.{m}")
+        assert tuple(pts.loc[m, ["diff", "low", "high"]]) == (other.estimate, other.low, other.high), m
+        assert pts.loc[m, "interval"].startswith("survival_beats_best_baseline's rule, no claim: 95% bootstrap")
+    assert pts.loc["abmil", "interval"] == "none: the reference itself"

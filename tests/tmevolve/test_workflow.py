@@ -6,10 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from repro.claims import evaluate, load_claims
+from repro.claims import evaluate, interval_rows, load_claims
 from tests.conftest import scheduled_rules
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,6 +57,15 @@ def test_smoke_dag_builds_figure_tables_and_metrics(smoke_dir, workflow_run):
     judged = [r for r in evaluate(claims, tmp_path / "results/tmevolve/metrics.json") if r.claim.id not in missing]
     assert judged and all(r.status in ("PASS", "FAIL", "INCONCLUSIVE") for r in judged)
     assert not [r.claim.id for r in judged if "summary only" in r.reason]
+    # Fig. 3 draws the survival claim's own interval (the verdict's, on the metrics.json built from the same runs):
+    # at smoke's 2 units none, TMEvolve's paired mean kept
+    (verdict,) = [r for r in judged if r.claim.id == "survival_beats_best_baseline"]
+    row = fig[(fig.panel == "c_index") & (fig.method == "tmevolve")].iloc[0]
+    want = pd.DataFrame(interval_rows(claims, metrics, ["survival_beats_best_baseline"])).iloc[0]
+    assert row["claim"] == "survival_beats_best_baseline" and row["status"] == verdict.status
+    assert row["diff"] == pytest.approx(want["estimate"], rel=1e-5) and row["n"] == want["n"] == 2
+    assert np.isnan(row["low"]) and np.isnan(want["low"]) and row["interval"].startswith("none")
+    assert row["reference"] == metrics["best_baseline"]["survival"]["method"]
     # at smoke a task's methods and controls train in one job, its ablations and grid in another (train_bundle: task);
     # its repeat JSON carries the predictions of each test fold of each run
     rep = json.loads((tmp_path / "results/tmevolve/spatial/train/survival/methods/r0.json").read_text())

@@ -1,8 +1,9 @@
 # m2le: "M²LE: merging strength modulation via joint loss estimation" (NeurIPS 2026; abstract only).
 # DAG: (remote only) fetch the image benchmark, checked by sha256 -> one backbone per {sequence}/seed{seed} pretrained on the sequence's base task -> every method
 #      (M²LE, HIM alone, scalar merges, O-LoRA, EWC, sequential, joint) over the task sequence ->
-#      aggregate (metrics.json, tidy tables) -> table1, fig1 (task-1 accuracy over the sequence),
-#      fig2 (distribution of the element-wise modulation per layer).
+#      aggregate (metrics.json, tidy tables, the claims' intervals) -> table1, fig1 (task-1 accuracy over the
+#      sequence, the claims' paired differences), fig2 (distribution of the element-wise modulation per layer,
+#      the spread the claim reads).
 # The seed is the unit of every claim; every method of a seed sees the same tasks, backbone, LoRA
 # initialisations and batch orders.
 
@@ -101,11 +102,14 @@ rule m2le_aggregate:
         runs=lambda wc: expand(
             "results/m2le/runs/{sequence}/seed{seed}.json", sequence=list(preset("m2le", "sequences")), seed=M2LE_SEEDS
         ),
+        claims=repo_path("workflow/claims/m2le.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         metrics="results/m2le/metrics.json",
         tidy="results/m2le/summary.csv",
         curve="results/m2le/curve.csv",
         modulation="results/m2le/modulation.csv",
+        claims="results/m2le/claim_intervals.csv",
     log:
         logs("m2le/aggregate"),
     benchmark:
@@ -144,6 +148,7 @@ rule m2le_table1:
 rule m2le_fig1:
     input:
         curve="results/m2le/curve.csv",
+        claims="results/m2le/claim_intervals.csv",
         upstream_logs=logs_of(rules.m2le_aggregate),
     output:
         pdf=figure("m2le", "fig1"),
@@ -164,6 +169,7 @@ rule m2le_fig1:
 rule m2le_fig2:
     input:
         modulation="results/m2le/modulation.csv",
+        claims="results/m2le/claim_intervals.csv",
         upstream_logs=logs_of(rules.m2le_aggregate),
     output:
         pdf=figure("m2le", "fig2"),

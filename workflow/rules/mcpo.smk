@@ -1,7 +1,8 @@
 # mcpo: "MCPO: mode-controlled policy optimisation, an alpha-divergence dial" (NeurIPS 2026, abstract only).
 # DAG: task (i) per {seed}: one task instance, MCPO at every alpha + reverse-KL RLOO + oracle pi* + floor
-#      pi_ref, evaluated exactly -> aggregate (metrics.json, tidy table) -> fig1 (pass@1, pass@k vs alpha),
-#      fig2 (mode coverage, divergence vs alpha), table1. The seed is the unit of every claim.
+#      pi_ref, evaluated exactly -> aggregate (metrics.json, tidy table, the claims' intervals) -> fig1 (pass@1,
+#      pass@k vs alpha), fig2 (mode coverage, divergence vs alpha), each with its claims' paired differences,
+#      table1. The seed is the unit of every claim.
 # Task (ii) per {seed}: templated arithmetic with three answer forms, SmolLM2-135M (tiny model at smoke,
 #      trained here with planted form shares) + a LoRA adapter per alpha and for RLOO, exact metrics over
 #      the candidates -> the same aggregate (metrics.json's "arithmetic" block).
@@ -139,9 +140,12 @@ rule mcpo_aggregate:
         runs=lambda wc: mcpo_grid.run_targets(preset("mcpo")),
         arith=lambda wc: mcpo_grid.task_targets(preset("mcpo"), "arithmetic"),
         safety=lambda wc: mcpo_grid.task_targets(preset("mcpo"), "safety"),
+        claims=repo_path("workflow/claims/mcpo.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         metrics="results/mcpo/metrics.json",
         tidy="results/mcpo/summary.csv",
+        claims="results/mcpo/claim_intervals.csv",
     log:
         logs("mcpo/aggregate"),
     benchmark:
@@ -160,6 +164,7 @@ rule mcpo_aggregate:
 rule mcpo_fig1:
     input:
         tidy="results/mcpo/summary.csv",
+        claims="results/mcpo/claim_intervals.csv",
         upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         pdf=figure("mcpo", "fig1"),
@@ -182,6 +187,7 @@ rule mcpo_fig1:
 rule mcpo_fig2:
     input:
         tidy="results/mcpo/summary.csv",
+        claims="results/mcpo/claim_intervals.csv",
         upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         pdf=figure("mcpo", "fig2"),
@@ -202,6 +208,7 @@ rule mcpo_fig2:
 rule mcpo_fig3:
     input:
         tidy="results/mcpo/summary.csv",
+        claims="results/mcpo/claim_intervals.csv",
         upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         pdf=figure("mcpo", "fig3"),
@@ -222,6 +229,7 @@ rule mcpo_fig3:
 rule mcpo_table1:
     input:
         tidy="results/mcpo/summary.csv",
+        claims="results/mcpo/claim_intervals.csv",
         upstream_logs=logs_of(rules.mcpo_aggregate),
     output:
         csv="reports/mcpo_table1.csv",

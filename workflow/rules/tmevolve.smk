@@ -314,6 +314,8 @@ rule tmevolve_fig3:
         model=TMEVOLVE_FIG3_MODEL,
         train=list(TMEVOLVE_FIG3_TRAIN),
         oracles=tmevolve_grid.oracle_file(TMEVOLVE["cohort"]),
+        claims=repo_path("workflow/claims/tmevolve.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
         upstream_logs=logs_of(
             rules.tmevolve_prepare,
             rules.tmevolve_folds,

@@ -1,8 +1,9 @@
-"""Aggregate the runs into results/m2le/metrics.json and the tidy tables."""
+"""Aggregate the runs into results/m2le/metrics.json, the tidy tables and the claims' intervals the figures draw."""
+from repro.claims import load_claims
 from repro.tables import save_csv
 from repro.io import read_json
 from repro.jobs import Job
-from repro.papers.m2le.experiment import aggregate
+from repro.papers.m2le.experiment import aggregate, claim_intervals
 
 job = Job.from_snakemake(snakemake)
 runs = {}
@@ -13,4 +14,6 @@ metrics, tidy, curve, modulation = aggregate(runs, job.cfg)
 save_csv(tidy, snakemake.output.tidy)
 save_csv(curve, snakemake.output.curve)
 save_csv(modulation, snakemake.output.modulation)
+claims = load_claims(snakemake.input.claims, snakemake.input.schema)
+save_csv(claim_intervals(metrics, claims), snakemake.output.claims, float_format=None)
 job.write_metrics(snakemake.output.metrics, metrics)

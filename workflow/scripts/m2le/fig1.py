@@ -6,5 +6,5 @@ from repro.jobs import Job
 from repro.papers.m2le.figures import fig1, fig1_table
 
 job = Job.from_snakemake(snakemake)
-table = fig1_table(pd.read_csv(snakemake.input.curve))
+table = fig1_table(pd.read_csv(snakemake.input.curve), pd.read_csv(snakemake.input.claims, float_precision="round_trip"))
 save(fig1(table), table, snakemake.output.pdf)

@@ -6,5 +6,5 @@ from repro.jobs import Job
 from repro.papers.m2le.figures import fig2, fig2_table
 
 job = Job.from_snakemake(snakemake)
-table = fig2_table(pd.read_csv(snakemake.input.modulation))
+table = fig2_table(pd.read_csv(snakemake.input.modulation), pd.read_csv(snakemake.input.claims, float_precision="round_trip"))
 save(fig2(table), table, snakemake.output.pdf)

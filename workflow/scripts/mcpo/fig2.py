@@ -1,14 +1,12 @@
-"""Fig. 2: mode coverage of pi* and both KL divergences to pi* vs alpha (task i, and task ii when built)."""
+"""Fig. 2: mode coverage of pi* and both KL divergences to pi* vs alpha (task i, and task ii when built), and the
+claims on them (paired by seed) with the intervals their verdicts take."""
 import pandas as pd
 
 from repro.figures.style import save
 from repro.jobs import Job
-from repro.papers.mcpo.figures import curve_table, fig2
+from repro.papers.mcpo.figures import fig2, fig2_table
 
 job = Job.from_snakemake(snakemake)
-tidy = pd.read_csv(snakemake.input.tidy)
-metrics = {"bandit": ["coverage", "kl_reverse", "kl_forward"],
-           "arithmetic": ["coverage", "form_tv", "form_entropy", "kl_reverse", "kl_forward"]}
-table = pd.concat([curve_table(tidy, metrics[task], task) for task in metrics if task in set(tidy.task)],
-                  ignore_index=True)
+claims = pd.read_csv(snakemake.input.claims, float_precision="round_trip")
+table = fig2_table(pd.read_csv(snakemake.input.tidy), claims)
 save(fig2(table), table, snakemake.output.pdf)

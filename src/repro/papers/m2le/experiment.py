@@ -106,6 +106,8 @@ __all__ = [
     "run_method",
     "run_unit",
     "aggregate",
+    "claim_intervals",
+    "MODULATION_CLAIM",
     "table1",
     "cl_metrics",
     "MODULATION_BINS",
@@ -115,6 +117,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MODULATION_BINS = np.linspace(0.0, 1.0, 41)
+#: The claim on the spread of HIM's modulation (on the planted blocks); Fig. 2 draws its rule on every sequence.
+MODULATION_CLAIM = "modulation_far_from_uniform"
 ORDER = ("seq", "fixed", "pm", "olora", "ewc", "him", "m2le", "joint")
 
 
@@ -498,6 +502,21 @@ def aggregate(runs: dict[tuple[str, int], dict], cfg: dict[str, Any]):
             )
             put_sample(metrics, ("modulation_sd", sequence), wide["m2le"].loc[seeds, "mod_sd"], seeds, "seed")
     return metrics, tidy, pd.DataFrame(curve), pd.DataFrame(mod)
+
+
+def claim_intervals(metrics: dict[str, Any], claims: list) -> "pd.DataFrame":
+    """The interval each claim is decided on (:func:`repro.claimtables.claim_table`, the checker's own),
+    and for the spread of the modulation its claim's rule on every sequence that has one
+    (:func:`repro.claimtables.same_rule_table`: the claim on the blocks, the other sequences marked as no
+    claim), for Figs. 1 and 2. ``claims``: the paper's claims (:func:`repro.claims.load_claims`)."""
+    import pandas as pd
+
+    from repro.claimtables import claim_table, same_rule_table
+
+    spread = next(c for c in claims if c.id == MODULATION_CLAIM)
+    paths = [f"modulation_sd.{s}" for s in metrics.get("modulation_sd", {})]
+    return pd.concat([claim_table(claims, metrics, [c.id for c in claims if c.id != MODULATION_CLAIM]),
+                      same_rule_table(spread, metrics, paths)], ignore_index=True)
 
 
 def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":

@@ -57,7 +57,7 @@ __all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shu
            "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
            "collect_summaries", "inner_split", "learning_curve", "loss_floors",
            "aggregate_metrics", "make_tables", "trace_slide", "save_concepts", "load_concepts", "BASELINES",
-           "slide_thumbnail", "survival_points", "encoder_probe"]
+           "slide_thumbnail", "survival_points", "FIG3_CLAIM", "encoder_probe"]
 
 log = logging.getLogger(__name__)
 
@@ -581,40 +581,50 @@ def slide_thumbnail(slides_dir: str, slide_id: str, max_size: int = 256) -> tupl
         return slide.thumbnail(max_size), tuple(int(v) for v in slide.dimensions)
 
 
-def survival_points(summaries: dict[str, dict], methods: list[str], *, level: float = 0.95) -> pd.DataFrame:
-    """Each run's survival C-index and its paired difference from the best baseline, with its interval.
+#: The claim Fig. 3's comparison draws: TMEvolve's survival C-index against the best baseline's, paired over units.
+FIG3_CLAIM = "survival_beats_best_baseline"
 
-    ``method, kind, mean, diff, low, high, n, reference`` from ``{method: summary}`` (kind: method,
-    control or oracle): ``diff`` is the mean over the (repeat, fold) units of ``method - best
-    baseline`` (the baseline of highest mean C-index, ``reference``), ``low``/``high`` its
-    expanded-percentile bootstrap interval at ``level`` over the units, widened by Nadeau and
-    Bengio's correction for the folds' overlap, as the claims' intervals are. NaN for the best
-    baseline itself and when fewer units than :func:`repro.stats.intervals.min_units` are there
-    (no interval can hold at ``level`` from them).
+
+def survival_points(summaries: dict[str, dict], methods: list[str], claims: list) -> pd.DataFrame:
+    """Each run's survival C-index and its paired difference from the best baseline, with the interval of the
+    claim :data:`FIG3_CLAIM` (the checker's own, :func:`repro.claimtables.same_rule_table`).
+
+    ``method, kind, mean, diff, low, high, n, reference`` and ``level, interval, claim, status`` from
+    ``{method: summary}`` (kind: method, control or oracle): the summaries go through :func:`aggregate_metrics`
+    as the aggregate's do, so ``reference`` is metrics.json's best baseline (highest mean C-index) and
+    ``diff`` the mean over the (repeat, fold) units of ``method - reference``. ``low``/``high`` are the
+    interval the claim's verdict is decided on (TMEvolve's row: the claim's own; every other run: the
+    same check, no claim): the checker's expanded-percentile bootstrap over the units at the claim's
+    level, widened by Nadeau and Bengio's correction for the folds' overlap, with the claim's seed. NaN
+    for the reference itself and where the checker forms none (fewer units than
+    :func:`repro.stats.intervals.min_units`), with why in ``interval``. ``claims``: the paper's claims
+    (:func:`repro.claims.load_claims`).
     """
-    from repro.stats.intervals import bootstrap_interval, cv_corrected, min_units
+    from repro.claimtables import same_rule_table
 
     missing = [m for m in methods if m not in summaries]
     if missing:
         raise ValueError(f"tmevolve fig3: no survival summary of {missing} (have {sorted(summaries)})")
-    base = [m for m in methods if m in BASELINES and summaries[m]["mean"] == summaries[m]["mean"]]
-    if not base:
-        raise ValueError(f"tmevolve fig3: none of {methods} is a baseline ({BASELINES})")
-    ref = max(base, key=lambda m: summaries[m]["mean"])
-    rows = []
+    metrics = aggregate_metrics({"survival": summaries}, {"methods": methods})
+    best = metrics["best_baseline"].get("survival")
+    if best is None:
+        raise ValueError(f"tmevolve fig3: none of {methods} is a baseline with a C-index ({BASELINES})")
+    claim = next((c for c in claims if c.id == FIG3_CLAIM), None)
+    if claim is None or (claim.metric, claim.rhs) != ("survival.tmevolve", "best_baseline.survival"):
+        raise ValueError(f"tmevolve fig3 draws claim {FIG3_CLAIM} (survival.tmevolve against "
+                         f"best_baseline.survival); the claims give {claim}")
+    ref = best["method"]
+    rows = same_rule_table(claim, metrics, [f"survival.{m}" for m in methods]).set_index("metric")
+    out = []
     for m in methods:
-        s = summaries[m]
+        r = rows.loc[f"survival.{m}"]
         kind = "oracle" if m in ORACLES else "control" if m.startswith(SHUFFLED) else "method"
-        d = _paired_diff(s, summaries[ref])
-        low = high = np.nan
-        if m != ref and len(d["values"]) >= min_units(level):
-            iv = bootstrap_interval(d["values"], level=level, seed=0)
-            if d.get("cv"):
-                iv = cv_corrected(iv, d["cv"]["test_over_train"])
-            low, high = iv.low, iv.high
-        rows.append({"method": m, "kind": kind, "mean": s["mean"], "diff": float(np.mean(d["values"])),
-                     "low": low, "high": high, "n": len(d["values"]), "reference": ref})
-    return pd.DataFrame(rows)
+        low, high, interval = (np.nan, np.nan, "none: the reference itself") if m == ref else \
+            (r["low"], r["high"], r["interval"])
+        out.append({"method": m, "kind": kind, "mean": summaries[m]["mean"], "diff": r["estimate"], "low": low,
+                    "high": high, "n": r["n"], "reference": ref, "level": r["level"], "interval": interval,
+                    "claim": r["claim"], "status": r["status"]})
+    return pd.DataFrame(out)
 
 
 # ----------------------------------------------------------------------------------------------

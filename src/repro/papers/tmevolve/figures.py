@@ -5,9 +5,10 @@ of its ground-truth tissue (when the slide exists); (b) the ground-truth tissue 
 (c) soft regions (argmax S) at q = 0; (d) after Q steps; (e) boundary flux magnitude
 ``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (f) concept response a_i;
 (g) every method, position-shuffle control (hollow) and oracle or random score (grey) as its survival
-C-index minus the best baseline's, paired over the (repeat, fold) units, with the 95% interval the
-claims use (:func:`repro.papers.tmevolve.experiment.survival_points`), in the colours of :data:`COLORS`;
-the labels give each run's own mean C-index.
+C-index minus the best baseline's, paired over the (repeat, fold) units, with the interval the survival
+claim is decided on (TMEvolve's row is that claim's; every other row the same check, no claim;
+:func:`repro.papers.tmevolve.experiment.survival_points`), in the colours of :data:`COLORS`; the labels
+give each run's own mean C-index.
 Region colours are arbitrary labels, drawn from :data:`REGION_COLOURS`, which shares no colour with the
 tissue types, so that a region is never read as a tissue.
 """
@@ -81,7 +82,9 @@ def _comparison_panel(ax: plt.Axes, points: pd.DataFrame) -> None:
     ax.set_ylim(len(points) - 0.5, -0.5)
     ax.grid(axis="y", visible=False)
     ref = points["reference"].iloc[0] if "reference" in points and len(points) else "best baseline"
-    interval = "95% interval" if points["low"].notna().any() else "no interval (too few units for 95%)"
+    level = float(points["level"].max()) if "level" in points and points["level"].notna().any() else 0.95
+    interval = f"{100 * level:.4g}% interval of the survival claim's check" if points["low"].notna().any() else \
+        f"no interval (too few units for {100 * level:.4g}%)"
     ax.set_xlabel(f"C-index minus the best baseline's ({ref})\n{interval}, paired over {n_text(points.n, 'fold x repeat', 'folds x repeats')}")
     ax.set_title("survival; shuffle controls hollow, oracles grey; (mean C-index)")
 

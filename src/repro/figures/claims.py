@@ -1,0 +1,91 @@
+"""A claim's quantity in a figure, drawn with the interval its verdict is decided on.
+
+A figure that draws what a claim compares draws the checker's own interval of it
+(:func:`repro.claims.interval_rows`: the same unit, level, statistic, pairing, Bonferroni level and
+resampling seed as the verdict), never one of its own, so that the figure and the artifact-evaluation
+report show one interval. The aggregate of a paper writes the table (:func:`repro.claimtables.claim_table`,
+:func:`repro.claimtables.same_rule_table`) beside its metrics; the figure reads it and draws each row with
+:func:`draw_claims`.
+
+- :func:`draw_claims`: each row's quantity at its slot with its interval (none where the checker forms
+  none: the estimate alone), and the claimed relation (a threshold, or the band of a ``within`` /
+  ``outside`` claim); a quantity without an estimate is marked "n/a".
+- :func:`relation_text` and :func:`no_interval_text`: the claimed relation and why no interval is drawn,
+  for tick labels and axis labels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from repro.figures.style import REFERENCE, interval_err, mark_missing
+from repro.stats.intervals import min_units
+
+__all__ = ["draw_claims", "relation_text", "no_interval_text"]
+
+
+def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
+    """The claimed relation of a row of :func:`repro.claimtables.claim_table`: "> 0", "within 0 ± 0.02", "beyond 0 ± 0.05"
+    (``short``, for a tick label: "in ±0.02", "beyond ±0.05" around 0)."""
+    op, threshold, tol = row["op"], float(row["threshold"]), float(row["tol"])
+    if math.isnan(threshold):
+        return ""
+    around = f"±{tol:g}" if short and threshold == 0 else f"{threshold:g} ± {tol:g}"
+    if op == "within":
+        return f"{'in' if short else 'within'} {around}"
+    if op == "outside":
+        return f"beyond {around}"
+    if op == "noninferior":
+        return f"non-inferior to {threshold:g}, margin {tol:g}"
+    return f"{op} {threshold:g}"
+
+
+def no_interval_text(rows: pd.DataFrame, unit: str) -> str:
+    """Why rows of :func:`repro.claimtables.claim_table` are drawn without an interval ("no interval: 6 seeds\\nneeded at 95%",
+    in two lines for an axis label, where too few units are the reason), or "" when every row has one."""
+    none = rows[rows["low"].isna() & rows["estimate"].notna()]
+    if none.empty:
+        return ""
+    level = float(none["level"].max())
+    if (none["n"].fillna(0) < min_units(level)).all():
+        return f"no interval: {min_units(level)} {unit}s\nneeded at {100 * level:.4g}%"
+    return "no interval where\nthe checker forms none"
+
+
+def draw_claims(ax: plt.Axes, rows: pd.DataFrame, x=None, *, colors: Sequence[str] | str = REFERENCE,
+                filled: Sequence[bool] | None = None, half_width: float = 0.3) -> np.ndarray:
+    """Draw each row of ``rows`` (:func:`repro.claimtables.claim_table` / :func:`repro.claimtables.same_rule_table`) at ``x`` (default 0, 1, ...):
+    its ``estimate`` with the interval ``[low, high]`` its verdict is decided on (no bar where the bounds are
+    missing), and the claimed relation beside it as a dashed line at ``threshold`` (with the grey band
+    ``threshold ± tol`` of a ``within`` / ``outside`` claim), ``half_width`` either side of the slot. A row
+    without an estimate is marked "n/a". ``filled``: per row, a filled marker (default: the rows that are a
+    claim's) or an open one (the claim's rule on a quantity no claim reads). Returns the slots used.
+    """
+    x = np.arange(len(rows), dtype=float) if x is None else np.asarray(x, dtype=float)
+    colors = [colors] * len(rows) if isinstance(colors, str) else list(colors)
+    if filled is None:
+        filled = [bool(c) for c in rows["claim"].fillna("")]
+    for xi, colour, full, (_, r) in zip(x, colors, filled, rows.iterrows()):
+        threshold, tol = float(r["threshold"]), float(r["tol"])
+        if not math.isnan(threshold):
+            if r["op"] in ("within", "outside") and not math.isnan(tol):
+                ax.add_patch(plt.Rectangle((xi - half_width, threshold - tol), 2 * half_width, 2 * tol,
+                                           facecolor="0.88", edgecolor="none", zorder=0.8))
+            ax.hlines(threshold, xi - half_width, xi + half_width, colors=REFERENCE, linestyles="--", lw=0.8,
+                      zorder=1.5)
+        estimate = float(r["estimate"])
+        if math.isnan(estimate):
+            mark_missing(ax, [xi], threshold if not math.isnan(threshold) else 0.0)
+            continue
+        ax.errorbar([xi], [estimate], yerr=interval_err([estimate], [r["low"]], [r["high"]]), fmt="o", ms=4,
+                    color=colour, mfc=colour if full else "white", capsize=2, zorder=3)
+    ax.grid(axis="x", visible=False)
+    if len(x):
+        ax.set_xlim(x.min() - 0.6, x.max() + 0.6)
+    return x
