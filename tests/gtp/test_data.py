@@ -6,7 +6,7 @@ import pytest
 
 from repro.data.sidecar import write_sidecar
 from repro.papers.gtp.data import DatasetConfig, collect, load_dataset, save_dataset
-from repro.papers.gtp.experiment import sequence_windows
+from repro.papers.gtp.experiment import sequence_windows, window_starts
 from repro.papers.gtp.maze import Maze, move
 
 
@@ -26,6 +26,27 @@ def test_transitions_follow_the_maze_and_rewards_mark_the_goal(data):
 def test_windows_stay_within_episodes(data):
     x0, cond = sequence_windows(data, 5)
     assert x0.shape[1] == 10 and len(x0) == len(cond)
+
+
+def test_window_starts_by_hand():
+    """Episodes 0 (rows 0-3, a gap after row 1: row 2 does not start where row 1 ended) and 1 (rows 4-6). Runs of 2:
+    rows 0 (0 -> 1), 2 (2 -> 3), 4, 5; of 3: row 4 only; of 1: every row; of 4: none."""
+    obs = np.array([[0.0], [1.0], [5.0], [6.0], [10.0], [11.0], [12.0]])
+    data = {"observations": obs, "next_observations": obs + 1.0, "episode": np.array([0, 0, 0, 0, 1, 1, 1])}
+    assert window_starts(data, 2).tolist() == [0, 2, 4, 5]
+    assert window_starts(data, 3).tolist() == [4]
+    assert window_starts(data, 1).tolist() == list(range(7))
+    with pytest.raises(ValueError, match="no episode holds 4"):
+        window_starts(data, 4)
+
+
+def test_window_starts_is_the_per_row_definition(data):
+    """The vectorised starts equal the per-row check they replaced (``np.allclose`` of each run's links), on the
+    behaviour data, whose rows inside the goal are dropped (gaps within an episode)."""
+    ep, obs, nxt = data["episode"], data["observations"], data["next_observations"]
+    for h in (1, 2, 5, 12):
+        by_row = [i for i in range(len(ep) - h + 1) if ep[i] == ep[i + h - 1] and np.allclose(obs[i + 1:i + h], nxt[i:i + h - 1])]
+        assert window_starts(data, h).tolist() == by_row
 
 
 def test_checksum_mismatch_names_the_file(tmp_path, data):

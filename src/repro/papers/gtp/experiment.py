@@ -171,13 +171,17 @@ class PlanConfig:
 
 # training ------------------------------------------------------------------------------------------
 def window_starts(data: dict[str, np.ndarray], horizon: int) -> np.ndarray:
-    """The rows where a run of ``horizon`` consecutive steps within one episode starts."""
-    ep, obs = data["episode"], data["observations"]
-    starts = [i for i in range(len(ep) - horizon + 1) if ep[i] == ep[i + horizon - 1]
-              and np.allclose(obs[i + 1:i + horizon], data["next_observations"][i:i + horizon - 1])]
-    if not starts:
+    """The rows where a run of ``horizon`` consecutive steps within one episode starts: row ``i`` when rows ``i`` and
+    ``i + horizon - 1`` share an episode and each row of the run starts where the previous one ended
+    (``np.isclose``, its default tolerances)."""
+    ep, obs, nxt = data["episode"], data["observations"], data["next_observations"]
+    link = np.isclose(obs[1:], nxt[:-1]).reshape(max(len(obs) - 1, 0), -1).all(1)  # row k + 1 continues row k
+    broken = np.concatenate([[0], np.cumsum(~link)])  # broken[k]: links 0 .. k - 1 that do not continue
+    i = np.arange(max(len(ep) - horizon + 1, 0))
+    starts = i[(ep[i] == ep[i + horizon - 1]) & (broken[i + horizon - 1] == broken[i])]
+    if not len(starts):
         raise ValueError(f"dataset: no episode holds {horizon} consecutive steps")
-    return np.asarray(starts)
+    return starts
 
 
 def sequence_windows(data: dict[str, np.ndarray], horizon: int) -> tuple[np.ndarray, np.ndarray]:
