@@ -203,9 +203,9 @@ rule gtp_evaluate:
     output:
         run="results/gtp/eval/seed{seed}.json",
     log:
-        logs("gtp/eval/seed{seed}"),
+        logs("gtp/evaluate/seed{seed}"),
     benchmark:
-        bench("gtp/eval/seed{seed}")
+        bench("gtp/evaluate/seed{seed}")
     wildcard_constraints:
         seed=r"[0-9]+",
     conda:
@@ -337,9 +337,9 @@ rule gtp_control_data:
         data="results/gtp/control/{task}/data/seed{seed}.npz",
         sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
     log:
-        logs("gtp/control/{task}/data/seed{seed}"),
+        logs("gtp/control_data/{task}/seed{seed}"),
     benchmark:
-        bench("gtp/control/{task}/data/seed{seed}")
+        bench("gtp/control_data/{task}/seed{seed}")
     wildcard_constraints:
         task="|".join(gtp_grid.SCRIPTED_TASKS),
         seed=r"[0-9]+",
@@ -362,9 +362,9 @@ rule gtp_mujoco_data:
         sha="results/gtp/control/{task}/data/seed{seed}.npz.sha256",
         behaviour="results/gtp/control/{task}/data/seed{seed}.behaviour.pt",
     log:
-        logs("gtp/control/{task}/data/seed{seed}"),
+        logs("gtp/mujoco_data/{task}/seed{seed}"),
     benchmark:
-        bench("gtp/control/{task}/data/seed{seed}")
+        bench("gtp/mujoco_data/{task}/seed{seed}")
     wildcard_constraints:
         task="|".join(gtp_grid.MUJOCO_TASKS),
         seed=r"[0-9]+",
@@ -387,9 +387,9 @@ rule gtp_control_train:
     output:
         models="results/gtp/control/{task}/models/seed{seed}.pt",
     log:
-        logs("gtp/control/{task}/train/seed{seed}"),
+        logs("gtp/control_train/{task}/seed{seed}"),
     benchmark:
-        bench("gtp/control/{task}/train/seed{seed}")
+        bench("gtp/control_train/{task}/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
@@ -413,9 +413,9 @@ rule gtp_control_td3bc:
         policy="results/gtp/control/{task}/models/seed{seed}.td3bc.pt",
         diag="results/gtp/control/{task}/models/seed{seed}.td3bc.json",
     log:
-        logs("gtp/control/{task}/td3bc/seed{seed}"),
+        logs("gtp/control_td3bc/{task}/seed{seed}"),
     benchmark:
-        bench("gtp/control/{task}/td3bc/seed{seed}")
+        bench("gtp/control_td3bc/{task}/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
@@ -437,9 +437,9 @@ rule gtp_control_evaluate:
     output:
         run="results/gtp/control/{task}/eval/seed{seed}.json",
     log:
-        logs("gtp/control/{task}/eval/seed{seed}"),
+        logs("gtp/control_evaluate/{task}/seed{seed}"),
     benchmark:
-        bench("gtp/control/{task}/eval/seed{seed}")
+        bench("gtp/control_evaluate/{task}/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         seed=r"[0-9]+",
@@ -481,9 +481,9 @@ rule gtp_control_online:
     output:
         run="results/gtp/control/{task}/online/{method}/seed{seed}.json",
     log:
-        logs("gtp/control/{task}/online/{method}/seed{seed}"),
+        logs("gtp/control_online/{task}/{method}/seed{seed}"),
     benchmark:
-        bench("gtp/control/{task}/online/{method}/seed{seed}")
+        bench("gtp/control_online/{task}/{method}/seed{seed}")
     wildcard_constraints:
         task=r"[a-z]+",
         method=r"[a-z_0-9]+",

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["future_goals"]
+__all__ = ["future_rows", "future_goals"]
 
 
-def future_goals(episode: np.ndarray, achieved: np.ndarray, starts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Goals (len(starts), G) for the samples starting at rows ``starts``: ``achieved[j]`` with ``j`` uniform on
-    the rows of the same episode from the start on. ``episode`` (M,) ids, rows of an episode contiguous."""
+def future_rows(episode: np.ndarray, starts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The row ``j`` whose achieved state is the goal of each sample starting at rows ``starts``: uniform on the
+    rows of the same episode from the start on. ``episode`` (M,) ids, rows of an episode contiguous."""
     episode, starts = np.asarray(episode), np.asarray(starts, dtype=int)
-    if len(episode) != len(achieved):
-        raise ValueError(f"future_goals: {len(episode)} episode ids for {len(achieved)} achieved states")
     if len(episode) and len(np.unique(episode)) != 1 + np.count_nonzero(np.diff(episode)):
         raise ValueError("future_goals: the rows of each episode must be contiguous")
     if starts.size and (starts.min() < 0 or starts.max() >= len(episode)):
@@ -35,5 +33,13 @@ def future_goals(episode: np.ndarray, achieved: np.ndarray, starts: np.ndarray, 
     begins = np.insert(bounds + 1, 0, 0)
     for b, e in zip(begins, ends):
         last[b : e + 1] = e
-    j = starts + np.floor(rng.random(len(starts)) * (last[starts] - starts + 1)).astype(int)
-    return np.asarray(achieved)[j]
+    return starts + np.floor(rng.random(len(starts)) * (last[starts] - starts + 1)).astype(int)
+
+
+def future_goals(episode: np.ndarray, achieved: np.ndarray, starts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Goals (len(starts), G) for the samples starting at rows ``starts``: ``achieved[j]`` with ``j`` uniform on
+    the rows of the same episode from the start on (:func:`future_rows`). ``episode`` (M,) ids, rows of an
+    episode contiguous."""
+    if len(episode) != len(achieved):
+        raise ValueError(f"future_goals: {len(episode)} episode ids for {len(achieved)} achieved states")
+    return np.asarray(achieved)[future_rows(episode, starts, rng)]

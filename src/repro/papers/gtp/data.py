@@ -8,17 +8,18 @@ task: 1 on entering the goal cell. Transitions that start inside the goal (the t
 are dropped.
 
 The dataset is written once per seed as an ``.npz`` (the D4RL / Minari field names: observations,
-actions, rewards, next_observations, terminals, plus ``episode`` ids) with its sha256 beside it.
+actions, rewards, next_observations, terminals, plus ``episode`` ids) with its sha256 sidecar beside it
+(:mod:`repro.data.sidecar`), which every read checks first.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from repro.data.sidecar import verify, write_sidecar
 from repro.io import atomic_path, load_npz
 from repro.papers.gtp.maze import Maze, expert_actions, move
 
@@ -83,26 +84,18 @@ def collect(maze: Maze, cfg: DatasetConfig, seed: int) -> dict[str, np.ndarray]:
 
 
 def save_dataset(data: dict[str, np.ndarray], path: str | Path) -> str:
-    """Write the ``.npz`` atomically and ``<path>.sha256`` beside it; return the digest."""
+    """Write the ``.npz`` atomically, then its sidecar ``<path>.sha256``; return the digest."""
     path = Path(path)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **{k: data[k] for k in FIELDS})
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    with atomic_path(Path(f"{path}.sha256")) as tmp:
-        Path(tmp).write_text(f"{digest}  {path.name}\n")
-    return digest
+    return write_sidecar(path)
 
 
-def load_dataset(path: str | Path, sha256: str | None = None) -> dict[str, np.ndarray]:
-    """Read a dataset written by :func:`save_dataset`, checking its checksum file (or ``sha256``)."""
-    path = Path(path)
-    want = sha256
-    side = Path(f"{path}.sha256")
-    if want is None and side.exists():
-        want = side.read_text().split()[0]
-    if want is not None and hashlib.sha256(path.read_bytes()).hexdigest() != want:
-        raise ValueError(f"{path}: sha256 does not match {want} (the file is corrupt or was changed)")
+def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
+    """Read a dataset written by :func:`save_dataset` once it matches its sidecar (a changed file, or one without
+    its sidecar, is an error naming it: :func:`repro.data.sidecar.verify`)."""
+    path = verify(path)
     z = load_npz(path)  # a damaged archive: a ValueError naming the file
     missing = [k for k in FIELDS if k not in z]
     if missing:

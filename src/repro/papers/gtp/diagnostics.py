@@ -24,6 +24,14 @@ in ``reports/gtp_table4`` by :func:`td3bc_table`: the last diagnostics window (c
 data's pairs and on the policy's actions, ``lambda``, the BC term) and the relative change of
 ``Q(s, pi(s))`` and of the BC term over the last quarter of training (near 0: levelled off), the
 criterion by which its step count is chosen.
+
+The maze's goal-conditioned diffusion policy (the ``diffusion_policy`` baseline) is checked against its own
+training distribution by :func:`goal_policy_diagnostic`: on (start, goal) pairs drawn from the dataset as its
+training pairs were (a window's start and a state its episode reached later), its denoising loss with the
+pair's goal, with goals permuted across pairs and the goal-agnostic prior's; how far its first action points
+towards the goal, by distance, beside the demonstrated action's; and the share of those goals it reaches in
+closed loop (entering the goal's cell within ``limit_factor`` times the fewest steps, as the maze's task), per
+bucket of fewest steps, beside the goal-agnostic prior's and the dataset's own trajectory's.
 """
 
 from __future__ import annotations
@@ -34,14 +42,24 @@ import numpy as np
 import pandas as pd
 import torch
 
-from repro.papers.gtp.maze import Maze
+from repro.papers.gtp.experiment import window_starts
+from repro.papers.gtp.maze import Maze, move
+from repro.rl.diffusion_prior import ActionDiffusion
+from repro.rl.hindsight import future_rows
 from repro.rl.world_model import WorldModel
+from repro.seeding import torch_generator
 from repro.stats.rank import spearman
 
-__all__ = ["DISTANCE_BUCKETS", "rank_by_bucket", "greedy_closer", "value_diagnostic", "diagnostic_table"]
+__all__ = ["DISTANCE_BUCKETS", "GOAL_BUCKETS", "rank_by_bucket", "greedy_closer", "value_diagnostic",
+           "diagnostic_table", "goal_policy_diagnostic"]
 
 #: [lo, hi] optimal steps to the goal (hi None: no upper end)
 DISTANCE_BUCKETS = ((1, 4), (5, 14), (15, 29), (30, None))
+#: [lo, hi] fewest steps from a start to its goal's cell (the goal policy's diagnostic; 4-12 and 20-28 hold the
+#: maze evaluation's near and middle buckets)
+GOAL_BUCKETS = ((1, 3), (4, 12), (13, 28), (29, None))
+#: [lo, hi) straight-line distance from a start to its goal (maze units), for the first action's direction
+REACH_BUCKETS = ((0.0, 0.5), (0.5, 1.0), (1.0, 2.0), (2.0, 4.0), (4.0, np.inf))
 
 
 def rank_by_bucket(value: np.ndarray, optimal: np.ndarray, steps: np.ndarray, greedy_ok: np.ndarray | None = None,
@@ -150,3 +168,88 @@ def td3bc_table(diags: list[dict]) -> pd.DataFrame:
             out.append({"task": task, "quantity": col, "mean": v.mean(),
                         "se": v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan, "seeds": len(v)})
     return pd.DataFrame(out)
+
+
+def _by_bucket(x: np.ndarray, key: np.ndarray, buckets, closed: bool) -> list[dict]:
+    rows = []
+    for lo, hi in buckets:
+        hi_ = np.inf if hi is None else hi
+        m = (key >= lo) & ((key <= hi_) if closed else (key < hi_))
+        rows.append({"lo": lo, "hi": None if hi_ == np.inf else hi, "n": int(m.sum()),
+                     "mean": float(x[m].mean()) if m.any() else float("nan")})
+    return rows
+
+
+@torch.no_grad()
+def goal_policy_diagnostic(policy: ActionDiffusion, prior: ActionDiffusion, maze: Maze, data: dict[str, np.ndarray],
+                           horizon: int, seed: int, *, pairs: int = 600, limit_factor: float = 2.0,
+                           execute: int = 1, loss_repeats: int = 8) -> dict[str, Any]:
+    """The goal-conditioned diffusion policy on hindsight (start, goal) pairs of its own dataset (module docstring).
+
+    ``execute``: actions carried out from each sampled sequence before the next is drawn (the baseline executes
+    1; Diffusion Policy's authors execute 8 of 16). Closed-loop success counts a pair reached when the goal's
+    cell is entered within ``ceil(limit_factor * T*)`` steps from the start's lattice point, ``T*`` the fewest
+    steps there (BFS); the dataset's own trajectory counts the steps from the pair's start row to its first
+    entry into that cell (at most the goal's row)."""
+    if not 1 <= execute <= horizon:
+        raise ValueError(f"goal_policy_diagnostic: execute must lie in [1, {horizon}]; got {execute}")
+    rng = np.random.default_rng(seed)
+    starts = window_starts(data, horizon)
+    pick = np.sort(rng.choice(starts, min(pairs, len(starts)), replace=False))
+    j = future_rows(data["episode"], pick, rng)
+    s, g = data["observations"][pick], data["next_observations"][j]
+    x0 = torch.as_tensor(data["actions"][pick[:, None] + np.arange(horizon)].reshape(len(pick), -1), dtype=torch.float32)
+    st, gt = torch.as_tensor(s, dtype=torch.float32), torch.as_tensor(g, dtype=torch.float32)
+    perm = torch.as_tensor(rng.permutation(len(pick)))
+
+    def loss(model, cond):  # the same noise levels and noise for every condition
+        gen = torch_generator(seed)
+        return float(np.mean([model.loss(x0, cond, gen).item() for _ in range(loss_repeats)]))
+
+    out: dict[str, Any] = {"pairs": len(pick), "execute": execute, "limit_factor": limit_factor,
+                           "loss": {"goal": loss(policy, torch.cat([st, gt], 1)),
+                                    "permuted_goal": loss(policy, torch.cat([st, gt[perm]], 1)),
+                                    "prior": loss(prior, st)}}
+    # the first action's component along the unit direction to the goal (straight line)
+    dist = np.linalg.norm(g - s, axis=1)
+    unit = (g - s) / np.maximum(dist, 1e-9)[:, None]
+    first = {"data": data["actions"][pick],
+             "policy": policy.sample(torch.cat([st, gt], 1), 1, torch_generator(seed))[:, 0, :2].numpy(),
+             "prior": prior.sample(st, 1, torch_generator(seed))[:, 0, :2].numpy()}
+    out["towards_goal"] = {k: _by_bucket((a * unit).sum(1), dist, REACH_BUCKETS, closed=False) for k, a in first.items()}
+    # closed loop from the start's lattice point to the goal's cell
+    xy0 = np.round(s / maze.step) * maze.step
+    cell = np.floor(g / maze.cell + 1e-9).astype(int)
+    maps: dict[tuple, np.ndarray] = {}
+    t_star = np.empty(len(pick), dtype=int)
+    for e, (p, c) in enumerate(zip(xy0, map(tuple, cell))):
+        if c not in maps:
+            maps[c] = maze.distances(c)
+        i = np.round(p / maze.step).astype(int)
+        t_star[e] = maps[c][i[0], i[1]] if not maze.blocked(p[None])[0] else -1
+    ok = t_star > 0  # a free start outside the goal's cell
+    xy0, g, cell, t_star, rows, ends = xy0[ok], g[ok], cell[ok], t_star[ok], pick[ok], j[ok]
+    limit = np.ceil(limit_factor * t_star).astype(int)
+    boxes = np.stack([maze.cell_box(tuple(c)) for c in cell])
+    inside = lambda xy: ((xy >= boxes[:, :2] - 1e-9) & (xy <= boxes[:, 2:] + 1e-9)).all(1)
+    own = np.array([np.flatnonzero(maze.in_box(data["next_observations"][r:e + 1], b))[:1].tolist() or [e - r + 1]
+                    for r, e, b in zip(rows, ends, boxes)])[:, 0] + 1
+    reached = {"data": own <= limit}
+    for name, model, cond in (("policy", policy, lambda xy: np.concatenate([xy, g], 1)), ("prior", prior, lambda xy: xy)):
+        gen, xy = torch_generator(seed), xy0.copy()
+        done, plan = np.zeros(len(xy), dtype=bool), None
+        for t in range(int(limit.max(initial=0))):
+            live = ~done & (t < limit)
+            if not live.any():
+                break
+            if t % execute == 0:
+                plan = model.sample(torch.as_tensor(cond(xy), dtype=torch.float32), 1, gen)[:, 0].numpy()
+                plan = plan.reshape(len(xy), horizon, -1)
+            xy = np.where(live[:, None], move(maze, xy, plan[:, t % execute]), xy)
+            done |= live & inside(xy)
+        reached[name] = done
+    out["success"] = {k: {"all": float(v.mean()) if len(v) else float("nan"),
+                          "buckets": _by_bucket(v.astype(float), t_star, GOAL_BUCKETS, closed=True)}
+                      for k, v in reached.items()}
+    out["closed_loop_pairs"] = int(ok.sum())
+    return out
