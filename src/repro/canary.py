@@ -67,7 +67,7 @@ from repro.io import atomic_open, read_json, write_json
 from repro.registry import Registry
 from repro.resources import Proposal, collect, propose, to_markdown, to_set_resources
 
-__all__ = ["MODES", "mode", "load_canaries", "overlay", "scale_up", "RealRun", "REAL_PATHS", "real_paths", "main"]
+__all__ = ["MODES", "mode", "load_canaries", "overlay", "scale_up", "RealRun", "Fixture", "REAL_PATHS", "real_paths", "run_real", "record", "main"]
 
 #: What ``config["canary"]`` may be, as typed on the command line or in YAML, and what each means.
 MODES = {False: None, "false": None, True: "paper", "true": "paper", "smoke": "smoke"}
@@ -162,11 +162,24 @@ class RealRun:
     """the target built; default ``paper_<block>``"""
 
 
-#: name (the block's key, or ``<key>_<variant>`` for a block's second path) -> ``writer(served, url, work, smoke)
-#: -> RealRun``: writes the fixture (files to serve under ``served``,
-#: reachable at ``url``; a local path's files under the build folder ``work``), sized for ``smoke`` or for the
-#: paper preset's canary, and says how the path reads it.
-REAL_PATHS: Registry[Callable[[Path, str, Path, bool], RealRun]] = Registry("real-data path")
+@dataclasses.dataclass(frozen=True)
+class Fixture:
+    """Where a real-data path's fixture goes, and at which size."""
+
+    repo: Path
+    """the checkout (the presets; the real slide shipped with the tests)"""
+    served: Path
+    """files served over HTTP at ``url``"""
+    url: str
+    work: Path
+    """the build folder: a ``local`` path's files go under it, where the preset reads them"""
+    smoke: bool
+    """sized for the smoke canary, else for the paper preset's canary"""
+
+
+#: name (the block's key, or ``<key>_<variant>`` for a block's second path) -> ``writer(Fixture) -> RealRun``:
+#: writes the fixture and says how the path reads it.
+REAL_PATHS: Registry[Callable[[Fixture], RealRun]] = Registry("real-data path")
 
 
 def real_paths(blocks: Sequence[str] | None = None) -> list[str]:
@@ -178,91 +191,91 @@ def real_paths(blocks: Sequence[str] | None = None) -> list[str]:
 
 
 @REAL_PATHS.register("collapse")
-def _collapse(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _collapse(fx: Fixture) -> RealRun:
     from repro.data.fixtures import image_npz, sha256
 
     # the neural part's draw of n real images asks each digit for up to its weight's share plus five s.d.
     # (0.3 x 1,350 + 84 at the paper's n): 600 per digit covers it, 120 the smoke canary's n = 200
-    npz = image_npz(served / "digits.npz", [str(d) for d in range(5)], 120 if smoke else 600, 28)
+    npz = image_npz(fx.served / "digits.npz", [str(d) for d in range(5)], 120 if fx.smoke else 600, 28)
     return RealRun("collapse", "remote", f"an .npz of grey 28 x 28 images ({npz.stat().st_size // 1000} kB)",
                    {"collapse": {"source": "remote", "paper": {"neural": {"remote": {
-                       "url": f"{url}/{npz.name}", "sha256": sha256(npz), "image_size": 28}}}}})
+                       "url": f"{fx.url}/{npz.name}", "sha256": sha256(npz), "image_size": 28}}}}})
 
 
 @REAL_PATHS.register("driftbench")
-def _driftbench(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _driftbench(fx: Fixture) -> RealRun:
     from repro.data.fixtures import driftbench_release
     from repro.papers.driftbench.harness import CONDITIONS
 
-    models, reps = ["openai/gpt-5.4", "anthropic/claude-sonnet-4-6"], 2 if smoke else 4
+    models, reps = ["openai/gpt-5.4", "anthropic/claude-sonnet-4-6"], 2 if fx.smoke else 4
     runs = [(f"{m:02d}{c:02d}{r:04d}", model, cond, r, (m + r) % 2 == 0, (c + r) % 5, r % 4 != 3)
             for m, model in enumerate(models) for c, cond in enumerate(CONDITIONS) for r in range(reps)]
-    folder = driftbench_release(work / "release", runs, CONDITIONS[0])
+    folder = driftbench_release(fx.work / "release", runs, CONDITIONS[0])
     return RealRun("driftbench", "remote", f"a released folder in the paper's layout ({len(runs)} runs)",
                    {"driftbench": {"source": "remote", "release_dir": str(folder)}})
 
 
 @REAL_PATHS.register("evalmeta")
-def _evalmeta(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _evalmeta(fx: Fixture) -> RealRun:
     from repro.data.fixtures import safety_items_jsonl
     from repro.papers.evalmeta.suites import COLUMNS
 
-    per_column = 1 if smoke else 2  # the canary's n_items, which a local file does not obey
-    safety_items_jsonl(work / "resources/evalmeta/items.jsonl", COLUMNS, per_column,
+    per_column = 1 if fx.smoke else 2  # the canary's n_items, which a local file does not obey
+    safety_items_jsonl(fx.work / "resources/evalmeta/items.jsonl", COLUMNS, per_column,
                        variants={"triggers": ["real", "hypothetical"]})
     return RealRun("evalmeta", "local", f"a JSONL of {per_column} item(s) per benchmark column, both phrasings",
                    {"evalmeta": {"source": "local"}})
 
 
 @REAL_PATHS.register("mdadd")
-def _mdadd(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _mdadd(fx: Fixture) -> RealRun:
     from repro.data.fixtures import caption_datasets_zip, flickr30k_ids, flickr30k_images_tar_gz, sha256
 
     # more training images than the largest set distilled (the canary's n_pairs: 20 at smoke, 500)
-    images = flickr30k_ids(40, 20) if smoke else flickr30k_ids(600, 100)
-    archives = [caption_datasets_zip(served, images), flickr30k_images_tar_gz(served, images)]
+    images = flickr30k_ids(40, 20) if fx.smoke else flickr30k_ids(600, 100)
+    archives = [caption_datasets_zip(fx.served, images), flickr30k_images_tar_gz(fx.served, images)]
     return RealRun("mdadd", "remote", f"Karpathy's caption_datasets.zip and a Flickr30K image archive ({len(images)} "
                    "images)", {"mdadd": {"source": "remote", "paper": {"data": {"archives": [
-                       {"url": f"{url}/{a.name}", "sha256": sha256(a)} for a in archives]}}}})
+                       {"url": f"{fx.url}/{a.name}", "sha256": sha256(a)} for a in archives]}}}})
 
 
 @REAL_PATHS.register("mdadd_local")
-def _mdadd_local(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _mdadd_local(fx: Fixture) -> RealRun:
     from repro.data.fixtures import flickr30k_folder, flickr30k_ids
 
-    images = flickr30k_ids(40, 20) if smoke else flickr30k_ids(600, 100)
-    flickr30k_folder(work / "resources/mdadd/flickr30k", images)
+    images = flickr30k_ids(40, 20) if fx.smoke else flickr30k_ids(600, 100)
+    flickr30k_folder(fx.work / "resources/mdadd/flickr30k", images)
     return RealRun("mdadd", "local", f"Flickr30K unpacked: its Karpathy JSON and image folder ({len(images)} images)",
                    {"mdadd": {"source": "local"}})
 
 
 @REAL_PATHS.register("modellens")
-def _modellens(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _modellens(fx: Fixture) -> RealRun:
     from repro.data.fixtures import leaderboard_csv, sha256
 
     # a quarter of the models and datasets go unseen: 30 x 6 unseen groups, each past the largest K (10)
-    dump = leaderboard_csv(served / "leaderboard.csv", 120, 24)
+    dump = leaderboard_csv(fx.served / "leaderboard.csv", 120, 24)
     return RealRun("modellens", "remote", "a long-format leaderboard dump (120 models x 24 datasets)",
-                   {"modellens": {"source": "remote", "remote": {"url": f"{url}/{dump.name}", "sha256": sha256(dump)}}})
+                   {"modellens": {"source": "remote", "remote": {"url": f"{fx.url}/{dump.name}", "sha256": sha256(dump)}}})
 
 
 @REAL_PATHS.register("opinion")
-def _opinion(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _opinion(fx: Fixture) -> RealRun:
     from repro.data.fixtures import edge_list_csv, sha256
 
-    n = 40 if smoke else 1000  # the size of the static networks the canary plays on
-    edges = edge_list_csv(served / "likes.csv", n)
+    n = 40 if fx.smoke else 1000  # the size of the static networks the canary plays on
+    edges = edge_list_csv(fx.served / "likes.csv", n)
     return RealRun("opinion", "remote", f"a weighted directed edge list of {n} accounts",
-                   {"opinion": {"source": "remote", "paper": {"remote": {"url": f"{url}/{edges.name}",
+                   {"opinion": {"source": "remote", "paper": {"remote": {"url": f"{fx.url}/{edges.name}",
                                                                          "sha256": sha256(edges)}}}})
 
 
 @REAL_PATHS.register("toolgap")
-def _toolgap(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _toolgap(fx: Fixture) -> RealRun:
     from repro.data.fixtures import truthfulqa_csv
 
-    n = 40 if smoke else 100  # more than the canary's limit (n_items), as the real file's 817 are
-    truthfulqa_csv(work / "resources/toolgap/TruthfulQA.csv", n)
+    n = 40 if fx.smoke else 100  # more than the canary's limit (n_items), as the real file's 817 are
+    truthfulqa_csv(fx.work / "resources/toolgap/TruthfulQA.csv", n)
     return RealRun("toolgap", "local", f"TruthfulQA.csv's columns, {n} questions", {"toolgap": {"source": "local"}})
 
 
@@ -276,53 +289,53 @@ def _image_set(served: Path, classes: int, per_class: int, size: int) -> Path:
 
 
 @REAL_PATHS.register("m2le")
-def _m2le(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _m2le(fx: Fixture) -> RealRun:
     from repro.data.fixtures import sha256
 
     # the base task's 10 classes and n_tasks x classes_per_task more (the preset's example: 10 tasks of 5)
-    n_tasks, per_task = (2, 2) if smoke else (10, 5)
-    archive = _image_set(served, 10 + n_tasks * per_task, 10 if smoke else 30, 16)
-    remote = {"n_tasks": n_tasks, "classes_per_task": per_task, "image_size": 16, "url": f"{url}/{archive.name}",
+    n_tasks, per_task = (2, 2) if fx.smoke else (10, 5)
+    archive = _image_set(fx.served, 10 + n_tasks * per_task, 10 if fx.smoke else 30, 16)
+    remote = {"n_tasks": n_tasks, "classes_per_task": per_task, "image_size": 16, "url": f"{fx.url}/{archive.name}",
               "sha256": sha256(archive)}
     return RealRun("m2le", "remote", f"a class-per-folder image archive ({10 + n_tasks * per_task} classes)",
                    {"m2le": {"paper": {"sequences": {"remote": remote}}}})
 
 
 @REAL_PATHS.register("munkey")
-def _munkey(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _munkey(fx: Fixture) -> RealRun:
     from repro.config import workflow_config
     from repro.data.fixtures import sha256
 
-    regimes = workflow_config(Path.cwd())["munkey"]["paper"]["regimes"]
-    per_class = 40 if smoke else 520  # the remote regime subsamples n_images (300, 5,000) from 10 classes
-    archive = _image_set(served, 10, per_class, 20)
+    regimes = workflow_config(fx.repo)["munkey"]["paper"]["regimes"]
+    per_class = 40 if fx.smoke else 520  # the remote regime subsamples n_images (300, 5,000) from 10 classes
+    archive = _image_set(fx.served, 10, per_class, 20)
     return RealRun("munkey", "remote", f"a class-per-folder image archive (10 classes x {per_class})",
                    {"munkey": {"paper": {"regimes": [*regimes, "remote"], "remote": {
-                       "url": f"{url}/{archive.name}", "sha256": sha256(archive), "image_size": 16}}}})
+                       "url": f"{fx.url}/{archive.name}", "sha256": sha256(archive), "image_size": 16}}}})
 
 
 @REAL_PATHS.register("rlqgrad")
-def _rlqgrad(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _rlqgrad(fx: Fixture) -> RealRun:
     return RealRun("rlqgrad", "local", "scikit-learn's bundled digits and breast cancer (no fixture: its only source)",
                    {})
 
 
 @REAL_PATHS.register("wsi")
-def _wsi(served: Path, url: str, work: Path, smoke: bool) -> RealRun:
+def _wsi(fx: Fixture) -> RealRun:
     from repro.data.fixtures import sha256, slide_manifest
 
     # the real Aperio slide shipped with the tests, once per row: tmevolve's control task splits the cohort into
     # folds (two at smoke, five) with both subtypes in each
-    slide = Path.cwd() / "tests/data/wsi/cmu-1-small-region.svs"
+    slide = fx.repo / "tests/data/wsi/cmu-1-small-region.svs"
     rows = []
-    for k in range(8 if smoke else 10):
-        path = served / f"cmu{k}.svs"
+    for k in range(8 if fx.smoke else 10):
+        path = fx.served / f"cmu{k}.svs"
         try:
             os.link(slide, path)
         except OSError:
             shutil.copyfile(slide, path)
-        rows.append((f"cmu{k}", f"{url}/{path.name}", sha256(path)))
-    manifest = slide_manifest(work / "manifest.csv", rows)
+        rows.append((f"cmu{k}", f"{fx.url}/{path.name}", sha256(path)))
+    manifest = slide_manifest(fx.work / "manifest.csv", rows)
     return RealRun("wsi", "remote", f"a manifest of {len(rows)} real Aperio slides (CMU-1-Small-Region), read as "
                    "tmevolve's control cohort", {"wsi": {"paper": {"remote": {"cohort": "cmu", "manifest": str(manifest)}}},
                                                   "tmevolve": {"paper": {"control_cohort": "cmu"}}},
@@ -411,7 +424,7 @@ def run_real(name: str, repo: Path, folder: Path, which: str, cores: int, extra:
     served.mkdir(parents=True)
     with serve_folder(served) as url:
         start = time.monotonic()
-        run = REAL_PATHS.get(name)(served, url, work, which == "smoke")
+        run = REAL_PATHS.get(name)(Fixture(repo, served, url, work, which == "smoke"))
         written = time.monotonic() - start
         overlay = work / "real.yaml"
         overlay.write_text(yaml.safe_dump(run.config, sort_keys=False), encoding="utf-8")
@@ -420,6 +433,20 @@ def run_real(name: str, repo: Path, folder: Path, which: str, cores: int, extra:
                          work / "logs/canary" / f"{name}.log", target)
     return {"block": run.block, "source": run.source, "reads": run.reads, "target": target,
             "fixture_s": round(written, 1), **entry}
+
+
+def record(folder: Path, which: str, **parts: Mapping[str, Any]) -> dict[str, Any]:
+    """Write ``folder/canary.json`` and ``canary.md`` with ``parts`` (``papers`` and ``rules``: the synthetic paths;
+    ``real``: the real-data paths) in place of what an earlier run recorded there, the other parts kept."""
+    path = folder / "canary.json"
+    report = {"mode": which, "papers": {}, "rules": {}, "real": {}}
+    if path.is_file():
+        report.update({k: v for k, v in read_json(path).items() if k in report and k != "mode"})
+    report.update(parts)
+    write_json(path, report)
+    with atomic_open(folder / "canary.md") as fh:
+        fh.write(_markdown(report))
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,19 +483,17 @@ def main(argv: list[str] | None = None) -> int:
     folder = (args.folder / which).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, on_sigterm)  # a stopped canary stops its snakemake and still reports
-    previous = read_json(folder / "canary.json") if (folder / "canary.json").is_file() else {}
-    report = {"mode": which, "papers": previous.get("papers", {}), "rules": previous.get("rules", {}),
-              "real": previous.get("real", {})}
     if args.real:
-        results = report["real"] = {}
+        results = {}
         for name in real_paths(args.papers):
             print(f"{name}: real-data canary ({which}) ...", flush=True)
             results[name] = entry = run_real(name, repo, folder, which, args.cores, extra)
             print(f"{name}: exit {entry['exit']}, {entry['jobs']} jobs, {entry['cpu_s']} CPU-s", flush=True)
+        record(folder, which, real=results)
     else:
         presets = workflow_config(repo)
         capped = workflow_config(repo, overlay(canaries, which))
-        results = report["papers"] = {}
+        results = {}
         for key in args.papers or [k for k in papers if k in canaries]:
             print(f"{key}: canary ({which}) ...", flush=True)
             target = f"paper_{key}"
@@ -477,13 +502,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key}: exit {entry['exit']}, {entry['jobs']} jobs, {entry['cpu_s']} CPU-s, peak {entry['peak_rss_mb']} MB",
                   flush=True)
         plan = _plan(folder, canaries, presets, capped) if which == "paper" else {}
-        report["rules"] = {rule: dataclasses.asdict(p) for rule, p in plan.items()}
+        record(folder, which, papers=results, rules={rule: dataclasses.asdict(p) for rule, p in plan.items()})
         if plan:
             with atomic_open(folder / "resources.yaml") as fh:
                 fh.write(to_set_resources(plan))
-    write_json(folder / "canary.json", report)
-    with atomic_open(folder / "canary.md") as fh:
-        fh.write(_markdown(report))
     failed = [k for k, r in results.items() if r["exit"] != 0]
     part = "real-data paths" if args.real else "papers"
     print(f"canary: {len(results) - len(failed)} of {len(results)} {part} ran"

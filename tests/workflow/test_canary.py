@@ -61,3 +61,22 @@ def test_the_smoke_canary_runs(tmp_path):
     failed = {k: r.get("log_tail", "") for k, r in results["papers"].items() if r["exit"] != 0}
     assert proc.returncode == 0 and not failed, f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}\n{failed}"
     assert sorted(results["papers"]) == sorted(CI_SAMPLE)
+
+
+#: The real-data paths whose smoke canary CI runs: a released folder read in place (driftbench) and a file fetched
+#: from 127.0.0.1 and checked by its sha256 (opinion): both kinds of real-data path, at about N CPU-s together.
+#: Every path runs on demand: python -m repro.canary --real --smoke.
+CI_REAL_SAMPLE = ["driftbench", "opinion"]
+
+
+@pytest.mark.timeout(1200)
+def test_the_real_data_smoke_canary_runs(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "repro.canary", "--real", "--smoke", "--folder", str(tmp_path),
+                           "--cores", "1", "--papers", *CI_REAL_SAMPLE], cwd=REPO, capture_output=True, text=True,
+                          timeout=1200)
+    results = json.loads((tmp_path / "smoke/canary.json").read_text())
+    failed = {k: r.get("log_tail", "") for k, r in results["real"].items() if r["exit"] != 0}
+    assert proc.returncode == 0 and not failed, f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}\n{failed}"
+    assert sorted(results["real"]) == sorted(CI_REAL_SAMPLE) and results["papers"] == {}
+    assert all(r["jobs"] > 0 for r in results["real"].values())
+    assert "## Real-data paths" in (tmp_path / "smoke/canary.md").read_text()
