@@ -274,7 +274,7 @@ def _opinion(fx: Fixture) -> RealRun:
 def _toolgap(fx: Fixture) -> RealRun:
     from repro.data.fixtures import truthfulqa_csv
 
-    n = 40 if fx.smoke else 100  # more than the canary's limit (n_items), as the real file's 817 are
+    n = 40 if fx.smoke else 100  # more than the canary's truthfulqa.limit (16, 24), as the real file's 817 are
     truthfulqa_csv(fx.work / "resources/toolgap/TruthfulQA.csv", n)
     return RealRun("toolgap", "local", f"TruthfulQA.csv's columns, {n} questions", {"toolgap": {"source": "local"}})
 
