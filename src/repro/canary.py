@@ -31,6 +31,10 @@ cost, the tail of a failure's log; per rule: measured and proposed resources), `
 profile). At ``--smoke`` the shapes are not the paper's, so only the exit statuses mean anything and no
 resources are proposed.
 
+What the runtime proposal cannot see: work that does not scale with the capped steps (data generation,
+evaluation at fixed size) is scaled with them, so the proposal errs long; a rule with no ``scale_up``
+entry is proposed at its measured time (with headroom), which holds only for jobs the caps do not shorten.
+
 ``--real`` runs each real-data path instead: every block whose preset or schema reads data other than its
 embedded default (``source: remote`` or ``local``, m2le's ``remote`` sequence, munkey's ``remote`` regime, the
 WSI stage's manifest cohort; :data:`REAL_PATHS`) gets a small fixture in the format its loader reads
@@ -40,11 +44,9 @@ folder, ``FOLDER/<paper|smoke>/real/<name>/`` (the fixture and the configuration
 ``real.yaml``, are kept there). Its exit status and cost go into the same ``canary.json`` and ``canary.md``,
 under ``real``; a run of one part keeps what the other part recorded. A fixture a loader refuses or a path that
 crashes is a failure of the canary, with the tail of its log. rlqgrad's only source (``local``) is
-scikit-learn's bundled data, which needs no fixture: its real-data run is its paper DAG again.
-
-What the runtime proposal cannot see: work that does not scale with the capped steps (data generation,
-evaluation at fixed size) is scaled with them, so the proposal errs long; a rule with no ``scale_up``
-entry is proposed at its measured time (with headroom), which holds only for jobs the caps do not shorten.
+scikit-learn's bundled data, which needs no fixture: its real-data run is its paper DAG again. The caps cut a
+real file only where a preset key bounds what is read of it (toolgap's ``truthfulqa.limit``, mdadd's
+``data.max_images``); evalmeta's local items file is read whole.
 """
 
 from __future__ import annotations
