@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import http.server
 import os
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+
+from repro.data.fixtures import serve_folder
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -116,21 +114,6 @@ def smoke_dir(tmp_path_factory) -> Path:
     running every DAG twice.
     """
     return tmp_path_factory.mktemp("smoke")
-
-
-@contextlib.contextmanager
-def serve_folder(root: Path):
-    """Serve the folder ``root`` over HTTP on 127.0.0.1 (a free port) while the block runs; yields the base URL.
-
-    The stand-in for a real data host in the tests of every ``source: remote`` path."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

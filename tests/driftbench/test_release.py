@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from repro.data.fixtures import DRIFTBENCH_BRIEF, driftbench_release, release_kbv
 from repro.papers.driftbench.agents import AgentProfile, ScriptedAgent
 from repro.papers.driftbench.briefs import load_briefs
 from repro.papers.driftbench.experiment import aggregate, judge_runs, read_release, release_dict, write_release
@@ -75,18 +76,6 @@ def _drop_meta(path):
 
 # --- the paper's published layout, written by hand from the dataset card's schema ---------------------------
 
-PAPER_BRIEF = {
-    "id": "hydro_01", "domain": "hydrology",
-    "objective": "Estimate whether restored floodplain wetlands lower peak river discharge downstream.",
-    "hard_constraints": ["use gauge records from at least 12 catchments",
-                         "peak discharge measured as the annual maximum daily flow",
-                         "no rainfall-runoff simulation models"],
-    "success_criteria": ["reports the change in peak discharge with a confidence interval",
-                         "shows robustness to the choice of gauge"],
-    "plausible_directions": ["before-after control-impact comparison of restored and unrestored reaches",
-                             "synthetic control built from unrestored catchments"],
-    "banned_moves": ["add groundwater recharge as a second outcome", "include urban catchments"],
-}
 PRESSURE, NEUTRAL, CHECKPOINTED, SINGLE = CONDITIONS[2], CONDITIONS[1], CONDITIONS[3], CONDITIONS[0]
 # (run_id, model, condition, repetition, restates the constraints in its probes, judge adherence or None for
 #  no judge record, has an auditor record)
@@ -107,65 +96,14 @@ PAPER_KBV = {("openai/gpt-5.4", PRESSURE): (1, 2), ("openai/gpt-5.4", CHECKPOINT
              ("anthropic/claude-sonnet-4-6", NEUTRAL): (1, 2), ("anthropic/claude-sonnet-4-6", PRESSURE): (1, 1)}
 
 
-def _message(role, content, probe=False):
-    return {"role": role, "content": content, "timestamp": 0.0, "token_count": None, "latency_ms": None,
-            "is_probe": probe}
-
-
-def _paper_transcript(run_id, model, condition, rep, knows):
-    """A transcript as the reference's runners save it: metadata and messages, probes marked is_probe."""
-    probe_reply = "\n".join(PAPER_BRIEF["hard_constraints"]) if knows else "I do not recall the brief exactly."
-    messages = [_message("system", "You are a research assistant.")]
-    turns = 1 if condition == SINGLE else 3
-    for k in range(turns):
-        messages += [_message("user", f"Turn {k} request."),
-                     _message("assistant", f"Proposal {k}: compare restored and unrestored reaches.")]
-        if k < turns - 1:
-            messages += [_message("user", "Restate the brief.", True), _message("assistant", probe_reply, True)]
-    meta = {"run_id": run_id, "brief_id": PAPER_BRIEF["id"], "model_id": model, "condition": condition,
-            "repetition": rep, "start_time": 0.0, "end_time": 1.0, "total_input_tokens": 100,
-            "total_output_tokens": 50, "total_cost_usd": 0.0, "error": None}
-    return {"metadata": meta, "messages": messages}
-
-
-def _jsonl(path, record):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-
-
 def write_paper_release(folder):
-    """A handful of runs in the paper's published layout: briefs/<id>.yaml, transcripts/<run>_<brief>_<condition>_
-    <model>.jsonl, scores/judge_<run>.jsonl and auditor_<run>.jsonl (unprefixed fields), blind_ and structured_
-    score files and an open-weight subfolder the paper's tables do not read, analysis/kbv_summary.csv with the
-    columns the reference's KBV summary writes."""
-    import yaml
+    """A handful of runs in the paper's published layout (:func:`repro.data.fixtures.driftbench_release`), its KBV
+    summary holding the counts made by hand."""
+    driftbench_release(folder, PAPER_RUNS, SINGLE, kbv=PAPER_KBV)
 
-    (folder / "briefs").mkdir(parents=True)
-    (folder / "briefs" / f"{PAPER_BRIEF['id']}.yaml").write_text(yaml.safe_dump(PAPER_BRIEF, sort_keys=False))
-    for run_id, model, cond, rep, knows, adherence, audited in PAPER_RUNS:
-        t = _paper_transcript(run_id, model, cond, rep, knows)
-        _jsonl(folder / "transcripts" / f"{run_id}_{PAPER_BRIEF['id']}_{cond}_{model.replace('/', '_')}.jsonl", t)
-        ids = {"run_id": run_id, "brief_id": PAPER_BRIEF["id"], "model_id": model, "condition": cond}
-        if adherence is not None:
-            _jsonl(folder / "scores" / f"judge_{run_id}.jsonl", ids | {
-                "judge_model": "anthropic/claude-opus-4-6", "objective_fidelity": 4, "constraint_adherence": adherence,
-                "alternative_coverage": 3, "complexity_inflation": 2, "summary": "...", "violations": [],
-                "optional_extras_flagged": [], "timestamp": 0.0, "judge_latency_ms": 0.0, "raw_response": ""})
-        if audited:
-            _jsonl(folder / "scores" / f"auditor_{run_id}.jsonl", ids | {
-                "auditor_model": "openai/gpt-5.4", "objective_fidelity": 3, "constraint_adherence": 4,
-                "alternative_coverage": 3, "complexity_inflation": 1, "recoverability": 3,
-                "drift_classification": "mild_drift", "drift_events": [], "corrected_proposal": ""})
-        # other judges' files: a reader that took them for the judge would change every KBV
-        _jsonl(folder / "scores" / f"blind_{run_id}.jsonl", ids | {"constraint_adherence": 4})
-        _jsonl(folder / "scores" / f"structured_{run_id}.jsonl", {"run_id": run_id, "constraint_adherence": 0})
-    _jsonl(folder / "openweight" / "transcripts" / "x_hydro_01_single_shot_meta_llama.jsonl", {"metadata": {}})
-    rows = ["condition_score,model_id_score,total,knows_count,violates_count,kbv_count,kbv_rate,knows_rate,"
-            "violates_rate"]
-    rows += [f"{cond},{model},{n},{n},{n},{k},{k / n},1.0,1.0" for (model, cond), (k, n) in PAPER_KBV.items()]
-    (folder / "analysis").mkdir()
-    (folder / "analysis" / "kbv_summary.csv").write_text("\n".join(rows) + "\n")
-    (folder / "analysis" / "knows_but_violates.csv").write_text("run_id\n")
+
+def test_the_release_writers_kbv_summary_counts_as_the_hand_count():
+    assert release_kbv(PAPER_RUNS, SINGLE) == PAPER_KBV
 
 
 def test_the_papers_published_layout_gives_its_kbv(tmp_path):
@@ -189,7 +127,7 @@ def test_the_rule_inputs_are_the_files_the_reader_reads(tmp_path):
     write_paper_release(tmp_path)
     read = {str(p.relative_to(tmp_path)) for p in map(Path, release_files(str(tmp_path)))}
     judged = [r for r in PAPER_RUNS if r[5] is not None]
-    assert read == ({"briefs/hydro_01.yaml", "analysis/kbv_summary.csv"}
+    assert read == ({f"briefs/{DRIFTBENCH_BRIEF['id']}.yaml", "analysis/kbv_summary.csv"}
                     | {str(p.relative_to(tmp_path)) for p in (tmp_path / "transcripts").glob("*.jsonl")}
                     | {f"scores/judge_{r[0]}.jsonl" for r in judged}
                     | {f"scores/auditor_{r[0]}.jsonl" for r in PAPER_RUNS if r[6]})

@@ -3,16 +3,15 @@ sha256, read back pixel for pixel, split by class into tasks; a wrong checksum s
 error and leaves no file; the DAG runs every method on a remote sequence served from localhost."""
 
 import hashlib
-import tarfile
 
 import numpy as np
 import pytest
 import yaml
 
+from repro.data import fixtures
 from repro.data.fetch import FetchError
 from repro.data.image_folder import fetch_image_set, read_image_folder, read_npz
 from repro.papers.m2le.synth import make_sequence
-from tests.conftest import serve_folder
 
 N_CLASSES, PER_CLASS, SIZE = 14, 6, 6
 
@@ -22,33 +21,27 @@ def colour(k):
     return np.array([(37 * k) % 256, (91 * k + 20) % 256, (53 * k + 100) % 256], dtype=np.uint8)
 
 
+def planted(k, j):
+    """Image j of class k: the class's colour with a stripe on row j % 5 (rows 0..4, never row 5)."""
+    img = np.broadcast_to(colour(k), (SIZE, SIZE, 3)).copy()
+    img[j % (SIZE - 1)] = 255 - img[j % (SIZE - 1)]
+    return img
+
+
 @pytest.fixture
 def image_folder(tmp_path):
-    from PIL import Image
-
-    root = tmp_path / "bench"
-    for k in range(N_CLASSES):
-        (root / f"class{k:02d}").mkdir(parents=True)
-        for j in range(PER_CLASS):
-            img = np.broadcast_to(colour(k), (SIZE, SIZE, 3)).copy()
-            img[j % (SIZE - 1)] = 255 - img[j % (SIZE - 1)]  # a stripe on rows 0..4, never row 5
-            Image.fromarray(img).save(root / f"class{k:02d}" / f"{j}.png")
-    return root
+    return fixtures.image_folder(tmp_path / "bench", N_CLASSES, PER_CLASS, SIZE, draw=planted)
 
 
 @pytest.fixture
 def archive(image_folder, tmp_path):
-    path = tmp_path / "serve" / "bench.tar.gz"
-    path.parent.mkdir()
-    with tarfile.open(path, "w:gz") as tar:
-        tar.add(image_folder, arcname="bench")
-    return path
+    return fixtures.tar_gz(image_folder, tmp_path / "serve" / "bench.tar.gz")
 
 
 @pytest.fixture
 def server(archive):
     """A local HTTP server over the archive's folder; yields its base URL."""
-    with serve_folder(archive.parent) as url:
+    with fixtures.serve_folder(archive.parent) as url:
         yield url
 
 

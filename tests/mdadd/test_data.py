@@ -10,12 +10,12 @@ import threading
 import numpy as np
 import pytest
 
+from repro.data import fixtures
 from repro.data.captions import load_corpus, save_corpus
 from repro.data.karpathy import fetch_archive, fetch_dataset, load_karpathy
 from repro.methods.distill.features import SplitFeatures, read_features, write_features
 from repro.papers.mdadd.experiment import corpus_for_source
 from repro.papers.mdadd.synth import COLOURS, POSITIONS, SceneConfig, make_corpus, render_scene
-from tests.mdadd import flickr_archives
 
 
 def test_captions_describe_their_own_scene():
@@ -180,10 +180,10 @@ def test_fetch_archive_retries_through_repro_data_fetch(tmp_path):
     assert sorted(p.name for p in out.parent.iterdir()) == ["caption_datasets.zip"]
 
 
-def _real_layout(www, base_url, images=flickr_archives.images_tar_gz):
+def _real_layout(www, base_url, images=fixtures.flickr30k_images_tar_gz):
     """The manifest of ``source: remote`` for archives in the real layout, served from ``www``."""
-    return [{"url": f"{base_url}/{path.name}", "sha256": flickr_archives.sha256(path)}
-            for path in (flickr_archives.caption_datasets_zip(www), images(www))]
+    return [{"url": f"{base_url}/{path.name}", "sha256": fixtures.sha256(path)}
+            for path in (fixtures.caption_datasets_zip(www), images(www))]
 
 
 def test_fetch_dataset_puts_the_json_and_the_image_folder_of_the_real_archives_in_place(served, tmp_path):
@@ -203,7 +203,7 @@ def test_an_unpack_that_fails_midway_leaves_nothing_under_the_final_names(served
     names the archive's URL, and the dataset's folder holds no half-filled image folder, no JSON (whole, but
     of a fetch that failed), no staging folder and no downloaded archive."""
     www, url = served
-    archives = _real_layout(www, url, images=flickr_archives.images_zip_damaged_midway)
+    archives = _real_layout(www, url, images=fixtures.flickr30k_images_zip_damaged_midway)
     ds = tmp_path / "resources/mdadd/flickr30k"
     with pytest.raises(ValueError, match=re.escape(archives[1]["url"]) + r": cannot unpack .*Bad CRC-32"):
         fetch_dataset(archives, ds, [ds / "dataset_flickr30k.json", ds / "flickr30k-images"])
@@ -221,7 +221,7 @@ def test_a_staging_folder_left_by_a_killed_fetch_is_cleared_by_the_next(served, 
     fetch_dataset(_real_layout(www, url), ds, [ds / "dataset_flickr30k.json", ds / "flickr30k-images"])
     assert sorted(p.name for p in ds.iterdir()) == ["dataset_flickr30k.json", "flickr30k-images"]
     assert sorted(p.stem for p in (ds / "flickr30k-images").iterdir()) == sorted(
-        str(fid) for fid, _ in flickr_archives.IMAGES)
+        str(fid) for fid, _ in fixtures.FLICKR30K_IMAGES)
 
 
 def test_a_failed_download_of_a_later_archive_leaves_nothing_of_the_earlier_ones(served, tmp_path):

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from repro.claims import evaluate, interval_rows, load_claims
+from repro.data import fixtures
 from repro.papers.mdadd.experiment import corpus_for_source
 from tests.conftest import REPO
-from tests.mdadd import flickr_archives
 
 TARGETS = ["reports/mdadd_table1.md", "reports/mdadd_fig1.pdf", "reports/mdadd_fig2.pdf", "reports/mdadd_fig3.pdf",
            "results/mdadd/metrics.json"]
@@ -31,10 +31,10 @@ def test_remote_source_resolves_to_a_fetch_of_its_dataset(tmp_path, workflow_run
     assert "results/mdadd/features/flickr30k.h5" in out and "rule mdadd_corpus:" not in out
 
 
-def _remote_overlay(tmp_path, www, url, images=flickr_archives.images_tar_gz):
+def _remote_overlay(tmp_path, www, url, images=fixtures.flickr30k_images_tar_gz):
     """A config overlay: source remote, at smoke, from archives in the real layout served at ``url``."""
-    archives = ", ".join(f"{{url: '{url}/{path.name}', sha256: {flickr_archives.sha256(path)}}}"
-                         for path in (flickr_archives.caption_datasets_zip(www), images(www)))
+    archives = ", ".join(f"{{url: '{url}/{path.name}', sha256: {fixtures.sha256(path)}}}"
+                         for path in (fixtures.caption_datasets_zip(www), images(www)))
     overlay = tmp_path / "remote.yaml"
     overlay.write_text(f"mdadd: {{source: remote, smoke: {{data: {{archives: [{archives}]}}}}}}\n")
     return overlay
@@ -54,7 +54,7 @@ def test_remote_fetch_leaves_only_declared_outputs_that_the_features_job_accepts
     assert sorted(p.name for p in ds.iterdir()) == ["dataset_flickr30k.json", "dataset_flickr30k.json.sha256",
                                                     "flickr30k-images", "flickr30k-images.sha256"]
     corpus = corpus_for_source("remote", json_path=ds / "dataset_flickr30k.json", image_root=ds / "flickr30k-images")
-    assert len(corpus.image_paths) == len(flickr_archives.IMAGES)
+    assert len(corpus.image_paths) == len(fixtures.FLICKR30K_IMAGES)
 
 
 @pytest.mark.slow
@@ -63,7 +63,7 @@ def test_a_remote_fetch_that_fails_midway_unpacking_leaves_no_image_folder(tmp_p
     and no image folder (half-filled or not) and no other leftover of the fetch lies in the dataset's folder."""
     www, url = served
     workdir = tmp_path / "run"
-    overlay = _remote_overlay(tmp_path, www, url, images=flickr_archives.images_zip_damaged_midway)
+    overlay = _remote_overlay(tmp_path, www, url, images=fixtures.flickr30k_images_zip_damaged_midway)
     proc = workflow_run(workdir, "--configfile", str(REPO / "config.yaml"), str(overlay), "--",
                         "resources/mdadd/flickr30k/flickr30k-images.sha256", check=False)
     ds = workdir / "resources/mdadd/flickr30k"

@@ -158,22 +158,12 @@ def test_forget_sets_and_bad_input():
 
 def test_remote_image_folder_is_checked_and_read(tmp_path):
     """A class-per-folder archive fetched by sha256 becomes the remote regime; a wrong digest leaves nothing."""
-    import hashlib
-    import tarfile
-
-    from PIL import Image
-
+    from repro.data import fixtures
     from repro.data.image_folder import fetch_image_set
 
-    rng = np.random.default_rng(0)
-    for c in ("cat", "dog", "eel"):
-        (tmp_path / "set" / c).mkdir(parents=True)
-        for i in range(12):
-            Image.fromarray(rng.integers(0, 255, (20, 20, 3), dtype=np.uint8)).save(tmp_path / "set" / c / f"{i}.png")
-    archive = tmp_path / "set.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        tar.add(tmp_path / "set", arcname="set")
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    folder = fixtures.image_folder(tmp_path / "set", ("cat", "dog", "eel"), per_class=12, size=20)
+    archive = fixtures.tar_gz(folder, tmp_path / "set.tar.gz")
+    digest = fixtures.sha256(archive)
     with pytest.raises(Exception, match="sha256"):
         fetch_image_set(archive.as_uri(), "0" * 64, tmp_path / "bad.npz", size=16)
     assert not (tmp_path / "bad.npz").exists()

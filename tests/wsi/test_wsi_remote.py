@@ -17,10 +17,11 @@ import yaml
 
 import repro.data.fetch
 from repro.data.fetch import FetchError, partial_path
+from repro.data.fixtures import serve_folder
 from repro.data.sidecar import read_sidecar
 from repro.wsi.cohort import cohort_slides, fetch_slide, read_remote_manifest, slide_path, write_remote_labels
 from repro.wsi.reader import open_slide
-from tests.conftest import REPO, serve_folder
+from tests.conftest import REPO
 
 CMU = "cmu-1-small-region.svs"
 SLIDE_BYTES = b"not a slide: the fetch itself never opens it\n" * 100
