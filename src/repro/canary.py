@@ -192,6 +192,12 @@ def real_paths(blocks: Sequence[str] | None = None) -> list[str]:
     return [n for n in names if n in blocks or n.split("_")[0] in blocks]
 
 
+#: Names a fixture must use as the papers' loaders accept them: driftbench's conditions and evalmeta's benchmark
+#: columns. Written here because shared code imports no paper; a test checks them against the papers' own.
+DRIFTBENCH_CONDITIONS = ("single_shot", "multi_turn_neutral", "multi_turn_pressure", "checkpointed_pressure")
+EVALMETA_COLUMNS = ("agentharm", "strongreject", "triggers", "orbench_hard", "orbench_toxic", "misalignment")
+
+
 @REAL_PATHS.register("collapse")
 def _collapse(fx: Fixture) -> RealRun:
     from repro.data.fixtures import image_npz, sha256
@@ -207,12 +213,11 @@ def _collapse(fx: Fixture) -> RealRun:
 @REAL_PATHS.register("driftbench")
 def _driftbench(fx: Fixture) -> RealRun:
     from repro.data.fixtures import driftbench_release
-    from repro.papers.driftbench.harness import CONDITIONS
 
     models, reps = ["openai/gpt-5.4", "anthropic/claude-sonnet-4-6"], 2 if fx.smoke else 4
     runs = [(f"{m:02d}{c:02d}{r:04d}", model, cond, r, (m + r) % 2 == 0, (c + r) % 5, r % 4 != 3)
-            for m, model in enumerate(models) for c, cond in enumerate(CONDITIONS) for r in range(reps)]
-    folder = driftbench_release(fx.work / "release", runs, CONDITIONS[0])
+            for m, model in enumerate(models) for c, cond in enumerate(DRIFTBENCH_CONDITIONS) for r in range(reps)]
+    folder = driftbench_release(fx.work / "release", runs, DRIFTBENCH_CONDITIONS[0])
     return RealRun("driftbench", "remote", f"a released folder in the paper's layout ({len(runs)} runs)",
                    {"driftbench": {"source": "remote", "release_dir": str(folder)}})
 
@@ -220,10 +225,9 @@ def _driftbench(fx: Fixture) -> RealRun:
 @REAL_PATHS.register("evalmeta")
 def _evalmeta(fx: Fixture) -> RealRun:
     from repro.data.fixtures import safety_items_jsonl
-    from repro.papers.evalmeta.suites import COLUMNS
 
     per_column = 1 if fx.smoke else 2  # the canary's n_items, which a local file does not obey
-    safety_items_jsonl(fx.work / "resources/evalmeta/items.jsonl", COLUMNS, per_column,
+    safety_items_jsonl(fx.work / "resources/evalmeta/items.jsonl", EVALMETA_COLUMNS, per_column,
                        variants={"triggers": ["real", "hypothetical"]})
     return RealRun("evalmeta", "local", f"a JSONL of {per_column} item(s) per benchmark column, both phrasings",
                    {"evalmeta": {"source": "local"}})

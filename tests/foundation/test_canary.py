@@ -240,3 +240,11 @@ def test_a_paper_without_a_real_data_path_says_why_on_its_page():
         section = re.search(r"^## Real data\n(.*?)(?=^## |\Z)", page, re.M | re.S)
         words = " ".join(section.group(1).split()) if section else ""
         assert f"`{paper['key']}.source` accepts only `synthetic`" in words, paper["key"]
+
+
+def test_the_names_the_real_data_fixtures_use_are_the_papers_own():
+    from repro.canary import DRIFTBENCH_CONDITIONS, EVALMETA_COLUMNS
+    from repro.papers.driftbench.harness import CONDITIONS
+    from repro.papers.evalmeta.suites import COLUMNS
+
+    assert DRIFTBENCH_CONDITIONS == CONDITIONS and EVALMETA_COLUMNS == COLUMNS
