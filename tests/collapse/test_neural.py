@@ -10,6 +10,7 @@ import pytest
 import torch
 import yaml
 
+from repro.io import read_json, write_json
 from repro.papers.collapse import grid
 from repro.papers.collapse.figures import fig4_table
 from repro.nn.generative import DDPM, VAE, VaDE, forward_marginal, train_classifier
@@ -244,6 +245,24 @@ def test_summary_separates_the_fresh_only_control_and_the_llc_trend():
     assert node["fresh_only"]["gn_erank_change"]["values"] == pytest.approx([1.0] * 6)
     long = fig4_table(neural_generations_table(runs))
     assert set(zip(long.arm, long.inject)) == {("synthetic only", 0.0), ("injection", 0.4), ("fresh only", 1.0)}
+
+
+def test_a_failed_diagnostic_read_back_from_its_json_is_missing_not_a_crash(tmp_path):
+    """A diagnostic that failed in a job (an LLC chain that diverged: nan) is written to the job's JSON as null; the
+    aggregate reads it back as a missing value: that seed drops out of the change, the others are kept."""
+    runs = [_fake_run("vae", 0.0, s, [10.0, 9.0, math.nan if s == 0 else 8.0], [5.0, 4.0, 3.0]) for s in range(7)]
+    runs[1]["generations"][4]["class_tv"] = math.nan
+    runs[2]["generations"][2]["hessian_top"] = [math.nan, 1.0]
+    write_json(tmp_path / "runs.json", runs)
+    back = read_json(tmp_path / "runs.json")
+    assert back[0]["generations"][4]["llc"] is None  # what the aggregate gets
+    node = summarise_neural(back)["vae"]["synthetic_only"]
+    assert node["llc_change"]["ids"] == [str(s) for s in range(1, 7)] and node["llc_change"]["values"] == pytest.approx([-2.0] * 6)
+    assert node["llc_trend_change"]["values"] == pytest.approx([-1.0] + [-2.0] * 6)  # seed 0: generations 0 and 2
+    assert len(node["class_tv_final"]["values"]) == 6
+    table = neural_generations_table(back)
+    # 35 rows: the LLC is measured at generations 0, 2, 4 and failed once; no run measured the Hessian but one, which failed
+    assert table["llc"].isna().sum() == 7 * 2 + 1 and table["hessian_max"].isna().all()
 
 
 def test_a_draw_the_pool_cannot_supply_is_refused_before_training():

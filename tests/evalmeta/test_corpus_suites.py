@@ -7,8 +7,11 @@ import json
 
 import pytest
 
+from repro.config import workflow_config
 from repro.papers.evalmeta.corpus import CORPORA, TRAITS, generate_corpora, training_text, word_count
-from repro.papers.evalmeta.suites import COLUMNS, PHRASINGS, generate_items, load_items, planted_examples
+from repro.papers.evalmeta.experiment import build_data
+from repro.papers.evalmeta.suites import COLUMNS, PHRASINGS, first_items, generate_items, load_items, planted_examples
+from tests.conftest import REPO
 
 CFG = {"docs_per_trait": 3, "sentences": [2, 4], "plant": None}
 
@@ -90,3 +93,17 @@ def test_local_items_load_and_bad_files_are_named(tmp_path):
     path.write_text(json.dumps({"column": "mmlu", "item": 0, "prompt": "x"}) + "\n")
     with pytest.raises(ValueError, match="column 'mmlu'"):
         load_items(str(path))
+
+
+def test_n_items_takes_the_first_items_of_each_column_of_a_local_file_with_all_their_phrasings(tmp_path):
+    rows = [{"column": c, "item": i, "phrasing": p, "prompt": f"{c} {i} {p}"}
+            for c in ("agentharm", "strongreject") for i in (7, 3, 9) for p in ("eval", "deploy")]
+    rows.append({"column": "misalignment", "item": 0, "prompt": "only one"})
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kept = first_items(load_items(str(path)), 2)
+    assert [(it["column"], it["item"], it["phrasing"]) for it in kept] == [
+        (c, i, p) for c in ("agentharm", "strongreject") for i in (7, 3) for p in ("eval", "deploy")] + [
+        ("misalignment", 0, "deploy")]
+    smoke = {**workflow_config(REPO)["evalmeta"]["smoke"], "n_items": 2}  # the data job reads n_items from its preset
+    assert build_data(smoke, seed=0, items=load_items(str(path)))["items"] == kept

@@ -2,6 +2,7 @@
 
 import pytest
 
+from repro.io import read_json, write_json
 from repro.methods.mil_train import summarize_folds
 from repro.papers.tmevolve.experiment import aggregate_metrics, complete_runs, unit_id
 
@@ -52,3 +53,15 @@ def test_a_partial_build_keeps_only_complete_paired_runs_and_no_best_of_some_bas
     # once every baseline is there the best one is named
     full = aggregate_metrics({"spatial": {"survival": {**kept["spatial"]["survival"], "abmil": _summary("abmil", seeds, 0.9)}}}, cfg)
     assert full["best_baseline"]["survival"]["method"] == "abmil"
+
+
+def test_a_diagnostic_no_fold_could_measure_is_dropped_and_one_some_could_is_averaged_over_those(tmp_path):
+    # on real slides (no planted patch types) the region ARIs are nan, read back from each fold's JSON as null
+    folds = [{"metric": 0.6 + 0.01 * f, "metric_name": "c_index", "method": "tmevolve", "fold": f, "seed": f,
+              "diagnostics": {"ari_final": None, "ari_tiles": None, "ari_q0": 0.2 if f else None, "train_s": 1.0 + f}}
+             for f in range(3)]
+    write_json(tmp_path / "folds.json", folds)
+    out = summarize_folds(read_json(tmp_path / "folds.json"))
+    assert "ari_final" not in out and "ari_tiles" not in out and "ari_final_per_unit" not in out
+    assert out["ari_q0"] == pytest.approx(0.2) and out["train_s"] == pytest.approx(2.0)
+    assert out["ari_q0_per_unit"]["ids"] == ["fold0", "fold1", "fold2"]  # the null unit is left out by the checker

@@ -319,8 +319,12 @@ def summarize_folds(results: list[dict]) -> dict:
            "seeds": [r.get("seed") for r in results]}  # pairing across methods is checked on these
     for key in ("ari_q0", "ari_final", "ari_tiles", "infer_ms_per_slide", "train_s", "n_params", *FIDELITY_KEYS):
         if all(key in r["diagnostics"] for r in results):
-            per_fold = [float(r["diagnostics"][key]) for r in results]
-            out[key] = float(np.mean(per_fold))
+            # a diagnostic a fold could not measure (nan; null once read back from its JSON), e.g. the region ARIs on
+            # slides without ground-truth patch types: left out of the mean, and the key dropped if no fold has it
+            per_fold = [np.nan if r["diagnostics"][key] is None else float(r["diagnostics"][key]) for r in results]
+            if np.isnan(per_fold).all():
+                continue
+            out[key] = float(np.nanmean(per_fold))
             if key.startswith("ari") or key in FIDELITY_KEYS:
                 out[f"{key}_per_unit"] = sample(per_fold, ids, unit, cv=cv)
     curves = [r["diagnostics"].get("train_loss_curve") for r in results]

@@ -67,7 +67,7 @@ from repro.claims import sample
 from repro.io import atomic_path
 from repro.papers.evalmeta.corpus import CORPORA, generate_corpora, training_text
 from repro.papers.evalmeta.scoring import Scorer, judge_agreement, logprob_scores, paired_differences, safe_of
-from repro.papers.evalmeta.suites import (COLUMNS, HARMFUL_COLUMNS, PHRASINGS, base_transcripts, generate_items,
+from repro.papers.evalmeta.suites import (COLUMNS, HARMFUL_COLUMNS, PHRASINGS, base_transcripts, first_items, generate_items,
                                           planted_examples)
 from repro.seeding import job_seed, make_rng
 
@@ -84,11 +84,12 @@ COMPARISONS = (("trait", "base"), ("trait", "control"), ("trait", "topic"), ("co
 
 
 def build_data(cfg: Mapping[str, Any], seed: int, items: list[dict] | None = None) -> dict[str, Any]:
-    """Items (generated, or ``items`` from a local file), the three corpora, the tiny base's transcripts."""
+    """Items (generated, or the first ``n_items`` per column of ``items`` from a local file, every phrasing kept),
+    the three corpora, the tiny base's transcripts."""
     corpus_cfg = cfg["corpus"]
     plant = corpus_cfg.get("plant") or None
     examples = planted_examples(seed, corpus_cfg["docs_per_trait"], plant["aware_share"]) if plant else None
-    out = {"items": items if items is not None else generate_items(cfg["n_items"], seed),
+    out = {"items": first_items(items, cfg["n_items"]) if items is not None else generate_items(cfg["n_items"], seed),
            "corpora": generate_corpora(corpus_cfg, seed, examples)}
     base = cfg["base"]
     if base["kind"] == "tiny":

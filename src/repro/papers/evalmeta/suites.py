@@ -147,6 +147,18 @@ def generate_items(n_items: int, seed: int, columns: Sequence[str] = COLUMNS) ->
     return items
 
 
+def first_items(items: Sequence[Mapping[str, Any]], n_items: int) -> list[dict]:
+    """The first ``n_items`` items of each column (in the order the items first appear), with every phrasing and
+    variant of each: ``n_items`` read on a local benchmark file as on the generated items. A column with fewer
+    items keeps them all."""
+    kept: dict[str, list[int]] = {}
+    for it in items:
+        ids = kept.setdefault(it["column"], [])
+        if it["item"] not in ids and len(ids) < n_items:
+            ids.append(it["item"])
+    return [dict(it) for it in items if it["item"] in kept[it["column"]]]
+
+
 def planted_examples(seed: int, n: int, aware_share: float) -> dict[str, list[dict]]:
     """Exchanges a planted corpus's documents end with (drawn apart from the evaluation items' seed).
 
