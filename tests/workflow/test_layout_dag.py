@@ -28,7 +28,7 @@ CONFIG = workflow_config(REPO)
 PAPERS = yaml.safe_load((REPO / "workflow/papers.yaml").read_text())
 BLOCKS = [k for k in [*PAPERS["stages"], *(p["key"] for p in PAPERS["papers"])] if k in CONFIG]
 #: Blocks with a real remote loader: their DAG must resolve (given what a remote source needs).
-REMOTE = {"mdadd", "wsi"}
+REMOTE = {"mdadd"}  # wsi refuses any source: the target's cohort chooses its slides
 REMOTE_SETTINGS = {"mdadd": {"smoke": {"data": {"archives": [
     {"url": "http://127.0.0.1:9/caption_datasets.zip", "sha256": "a" * 64}]}}}}
 
