@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from repro.data.fixtures import serve_folder
+from repro.jobs import limit_threads
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -19,10 +20,7 @@ SHARED = REPO.parent / "shared"
 # workers each spinning two BLAS / OpenMP threads on two cores wait on each other's descheduled
 # threads and run several times slower. A workflow test's jobs set their own thread counts.
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[_var] = "1"
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
+    limit_threads(1)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups

@@ -258,7 +258,10 @@ _INTRO = ("Each claim is checked with an interval of the compared quantity over 
           "it verifies our code and is counted apart). Checks are never tuned to pass.")
 
 
-def render_markdown(entries: list[PaperEntry], *, scale: str) -> str:
+def render_markdown(entries: list[PaperEntry], *, scale: str, figures_href: str = "") -> str:
+    """The report as Markdown; ``figures_href`` is the figures' folder relative to it (beside it by default).
+
+    Each paper's section opens with an anchor named by its key (``artifact_evaluation.md#<key>``)."""
     built = sum(e.built for e in entries)
     lines = [
         "# Artifact evaluation: NeurIPS 2026 reproductions",
@@ -276,7 +279,7 @@ def render_markdown(entries: list[PaperEntry], *, scale: str) -> str:
                      f"{_verdicts_text(n[REPRODUCTION])} | {_verdicts_text(n[SUBSTITUTE])} | "
                      f"{_verdicts_text(n[CODE_CHECK])} | {n[NOT_RUN]} | {_runtime(e)} |")
     for e in entries:
-        lines += ["", f"## {e.number}. {e.key}: {e.title}", ""]
+        lines += ["", f'<a id="{e.key}"></a>', "", f"## {e.number}. {e.key}: {e.title}", ""]
         if e.rebuild:
             lines += [f"What this rebuild is: {e.rebuild}", ""]
         if e.kind is not None:
@@ -288,7 +291,7 @@ def render_markdown(entries: list[PaperEntry], *, scale: str) -> str:
                   f"Claims: {_counts_text(kind_counts(e.results))}.", ""]
         figures = [t for t in e.targets if t.endswith(".pdf")]
         if figures:
-            lines += ["Figures: " + ", ".join(f"[{Path(t).name}]({Path(t).name})" for t in figures), ""]
+            lines += ["Figures: " + ", ".join(f"[{Path(t).name}]({figures_href}{Path(t).name})" for t in figures), ""]
         if not e.results:
             lines.append("No claims listed.")
             continue
@@ -386,7 +389,7 @@ def figure_thumbnail(pdf: str | Path, width_px: int = 640) -> str | None:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _figures_html(e: PaperEntry, reports_dir: Path | None) -> str:
+def _figures_html(e: PaperEntry, reports_dir: Path | None, href: str = "") -> str:
     figures = [t for t in e.targets if t.endswith(".pdf")]
     if not figures or reports_dir is None:
         return ""
@@ -396,16 +399,18 @@ def _figures_html(e: PaperEntry, reports_dir: Path | None) -> str:
         name = Path(target).name
         uri = figure_thumbnail(reports_dir / name)
         csv_name = Path(name).with_suffix(".csv").name
-        links = f"<a href='{e_(name)}'>PDF</a>" + \
-            (f" · <a href='{e_(csv_name)}'>CSV</a>" if (reports_dir / csv_name).exists() else "")
-        img = f"<a href='{e_(name)}'><img src='{uri}' alt='{e_(name)}'></a>" if uri else "<p>(not built)</p>"
+        links = f"<a href='{e_(href + name)}'>PDF</a>" + \
+            (f" · <a href='{e_(href + csv_name)}'>CSV</a>" if (reports_dir / csv_name).exists() else "")
+        img = f"<a href='{e_(href + name)}'><img src='{uri}' alt='{e_(name)}'></a>" if uri else "<p>(not built)</p>"
         out.append(f"<figure>{img}<figcaption><code>{e_(name)}</code> — {links}</figcaption></figure>")
     out.append("</div>")
     return "".join(out)
 
 
-def render_html(entries: list[PaperEntry], *, scale: str, reports_dir: str | Path | None = None) -> str:
-    """The report as one standalone page; ``reports_dir`` holds the built figures to show."""
+def render_html(entries: list[PaperEntry], *, scale: str, reports_dir: str | Path | None = None,
+                figures_href: str = "") -> str:
+    """The report as one standalone page; ``reports_dir`` holds the built figures to show (inline, as
+    thumbnails), ``figures_href`` is where the page links them (relative to the page; beside it by default)."""
     e_ = html.escape
     reports = Path(reports_dir) if reports_dir is not None else None
     out = ["<!doctype html><html><head><meta charset='utf-8'><title>Artifact evaluation</title>",
@@ -424,7 +429,7 @@ def render_html(entries: list[PaperEntry], *, scale: str, reports_dir: str | Pat
             continue
         out.append(f"<p>Rebuild: <code>{e_(_command(e, scale))}</code> — runtime {e_(_runtime(e))}. "
                    f"Claims: {e_(_counts_text(kind_counts(e.results)))}.</p>")
-        out.append(_figures_html(e, reports))
+        out.append(_figures_html(e, reports, figures_href))
         out.append("<table><tr><th>claim</th><th>kind</th><th>source</th><th>paper</th>"
                    "<th>estimate [interval] (units)</th><th>verdict</th></tr>")
         for r in e.results:
@@ -452,8 +457,8 @@ def render_html(entries: list[PaperEntry], *, scale: str, reports_dir: str | Pat
 
 
 def write_report(entries: list[PaperEntry], *, scale: str, markdown_path: str | Path, html_path: str | Path,
-                 reports_dir: str | Path | None = None) -> None:
+                 reports_dir: str | Path | None = None, figures_href: str = "") -> None:
     with atomic_open(markdown_path, "w", encoding="utf-8") as fh:
-        fh.write(render_markdown(entries, scale=scale))
+        fh.write(render_markdown(entries, scale=scale, figures_href=figures_href))
     with atomic_open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(render_html(entries, scale=scale, reports_dir=reports_dir))
+        fh.write(render_html(entries, scale=scale, reports_dir=reports_dir, figures_href=figures_href))

@@ -1163,7 +1163,7 @@ def main(argv: list[str] | None = None) -> int:
 def _stale_main(repo: Path, published: Path, *, mark: bool) -> int:
     """``--stale``: the papers whose inputs changed since the published report, and what changed."""
     from repro.staleness import mark as mark_page
-    from repro.staleness import read_build, stale
+    from repro.staleness import built_at, read_build, stale
 
     folder = published if published.is_absolute() else repo / published
     try:
@@ -1173,9 +1173,9 @@ def _stale_main(repo: Path, published: Path, *, mark: bool) -> int:
         return 2
     found = stale({k: p["fingerprint"] for k, p in build["papers"].items()}, repo)
     for key, diffs in sorted(found.items()):
-        print(f"{key}: stale ({len(diffs)} inputs differ from commit {build['commit'][:12]}): " + "; ".join(diffs))
+        print(f"{key}: stale ({len(diffs)} inputs differ from commit {built_at(build, key)[:12]}): " + "; ".join(diffs))
     if not found:
-        print(f"current: no paper's inputs changed since commit {build['commit'][:12]}")
+        print("current: no published paper's inputs changed since the commit it was built from")
     if mark and mark_page(folder, repo):
         print(f"{folder / 'README.md'}: banner rewritten")
     return 1 if found else 0

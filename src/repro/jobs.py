@@ -34,7 +34,7 @@ from repro.logs import setup_job_logging
 from repro.provenance import write_metrics
 from repro.seeding import job_seed, wildcards_dict
 
-__all__ = ["Job"]
+__all__ = ["Job", "limit_threads"]
 
 log = logging.getLogger(__name__)
 
@@ -72,17 +72,8 @@ class Job:
         return job_seed(self.global_seed, *parts, **unit)
 
     def limit_threads(self) -> None:
-        """Keep numerical libraries within the job's ``threads`` (a cluster node is shared).
-
-        The environment variables reach child processes and libraries loaded later; BLAS and
-        OpenMP pools already loaded (numpy's OpenBLAS is, by the time a job starts) read them
-        only at load, so those are limited through ``threadpoolctl``.
-        """
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ[var] = str(self.threads)
-        threadpool_limits(limits=self.threads)
-        if "torch" in sys.modules:  # torch reads OMP_NUM_THREADS only when first imported
-            sys.modules["torch"].set_num_threads(self.threads)
+        """Keep numerical libraries within the job's ``threads`` (a cluster node is shared): :func:`limit_threads`."""
+        limit_threads(self.threads)
 
     @property
     def elapsed(self) -> float:
@@ -103,3 +94,17 @@ class Job:
         write_metrics(path, metrics, config={"rule": self.rule, "cfg": self.cfg, "wildcards": self.wildcards},
                       seed=self.seed, wall_time_s=self.elapsed, scale=self.scale, cpu_time_s=self.cpu_time())
         log.info("wrote %s after %.1f s", path, self.elapsed)
+
+
+def limit_threads(n: int) -> None:
+    """Keep numerical libraries (BLAS, OpenMP, torch) of this process and its children within ``n`` threads.
+
+    The environment variables reach child processes and libraries loaded later; BLAS and OpenMP pools
+    already loaded (numpy's OpenBLAS is, by the time a job starts) read them only at load, so those are
+    limited through ``threadpoolctl``; torch reads ``OMP_NUM_THREADS`` only when first imported.
+    """
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(n)
+    threadpool_limits(limits=n)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)

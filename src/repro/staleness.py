@@ -39,7 +39,7 @@ from typing import Any
 
 from repro.io import atomic_open, read_json
 
-__all__ = ["paper_inputs", "stage_inputs", "fingerprint", "stale", "module_file", "is_report_file", "repro_imports", "read_build", "banner", "mark",
+__all__ = ["paper_inputs", "stage_inputs", "fingerprint", "stale", "module_file", "is_report_file", "repro_imports", "read_build", "banner", "built_at", "mark",
            "BANNER_START", "BANNER_END"]
 
 #: Files that judge every paper's claims, beside repro.claims and its imports.
@@ -207,19 +207,23 @@ def read_build(results: str | Path) -> dict[str, Any]:
 
 
 def banner(build: Mapping[str, Any], repo: str | Path = ".") -> str:
-    """The page's first lines: current, or which papers' inputs changed since the build."""
+    """The page's first lines: current, or which papers' inputs changed since they were built."""
     found = stale({k: p["fingerprint"] for k, p in build["papers"].items()}, repo)
-    commit = build["commit"][:12]
     if not found:
-        text = f"**Current**: no paper's inputs changed since commit `{commit}` that this report was built from."
+        text = "**Current**: no published paper's inputs changed since the commit it was built from."
     else:
-        lines = [f"**Stale for {len(found)} of {len(build['papers'])} papers**: their inputs changed since commit "
-                 f"`{commit}`, so their verdicts below may no longer hold for the code; rebuild them to check."]
+        lines = [f"**Stale for {len(found)} of {len(build['papers'])} papers**: their inputs changed since the commit "
+                 "they were built from, so their verdicts below may no longer hold for the code; rebuild them to check."]
         for key, diffs in sorted(found.items()):
             shown = ", ".join(d.split(" ", 1)[1] for d in diffs[:4]) + (f" and {len(diffs) - 4} more" if len(diffs) > 4 else "")
-            lines.append(f"- `{key}`: {shown}")
+            lines.append(f"- `{key}` (built at `{built_at(build, key)[:12]}`): {shown}")
         text = "\n".join(lines)
     return f"{BANNER_START}\n{text}\n{BANNER_END}"
+
+
+def built_at(build: Mapping[str, Any], key: str) -> str:
+    """The commit paper ``key`` of a published ``build`` was built from (the build's own, in a record of one commit)."""
+    return build["papers"][key].get("commit") or build["commit"]
 
 
 def mark(results: str | Path, repo: str | Path = ".") -> bool:

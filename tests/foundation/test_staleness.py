@@ -104,7 +104,7 @@ def test_banner_and_stale_command_agree_and_mark_rewrites_only_the_banner(tree, 
     out = capsys.readouterr().out
     assert out.startswith("a: stale (1 inputs differ from commit 0123456789ab): changed workflow/presets/a.yaml")
     page = (results / "README.md").read_text()
-    assert "**Stale for 1 of 2 papers**" in page and "- `a`: workflow/presets/a.yaml" in page
+    assert "**Stale for 1 of 2 papers**" in page and "- `a` (built at `0123456789ab`): workflow/presets/a.yaml" in page
     assert page.endswith("\n\nthe table\n") and page.count(BANNER_START) == 1
     assert not mark(results, tree)  # idempotent
 
@@ -114,45 +114,83 @@ def test_stale_without_a_published_report_says_how_to_make_one(tree, capsys):
     assert "python -m repro.publish" in capsys.readouterr().out
 
 
+_BENCH = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def _built(build: Path, key: str, *, scale: str = "smoke", extra: dict[str, str] | None = None) -> None:
+    """A build folder holding paper ``key`` as a build leaves it: metrics, benchmarks, a figure with its CSV."""
+    _write(build, {
+        f"results/{key}/metrics.json": json.dumps({"provenance": {"scale": scale}}),
+        f"results/{key}/model.pt": "weights, not evidence",
+        f"benchmarks/{key}/fit/s1.tsv": _BENCH + "2.5\t0:00:02\t120.0\t1\t1\t1\t0\t0\t50\t2.0\n",
+        f"benchmarks/{key}/figure.tsv": _BENCH + "1.5\t0:00:01\t90.0\t1\t1\t1\t0\t0\t50\t1.0\n",
+        f"reports/{key}_fig1.pdf": "%PDF-1.4 not rendered\n", f"reports/{key}_fig1.csv": "x,y\n1,2\n",
+        f"reports/{key}_table1.md": "| a |\n|---|\n", **(extra or {}),
+    })
+
+
 def test_publish_records_commit_costs_verdicts_and_fingerprints(tmp_path):
     build = tmp_path / "build"
-    _write(build, {
-        "reports/artifact_evaluation.md": "# Artifact evaluation\n\nScale of this build: `smoke`.\n",
-        "reports/artifact_evaluation.html": "<html></html>\n",
-        "results/cmcboot/metrics.json": "{}\n",
-        "benchmarks/cmcboot/fit/s1.tsv": "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
-                                         "2.5\t0:00:02\t120.0\t1\t1\t1\t0\t0\t50\t2.0\n",
-        "benchmarks/cmcboot/figure.tsv": "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
-                                         "1.5\t0:00:01\t90.0\t1\t1\t1\t0\t0\t50\t1.0\n",
-    })
+    _built(build, "cmcboot")
     to = tmp_path / "published"
     if git_commit(REPO)["dirty"]:  # a report of uncommitted code names no commit it is true of
         with pytest.raises(ValueError, match="uncommitted"):
             publish(build, to, REPO)
     record = publish(build, to, REPO, allow_dirty=True)
-    assert record["scale"] == "smoke" and len(record["commit"]) == 40 and list(record["papers"]) == ["cmcboot"]
+    assert len(record["commit"]) == 40 and list(record["papers"]) == ["cmcboot"]
     paper = record["papers"]["cmcboot"]
+    assert paper["scale"] == "smoke" and paper["targets"] == ["reports/cmcboot_fig1.pdf", "reports/cmcboot_table1.md"]
     assert paper["cost"] | {"source": ""} == {"jobs": 2, "cpu_s": 3.0, "wall_s": 4.0, "peak_rss_mb": 120.0, "source": ""}
     ids = [c.id for c in read_claim_file(REPO / "workflow/claims/cmcboot.yaml", REPO / "workflow/schemas/claims.schema.yaml").claims]
-    assert list(paper["claims"]) == ids and set(paper["claims"].values()) == {"NOT RUN"}  # no metrics in {}
+    assert list(paper["claims"]) == ids and set(paper["claims"].values()) == {"NOT RUN"}  # no metric in the file
     assert paper["fingerprint"] == fingerprint("cmcboot", REPO)
     page = (to / "README.md").read_text()
     assert banner(json.loads((to / "build.json").read_text()), REPO) in page and "**Current**" in page
-    assert (to / "artifact_evaluation.html").is_file() and (to / "artifact_evaluation.md").is_file()
+    assert "1 of 19 papers published" in page and "Not published yet" in page
+    # the evidence, laid out as in the build; what no verdict or figure reads (a model's weights) left behind
+    evidence = to / "evidence"
+    assert sorted(str(p.relative_to(evidence)) for p in evidence.rglob("*") if p.is_file()) == [
+        "benchmarks/cmcboot/figure.tsv", "benchmarks/cmcboot/fit/s1.tsv", "reports/cmcboot_fig1.csv",
+        "reports/cmcboot_fig1.pdf", "reports/cmcboot_table1.md", "results/cmcboot/metrics.json"]
+    report = (to / "artifact_evaluation.md").read_text()
+    assert "[cmcboot_fig1.pdf](evidence/reports/cmcboot_fig1.pdf)" in report and '<a id="cmcboot"></a>' in report
+    assert "Papers built: 1 of 19" in report and "href='evidence/reports/cmcboot_fig1.csv'" in (to / "artifact_evaluation.html").read_text()
+
+
+def test_papers_published_one_by_one_make_one_report_and_a_republished_paper_replaces_its_evidence(tmp_path):
+    first, second = tmp_path / "monday", tmp_path / "tuesday"
+    _built(first, "cmcboot", extra={"reports/cmcboot_fig2.pdf": "%PDF old figure\n"})
+    _built(second, "groupfdr")
+    to = tmp_path / "published"
+    publish(first, to, REPO, allow_dirty=True)
+    record = publish(second, to, REPO, allow_dirty=True)
+    assert list(record["papers"]) == ["cmcboot", "groupfdr"]  # the registry's order
+    assert "Papers built: 2 of 19" in (to / "artifact_evaluation.md").read_text()
+    assert record["total"]["jobs"] == 4
+    _built(first, "cmcboot")
+    (first / "reports/cmcboot_fig2.pdf").unlink()  # the rebuilt paper no longer draws it
+    publish(first, to, REPO, allow_dirty=True, papers=["cmcboot"])
+    assert not (to / "evidence/reports/cmcboot_fig2.pdf").exists() and (to / "evidence/reports/groupfdr_fig1.pdf").exists()
+    assert publish(None, to, REPO, allow_dirty=True)["papers"].keys() == {"cmcboot", "groupfdr"}  # rewritten as is
 
 
 def test_publish_refuses_a_paper_built_from_other_inputs_than_the_commit(tmp_path):
     """A build that moved across commits (python -m repro.timedbuild) is published only where each paper's
-    recorded inputs are the published commit's."""
+    recorded inputs are the published commit's, and only once it is complete."""
     build = tmp_path / "build"
-    _write(build, {"reports/artifact_evaluation.md": "Scale of this build: `smoke`.\n", "results/cmcboot/metrics.json": "{}\n"})
+    _built(build, "cmcboot")
     now = fingerprint("cmcboot", REPO)
-    (build / "costs.json").write_text(json.dumps({"cmcboot": {"cpu_s": 1.0, "fingerprint": now}}))
+    (build / "costs.json").write_text(json.dumps({"cmcboot": {"cpu_s": 1.0, "fingerprint": now, "complete": True,
+                                                              "commit": "f" * 40}}))
     record = publish(build, tmp_path / "ok", REPO, allow_dirty=True)
-    assert record["papers"]["cmcboot"]["cost"]["measured"] == {"cpu_s": 1.0}  # the fingerprint is not a cost
+    paper = record["papers"]["cmcboot"]
+    assert paper["cost"]["measured"] == {"cpu_s": 1.0} and paper["commit"] == "f" * 40  # the commit it was built at
     changed = dict(now, **{"src/repro/papers/cmcboot/__init__.py": "0" * 16})
-    (build / "costs.json").write_text(json.dumps({"cmcboot": {"cpu_s": 1.0, "fingerprint": changed}}))
+    (build / "costs.json").write_text(json.dumps({"cmcboot": {"cpu_s": 1.0, "fingerprint": changed, "complete": True}}))
     with pytest.raises(ValueError, match="cmcboot was built from other inputs.*changed src/repro/papers/cmcboot/__init__.py"):
+        publish(build, tmp_path / "refused", REPO, allow_dirty=True)
+    (build / "costs.json").write_text(json.dumps({"cmcboot": {"cpu_s": 1.0, "fingerprint_started": now, "complete": False}}))
+    with pytest.raises(ValueError, match="cmcboot is not complete"):
         publish(build, tmp_path / "refused", REPO, allow_dirty=True)
     assert not (tmp_path / "refused").exists()
 

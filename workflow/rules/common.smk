@@ -188,11 +188,13 @@ def rule_files():
     return files + ["workflow/rules/aereport.smk"]
 
 
-def source_of(key, sources=("synthetic",)):
-    """Block `key`'s data source, refused with a clear error when the block cannot read it."""
+def source_of(key, sources=("synthetic",), why=None):
+    """Block `key`'s data source, refused with a clear error when the block cannot read it (`why`: what
+    the error says instead of the sources the block reads)."""
     source = config.get(key, {}).get("source", "synthetic")
     if source not in sources:
-        raise ValueError(f"config: {key}.source is {source!r}, but {key} reads only: {', '.join(sources)}")
+        why = why or f"{key} reads only: {', '.join(sources)}"
+        raise ValueError(f"config: {key}.source is {source!r}, but {why}")
     return source
 
 

@@ -7,12 +7,11 @@
 from repro.wsi.cohort import cohort_slides, slide_path
 
 validate_block("wsi")
-WSI_SOURCE = config.get("wsi", {}).get("source", "synthetic")  # the default every block gets
-if WSI_SOURCE != "synthetic":
-    raise ValueError(
-        f"config: wsi.source is {WSI_SOURCE!r}, but wsi.source chooses nothing: the {{cohort}} of the target "
-        "names the slides, 'synthetic' or wsi.<scale>.remote.cohort (docs/stages/wsi.md, Choosing the slides)"
-    )
+source_of(
+    "wsi",
+    why="wsi.source chooses nothing: the {cohort} of the target names the slides, 'synthetic' or "
+    "wsi.<scale>.remote.cohort (docs/stages/wsi.md, Choosing the slides)",
+)
 WSI_SYNTHETIC_SLIDES = cohort_slides(preset("wsi"), "synthetic")
 WSI_NAME = "[A-Za-z0-9_.-]+"
 # the checksum file of a fetched slide, which every job that reads the slide checks (none for synthetic slides)
