@@ -139,6 +139,36 @@ def test_the_fetch_rule_refuses_an_unchecked_row_unless_the_config_opts_out(serv
     assert "unverified" in log and "allow_unverified" in log, log
 
 
+def test_a_cohort_with_unchecked_rows_is_refused_where_its_jobs_are_planned(tmp_path, no_download):
+    """Planning the cohort (its slide list, which every job over the whole cohort asks for) names every row
+    without a checksum, so that no slide is downloaded before a later one is refused; the opt-out lists them."""
+    man = tmp_path / "m.csv"
+    rows = "".join(f"s{i},http://127.0.0.1:9/s{i}.svs,s{i}.svs,{'ab' * 32 if i == 0 else ''}\n" for i in range(8))
+    man.write_text("slide_id,url,filename,sha256\n" + rows)
+    cfg = {"synthetic": {"n_slides": 3}, "remote": {"cohort": "demo", "manifest": "m.csv"}}
+    with pytest.raises(ValueError) as err:
+        cohort_slides(cfg, "demo", tmp_path)
+    message = str(err.value)
+    assert "7 slides have no sha256 or md5 ('s1', 's2', 's3', 's4', 's5' and 2 more)" in message, message
+    assert str(man) in message and "wsi.<scale>.remote.allow_unverified" in message and no_download == []
+    cfg["remote"]["allow_unverified"] = True
+    assert cohort_slides(cfg, "demo", tmp_path) == [f"s{i}" for i in range(8)]
+
+
+@pytest.mark.slow
+def test_the_workflow_refuses_an_unchecked_cohort_before_any_job_runs(tmp_path, workflow_run):
+    """A dry run of the cohort's bags already fails, naming the slide, with nothing made."""
+    man = tmp_path / "m.csv"
+    man.write_text("slide_id,url,filename\ns1,http://127.0.0.1:9/s1.svs,s1.svs\n")
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"wsi": {"smoke": {"remote": {"cohort": "demo", "manifest": str(man)}}}}))
+    proc = workflow_run(tmp_path / "work", "--configfile", str(REPO / "config.yaml"), str(overlay), "-n",
+                        "--", "results/wsi/demo/bags/efficientnet_lite0.h5", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "slide 's1' has no sha256 or md5" in out, out[-3000:]
+    assert not (tmp_path / "work/resources").exists() and not (tmp_path / "work/results").exists()
+
+
 def test_remote_cohort_paths_and_labels(tmp_path):
     man = _manifest(tmp_path / "m.csv", "http://127.0.0.1:9/x.svs", "ab" * 32)
     cfg = {"synthetic": {"n_slides": 3}, "remote": {"cohort": "demo", "manifest": "m.csv"}}

@@ -13,8 +13,8 @@ Two kinds of cohort (config.yaml ``wsi.<scale>``):
   on this machine, ``url`` is a ``file:///absolute/path`` (the slide is copied in and checked the same way).
   Slides are downloaded by :func:`fetch_slide` through :func:`repro.data.fetch.fetch_url`
   (resume, checksum, atomic rename: a mismatch leaves nothing at the destination). A row without
-  ``sha256`` or ``md5`` is refused before anything is downloaded unless the config opts out
-  (``remote.allow_unverified: true``).
+  ``sha256`` or ``md5`` is refused when the workflow plans the cohort (:func:`cohort_slides`), before
+  anything is downloaded, unless the config opts out (``remote.allow_unverified: true``).
 
 Which of the two a job reads is the ``{cohort}`` of the file asked for (``results/wsi/{cohort}/...``): the
 block's ``source`` key does not choose between them.
@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SYNTHETIC", "LABEL_COLUMNS", "slide_ids", "read_remote_manifest", "cohort_slides", "slide_path",
+__all__ = ["SYNTHETIC", "LABEL_COLUMNS", "slide_ids", "read_remote_manifest", "cohort_slides", "check_verifiable", "slide_path",
            "fetch_slide", "write_remote_labels"]
 
 log = logging.getLogger(__name__)
@@ -73,10 +73,37 @@ def _remote(cfg: dict[str, Any], cohort: str, repo: str | os.PathLike) -> Path:
 
 
 def cohort_slides(cfg: dict[str, Any], cohort: str, repo: str | os.PathLike = ".") -> list[str]:
-    """The slide ids of ``cohort`` under the ``wsi`` preset ``cfg``."""
+    """The slide ids of ``cohort`` under the ``wsi`` preset ``cfg``.
+
+    A remote cohort's rows without a checksum are refused here (:func:`check_verifiable`), where the
+    workflow plans the cohort's jobs, so that no slide is downloaded before a later one is refused.
+    """
     if cohort == SYNTHETIC:
         return slide_ids(cfg["synthetic"]["n_slides"])
-    return list(read_remote_manifest(_remote(cfg, cohort, repo)).slide_id)
+    manifest = _remote(cfg, cohort, repo)
+    df = read_remote_manifest(manifest)
+    check_verifiable(manifest, df, allow_unverified=bool((cfg.get("remote") or {}).get("allow_unverified")))
+    return list(df.slide_id)
+
+
+def check_verifiable(manifest: str | os.PathLike, df: Any, *, allow_unverified: bool = False) -> list[str]:
+    """The slides of ``df`` (a :func:`read_remote_manifest` frame) with neither ``sha256`` nor ``md5``.
+
+    Unless ``allow_unverified`` (the config key ``wsi.<scale>.remote.allow_unverified``), any such slide is a
+    ``ValueError`` naming the manifest and the slides (the first few) and how to give their digests.
+    """
+    unverified = [slide for slide, row in df.iterrows() if not _digest(row, "sha256") and not _digest(row, "md5")]
+    if unverified and not allow_unverified:
+        many = len(unverified) > 1
+        shown = ", ".join(repr(s) for s in unverified[:5]) + (f" and {len(unverified) - 5} more" if len(unverified) > 5 else "")
+        raise ValueError(
+            f"wsi remote manifest {manifest}: "
+            + (f"{len(unverified)} slides have no sha256 or md5 ({shown}), so their downloads cannot" if many else
+               f"slide {shown} has no sha256 or md5, so its download cannot")
+            + " be checked; add a sha256 column with each slide's digest (sha256sum of the file; for a GDC file, an "
+            "md5 column with its md5sum), or set wsi.<scale>.remote.allow_unverified: true in your config to accept "
+            "unverified slides")
+    return unverified
 
 
 def slide_path(cfg: dict[str, Any], cohort: str, slide: str, repo: str | os.PathLike = ".") -> str:
@@ -116,15 +143,10 @@ def fetch_slide(manifest: str | os.PathLike, slide: str, dest: str | os.PathLike
     """
     from repro.data.fetch import fetch_url
 
-    row = read_remote_manifest(manifest).loc[slide]
+    df = read_remote_manifest(manifest)
+    row = df.loc[slide]
     sha, md5 = _digest(row, "sha256"), _digest(row, "md5")
-    if not sha and not md5:
-        if not allow_unverified:
-            raise ValueError(
-                f"wsi remote manifest {manifest}: slide {slide!r} has no sha256 or md5, so its download cannot be "
-                "checked; add a sha256 column with each slide's digest (sha256sum of the file; for a GDC file, an md5 "
-                "column with its md5sum), or set wsi.<scale>.remote.allow_unverified: true in your config to accept "
-                "unverified slides")
+    if check_verifiable(manifest, df.loc[[slide]], allow_unverified=allow_unverified):
         log.warning("wsi remote manifest %s: slide %r has no sha256 or md5; fetched unverified because "
                     "wsi.<scale>.remote.allow_unverified is true", manifest, slide)
     return fetch_url(str(row["url"]), Path(dest), sha256=sha, md5=md5, **kwargs)
