@@ -133,7 +133,7 @@ def _page(build: Mapping[str, Any], repo: Path, papers: list[dict[str, Any]], ha
            "with the sittings it took; a sitting lost without a record makes that a lower bound. A job shared by "
            "several papers (the WSI stage, the language-model cache) is counted with the first paper built that "
            "needs it.", "",
-           "| paper | verdicts (reproduction / substitute / code check) | built (commit, date) | jobs | CPU-s (jobs) "
+           "| paper | verdicts (reproduction / substitute / code check) | built at commit, published | jobs | CPU-s (jobs) "
            "| wall s (jobs) | peak RSS MB | CPU-s (build, sittings) | wall s (build) |",
            "|---|---|---|---|---|---|---|---|---|"]
     for p in papers:
