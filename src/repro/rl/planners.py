@@ -113,7 +113,9 @@ class ActionChunks:
     ``To`` observations the policy predicts ``Tp`` actions, ``action_pred[:, To - 1 : To - 1 + Ta]`` of them are
     executed one per environment step with no new observation read in between, and the policy is queried again
     from the observation reached (their defaults ``Tp = 16``, ``To = 2``, ``Ta = 8``; the window's index 0 is the
-    oldest observation's step, so index ``To - 1`` is the current one). Here the sampler is conditioned on the current observation alone (``To = 1``):
+    oldest observation's step, so index ``To - 1`` is the current one: the image policies fix the start there, the
+    low-dimensional ones through ``oa_step_convention: True`` in the authors' configs, whose class default would
+    start one step later, at ``To``). Here the sampler is conditioned on the current observation alone (``To = 1``):
     its window starts at the current step, and the executed chunk is ``window[:, 0:Ta]``, the same actions (the
     current step's and the ``Ta - 1`` after it) that the authors' index ``To - 1`` selects.
 
