@@ -46,6 +46,15 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_build):
     k, n = CONFIG["smoke"]["diffusion"]["steps"], CONFIG["smoke"]["plan"]["n_samples"]
     gtp_row = pd.read_csv(smoke_dir / "reports/gtp_table1.csv").set_index("method").loc["gtp"]
     assert k * (n - 1) <= gtp_row["denoiser_calls_per_decision"] < k * n
+    # the diffusion policy samples one window per plan.policy_execute (Ta) decisions: K per window, so between K / Ta
+    # and 2 K / Ta per decision once an evaluation runs Ta or more steps (the maze's far bucket and Pendulum's 40-step
+    # episodes do); K at every decision before chunks
+    for name, table, block in (("maze", "gtp_table1.csv", CONFIG["smoke"]), ("pendulum", "gtp_table2.csv",
+                                                                             CONFIG["smoke"]["control"])):
+        k, ta = block["diffusion"]["steps"], block["plan"]["policy_execute"]
+        rows = pd.read_csv(smoke_dir / f"reports/{table}")
+        rows = rows[(rows.method == "diffusion_policy") & ((rows.task == name) if "task" in rows else True)]
+        assert len(rows) == 1 and k / ta <= rows.denoiser_calls_per_decision.iloc[0] <= 2 * k / ta, name
     # the maze's diffusion policy is the goal-conditioned one, one per seed
     assert all((smoke_dir / f"results/gtp/models/seed{s}.goal_policy.pt").exists() for s in range(CONFIG["smoke"]["seeds"]))
     # online fine-tuning: every learner on every task and seed, paired; Fig. 1 has round 0 (offline) and each round

@@ -16,17 +16,24 @@ gtp rebuild equalises planning compute.
   Generative Trajectory Planning, D-MPC and GPC) instead of drawn around a warm start; later
   iterations perturb the weighted mean with a shrinking ``sigma``.
 - :func:`shift`: the receding-horizon warm start (drop the executed action, repeat a fill value).
+- :class:`ActionChunks`: receding-horizon execution in chunks, as Diffusion Policy's authors run their policy
+  (Chi et al. 2023, "Diffusion Policy: Visuomotor Policy Learning via Action Diffusion", arXiv 2303.04137,
+  "closed-loop action-sequence prediction", and their public code): a sampler predicts a window of ``Tp``
+  actions, ``Ta`` of them are executed open loop, then a new window is drawn from the observation reached.
+  The planners above replan at every step instead (``Ta = 1``).
 
-All randomness comes from a ``torch.Generator`` argument.
+All randomness comes from a ``torch.Generator`` argument (ActionChunks draws none itself: its sampler does).
 """
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
-__all__ = ["mppi", "cem", "refine_from_prior", "shift", "mppi_weights"]
+__all__ = ["mppi", "cem", "refine_from_prior", "shift", "mppi_weights", "ActionChunks"]
 
 Score = Callable[[torch.Tensor], torch.Tensor]
 
@@ -96,3 +103,56 @@ def refine_from_prior(score: Score, candidates: torch.Tensor, *, sigma: float, i
 def shift(plan: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
     """Receding-horizon warm start: drop the first action of ``plan`` (E, H, A), append ``fill``."""
     return torch.cat([plan[:, 1:], torch.full_like(plan[:, :1], fill)], 1)
+
+
+class ActionChunks:
+    """Hand out the actions of predicted windows one step at a time, a new window every ``execute`` steps.
+
+    Diffusion Policy's receding horizon (Chi et al. 2023, "closed-loop action-sequence prediction"; in the
+    authors' code ``predict_action`` of the policies and the environments' ``MultiStepWrapper``): from the last
+    ``To`` observations the policy predicts ``Tp`` actions, ``action_pred[:, To - 1 : To - 1 + Ta]`` of them are
+    executed one per environment step with no new observation read in between, and the policy is queried again
+    from the observation reached (their defaults ``Tp = 16``, ``To = 2``, ``Ta = 8``; the window's index 0 is the
+    oldest observation's step, so index ``To - 1`` is the current one: the image policies fix the start there, the
+    low-dimensional ones through ``oa_step_convention: True`` in the authors' configs, whose class default would
+    start one step later, at ``To``). Here the sampler is conditioned on the current observation alone (``To = 1``):
+    its window starts at the current step, and the executed chunk is ``window[:, 0:Ta]``, the same actions (the
+    current step's and the ``Ta - 1`` after it) that the authors' index ``To - 1`` selects.
+
+    Parameters
+    ----------
+    sample : ``sample(obs) -> window``: the predicted windows ``(E, Tp, A)`` (a torch tensor or numpy array) of
+        ``E`` problems from their observations ``obs``; ``window[:, 0]`` is the action for the step of ``obs``.
+    execute : ``Ta``, the actions executed from each window before the next is drawn (``1 <= Ta <= Tp``; 1 draws
+        at every step, a closed-loop policy).
+
+    Calling the object with the current observations ``obs`` returns the actions ``(E, A)`` to take now: a new
+    window is drawn at the first call (an episode's start) and after ``Ta`` actions of the current one were handed
+    out; otherwise ``obs`` is not read. A batch of problems shares one schedule (the authors' vectorised
+    environments step their chunks in lockstep too); a problem whose episode ended simply ignores its actions.
+    ``reset()`` forgets the window (call it when new episodes start). ``drawn`` counts the windows drawn.
+    """
+
+    def __init__(self, sample: Callable[[Any], Any], execute: int):
+        if isinstance(execute, bool) or not isinstance(execute, numbers.Integral) or execute < 1:
+            raise ValueError(f"ActionChunks: execute (Ta, actions executed per window) must be an integer >= 1; "
+                             f"got {execute!r}")
+        self.sample, self.execute = sample, int(execute)
+        self.drawn = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the current window: the next call draws one (an episode's start)."""
+        self.window, self.used = None, 0
+
+    def __call__(self, obs: Any) -> Any:
+        if self.window is None or self.used == self.execute:
+            window = self.sample(obs)
+            if window.ndim != 3 or window.shape[1] < self.execute:
+                raise ValueError(f"ActionChunks: the sampler must return windows (E, Tp, A) with Tp >= execute = "
+                                 f"{self.execute}; got shape {tuple(window.shape)}")
+            self.window, self.used = window, 0
+            self.drawn += 1
+        action = self.window[:, self.used]  # (E, A)
+        self.used += 1
+        return action

@@ -25,7 +25,9 @@ one. The scripted controllers are classic textbook ones:
 
 Methods: ``gtp``, ``mppi``, ``cem`` as on the maze (gtp with its warm start); ``diffusion_policy`` the
 state-conditioned prior executed directly (these tasks are defined by their reward and have no goal state
-to condition on, unlike the maze's goal-conditioned policy); ``expert`` (the scripted
+to condition on, unlike the maze's goal-conditioned policy), as Diffusion Policy's authors execute a policy:
+``plan.policy_execute`` actions of each sampled window open loop, then a new window (8 of the prior's 10 at
+small, 8 of 16 at paper; :mod:`repro.papers.gtp.experiment`); ``expert`` (the scripted
 controller without noise: a reference, not an optimum; these tasks have no exact optimum here);
 ``random`` (uniform actions, the floor); ``td3bc``, the model-free offline baseline (TD3+BC,
 :mod:`repro.rl.td3bc`) trained on the same dataset, one actor forward pass per decision (it plans

@@ -36,6 +36,7 @@ bucket of fewest steps, beside the goal-agnostic prior's and the dataset's own t
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from repro.papers.gtp.experiment import window_starts
 from repro.papers.gtp.maze import Maze, move
 from repro.rl.diffusion_prior import ActionDiffusion
 from repro.rl.hindsight import future_rows
+from repro.rl.planners import ActionChunks
 from repro.rl.world_model import WorldModel
 from repro.seeding import torch_generator
 from repro.stats.rank import spearman
@@ -186,8 +188,9 @@ def goal_policy_diagnostic(policy: ActionDiffusion, prior: ActionDiffusion, maze
                            execute: int = 1, loss_repeats: int = 8) -> dict[str, Any]:
     """The goal-conditioned diffusion policy on hindsight (start, goal) pairs of its own dataset (module docstring).
 
-    ``execute``: actions carried out from each sampled sequence before the next is drawn (the baseline executes
-    1; Diffusion Policy's authors execute 8 of 16). Closed-loop success counts a pair reached when the goal's
+    ``execute``: actions carried out from each sampled sequence before the next is drawn
+    (:class:`repro.rl.planners.ActionChunks`, as the baseline executes ``plan.policy_execute``; Diffusion Policy's
+    authors execute 8 of 16). Closed-loop success counts a pair reached when the goal's
     cell is entered within ``ceil(limit_factor * T*)`` steps from the start's lattice point, ``T*`` the fewest
     steps there (BFS); the dataset's own trajectory counts the steps from the pair's start row to its first
     entry into that cell (at most the goal's row)."""
@@ -235,17 +238,19 @@ def goal_policy_diagnostic(policy: ActionDiffusion, prior: ActionDiffusion, maze
     own = np.array([np.flatnonzero(maze.in_box(data["next_observations"][r:e + 1], b))[:1].tolist() or [e - r + 1]
                     for r, e, b in zip(rows, ends, boxes)])[:, 0] + 1
     reached = {"data": own <= limit}
+
+    def window(model, cond, gen, xy):  # one sampled window (E, horizon, A) from the states xy
+        drawn = model.sample(torch.as_tensor(cond(xy), dtype=torch.float32), 1, gen)[:, 0].numpy()
+        return drawn.reshape(len(xy), horizon, -1)
+
     for name, model, cond in (("policy", policy, lambda xy: np.concatenate([xy, g], 1)), ("prior", prior, lambda xy: xy)):
-        gen, xy = torch_generator(seed), xy0.copy()
-        done, plan = np.zeros(len(xy), dtype=bool), None
+        xy, done = xy0.copy(), np.zeros(len(xy0), dtype=bool)
+        chunks = ActionChunks(partial(window, model, cond, torch_generator(seed)), execute)
         for t in range(int(limit.max(initial=0))):
             live = ~done & (t < limit)
             if not live.any():
                 break
-            if t % execute == 0:
-                plan = model.sample(torch.as_tensor(cond(xy), dtype=torch.float32), 1, gen)[:, 0].numpy()
-                plan = plan.reshape(len(xy), horizon, -1)
-            xy = np.where(live[:, None], move(maze, xy, plan[:, t % execute]), xy)
+            xy = np.where(live[:, None], move(maze, xy, chunks(xy)), xy)
             done |= live & inside(xy)
         reached[name] = done
     out["success"] = {k: {"all": float(v.mean()) if len(v) else float("nan"),

@@ -6,9 +6,10 @@ its own offline-trained state of one (task, seed) and runs ``rounds`` rounds. In
 
 1. acts in the true environment for ``episodes`` episodes of the task's length (the planners ``gtp``,
    ``mppi``, ``cem`` and the prior used as a policy ``diffusion_policy`` exploring as they plan, i.e.
-   through their own sampling; ``td3bc`` by its actor plus TD3's Gaussian exploration noise of sd
-   ``explore``, clipped to [-1, 1]); the reset seeds of the collection are shared by every method of
-   the unit (paired), fresh each round, and differ from the evaluation's;
+   through their own sampling (the diffusion policy in its chunks of ``plan.policy_execute`` actions);
+   ``td3bc`` by its actor plus TD3's Gaussian exploration noise of sd ``explore``, clipped to [-1, 1]); the
+   reset seeds of the collection are shared by every method of the unit (paired), fresh each round, and differ
+   from the evaluation's;
 2. appends exactly those transitions (new episode ids) to its own copy of the dataset;
 3. updates the models it learns, continuing from their current weights (fresh optimiser state) for a
    fixed number of gradient steps on minibatches drawn uniformly from the union (offline + online):
