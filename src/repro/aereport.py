@@ -370,8 +370,9 @@ def overview_svg(entries: list[PaperEntry]) -> str:
     return "".join(out)
 
 
-def figure_thumbnail(pdf: str | Path, width_px: int = 640) -> str | None:
-    """The first page of ``pdf`` as a PNG data URI (``None`` when the file is absent or unreadable)."""
+def figure_thumbnail(pdf: str | Path, width_px: int = 640, colors: int = 128) -> str | None:
+    """The first page of ``pdf`` as a PNG data URI (``None`` when the file is absent or unreadable), in a
+    palette of ``colors`` (a plot's flat colours survive it; the page is a third of its full-colour size)."""
     import pypdfium2 as pdfium
 
     pdf = Path(pdf)
@@ -380,7 +381,7 @@ def figure_thumbnail(pdf: str | Path, width_px: int = 640) -> str | None:
     try:
         doc = pdfium.PdfDocument(str(pdf))
         page = doc[0]
-        image = page.render(scale=width_px / page.get_width()).to_pil()
+        image = page.render(scale=width_px / page.get_width()).to_pil().convert("RGB").quantize(colors=colors)
         buf = io.BytesIO()
         image.save(buf, format="PNG", optimize=True)
         doc.close()
