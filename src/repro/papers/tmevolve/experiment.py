@@ -453,9 +453,12 @@ def check_paired(summaries: dict[str, dict[str, dict]]) -> None:
 
 
 def _fmt(s: dict | None) -> str:
-    if not s or is_missing(s.get("mean")):  # not run, or not defined for the task (null)
+    """A run's cell: mean +- sd over its units. Missing where the run is not built or its metric is defined on no
+    unit (null); the sd alone where the metric is defined on one unit only (a fold without a comparable pair or
+    with one class has none: nan, so the sd over the others is null)."""
+    if not s or is_missing(s.get("mean")):
         return MISSING
-    return f"{s['mean']:.3f} +- {s['sd']:.3f}"
+    return f"{s['mean']:.3f} +- " + (MISSING if is_missing(s.get("sd")) else f"{s['sd']:.3f}")
 
 
 def make_tables(metrics: dict, cfg: dict) -> dict[str, pd.DataFrame]:
