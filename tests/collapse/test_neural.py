@@ -12,7 +12,8 @@ import yaml
 
 from repro.io import read_json, write_json
 from repro.papers.collapse import grid
-from repro.papers.collapse.figures import fig4_table
+from repro.papers.collapse.experiment import run_recursion, summarise
+from repro.papers.collapse.figures import fig4_table, table1
 from repro.nn.generative import DDPM, VAE, VaDE, forward_marginal, train_classifier
 from repro.papers.collapse.neural import (NeuralConfig, _change, _class_stats, auc, check_pool, draw_real, neural_generations_table,
                                           prediction_auc, prepare_pool, run_neural, summarise_neural, train)
@@ -263,6 +264,26 @@ def test_a_failed_diagnostic_read_back_from_its_json_is_missing_not_a_crash(tmp_
     table = neural_generations_table(back)
     # 35 rows: the LLC is measured at generations 0, 2, 4 and failed once; no run measured the Hessian but one, which failed
     assert table["llc"].isna().sum() == 7 * 2 + 1 and table["hessian_max"].isna().all()
+
+
+def test_table1_of_a_neural_grid_without_a_fraction_between_0_and_1(tmp_path):
+    """Fractions [0, 1] (the schema allows them: synthetic only and the fresh-data-only control): there is no
+    injected arm and metrics.json holds injected_fraction null; Table 1 lists the two arms there are (it formatted
+    the missing fraction and failed). LLC 10, 9, 8 and 10, 10, 9.5 at generations 0, 2, 4: changes -2 and -0.5."""
+    runs = [_fake_run("vae", inject, s, [10.0, 9.0, 8.0] if inject == 0 else [10.0, 10.0, 9.5], [5.0, 4.0, 3.0])
+            for inject in (0.0, 1.0) for s in range(6)]
+    mixture = [run_recursion({"weights": [0.5, 0.5], "n": 50, "generations": 2}, inject=0.0, replicate=0, seed=1,
+                             diagnosed=False)]
+    metrics, _ = summarise(mixture)
+    metrics["neural"] = summarise_neural(runs)
+    write_json(tmp_path / "metrics.json", metrics)
+    back = read_json(tmp_path / "metrics.json")
+    assert back["neural"]["vae"]["injected_fraction"] is None
+    table = table1(back).set_index("quantity")
+    neural = [q for q in table.index if q.startswith("neural vae: ")]
+    assert {q.rsplit(", ", 1)[1] for q in neural} == {"synthetic only", "fresh data only (fraction 1)"}
+    assert table.loc["neural vae: LLC(G) - LLC(0), synthetic only", "estimate"] == pytest.approx(-2.0)
+    assert table.loc["neural vae: LLC(G) - LLC(0), fresh data only (fraction 1)", "estimate"] == pytest.approx(-0.5)
 
 
 def test_a_draw_the_pool_cannot_supply_is_refused_before_training():

@@ -8,15 +8,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from repro.data.fixtures import DRIFTBENCH_BRIEF, driftbench_release, release_kbv
+from repro.io import read_json, write_json
 from repro.papers.driftbench.agents import AgentProfile, ScriptedAgent
 from repro.papers.driftbench.briefs import load_briefs
-from repro.papers.driftbench.experiment import aggregate, judge_runs, read_release, release_dict, write_release
+from repro.papers.driftbench.experiment import (aggregate, briefs_from_dicts, judge_runs, read_release, release_dict,
+                                                write_release)
 from repro.papers.driftbench.grid import release_files
 from repro.papers.driftbench.harness import CONDITIONS, Generation, run_condition
+from repro.papers.driftbench.scoring import judge_verdicts
 
 BRIEFS = load_briefs()[:4]
 
@@ -58,6 +62,33 @@ def test_a_release_without_checks_still_gives_kbv_from_the_judge(tmp_path):
     assert all(not b.checks for b in briefs)
     metrics, runs, _, _ = aggregate(t, s, briefs, ["m1"])
     assert runs.adherence.isna().all() and runs.kbv.notna().any()
+
+
+def test_a_run_the_judge_could_not_score_is_unscored_after_the_release_rule_not_a_crash(tmp_path):
+    """The rule judge that decides nothing scores a run NaN (judge_verdicts); the release rule writes the whole
+    release as one JSON (null there), which the aggregate reads back: that run keeps its row with the judge's
+    columns missing and is left out of the judge's KBV count, the same tables as when the NaN never went
+    through JSON."""
+    runs, scores = release_runs()
+    k = next(i for i, s in enumerate(scores) if s["condition"] == PRESSURE)  # a run with probes: its KBV counts
+    undecided = scores[k]["run_id"]
+    scores[k] |= judge_verdicts({}, next(b for b in BRIEFS if b.id == scores[k]["brief_id"]))
+    write_release(tmp_path / "release", BRIEFS, runs, scores)
+    write_json(tmp_path / "release.json", release_dict(tmp_path / "release"))
+    release = read_json(tmp_path / "release.json")
+    assert next(s for s in release["scores"] if s["run_id"] == undecided)["j_constraint_adherence"] is None
+    _, got, _, table = aggregate(release["transcripts"], release["scores"], briefs_from_dicts(release["briefs"]), ["m1"])
+    _, want, _, want_table = aggregate(runs, scores, BRIEFS, ["m1"])
+    pd.testing.assert_frame_equal(got.sort_values("run_id").reset_index(drop=True),
+                                  want.sort_values("run_id").reset_index(drop=True))
+    by_cell = ["model", "condition"]
+    pd.testing.assert_frame_equal(table.sort_values(by_cell).reset_index(drop=True),
+                                  want_table.sort_values(by_cell).reset_index(drop=True))
+    row = got.set_index("run_id").loc[undecided]
+    assert np.isnan(row.judge_adherence) and np.isnan(row.judge_complexity) and np.isnan(row.kbv)
+    cell = table.set_index(by_cell).loc[("m1", PRESSURE)]
+    pressure = got[got.condition == PRESSURE]
+    assert cell.runs == len(pressure) and cell.kbv_n == pressure.kbv.notna().sum() < len(pressure)
 
 
 def _strip_checks(text: str) -> str:

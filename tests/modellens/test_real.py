@@ -7,7 +7,8 @@ import torch
 from scipy.stats import spearmanr
 
 import repro.methods.modellens as mlm
-from repro.papers.modellens.experiment import SPLITS, ablation_table, hashed_text_embedding
+from repro.io import read_json, write_json
+from repro.papers.modellens.experiment import SPLITS, ablation_table, evaluate_truth, hashed_text_embedding
 from repro.papers.modellens.real import _family, _size, prepare_real, read_real, real_split
 from repro.papers.modellens.synth import LeaderboardConfig, leaderboard_dump, simulate_leaderboard
 
@@ -122,3 +123,29 @@ def test_ablation_table_pairs_by_seed():
     abl[1]["method_seed"] = 99
     with pytest.raises(ValueError, match="another method seed"):
         ablation_table(runs, abl, 10)
+
+
+def test_ablation_table_leaves_out_a_seed_without_a_value_read_back_from_its_json(tmp_path):
+    """NDCG@10 of a split whose groups all have fewer than 10 candidates is undefined (NaN, evaluate_truth), null in
+    the seed's JSON: the NDCG@10 rows are over the other seeds, paired, with n_seeds saying how many; tau_top,
+    defined everywhere, keeps every seed."""
+    rng = np.random.default_rng(0)
+    runs, abl = {}, {}
+    for s, n_candidates in enumerate((12, 5, 12)):  # seed 1: groups of 5 candidates, no NDCG@10
+        truth = [rng.normal(size=n_candidates) for _ in range(4)]
+        full = evaluate_truth([(q, q + 0.3 * rng.normal(size=q.size)) for q in truth], [10])
+        text = evaluate_truth([(q, q + 1.0 * rng.normal(size=q.size)) for q in truth], [10])
+        runs[s] = {"data_seed": s, "method_seed": s + 10, "metrics": {"modellens": {"unseen_unseen": full}}}
+        abl[s] = {"data_seed": s, "method_seed": s + 10, "metrics": {"no_text": {"unseen_unseen": text}}}
+    assert np.isnan(runs[1]["metrics"]["modellens"]["unseen_unseen"]["ndcg@10"])
+    write_json(tmp_path / "runs.json", {"runs": runs, "ablations": abl})
+    back = read_json(tmp_path / "runs.json")
+    table = ablation_table(*({int(s): r for s, r in back[k].items()} for k in ("runs", "ablations")), 10)
+    ndcg = table[table.metric == "ndcg@10"].set_index("variant")
+    value = {(m, s): (runs if m == "modellens" else abl)[s]["metrics"][m]["unseen_unseen"]["ndcg@10"]
+             for m in ("modellens", "no_text") for s in (0, 2)}
+    assert ndcg.loc["full", "n_seeds"] == ndcg.loc["no_text", "n_seeds"] == 2
+    assert ndcg.loc["full", "mean"] == pytest.approx((value["modellens", 0] + value["modellens", 2]) / 2)
+    assert ndcg.loc["no_text", "diff"] == pytest.approx(
+        np.mean([value["no_text", s] - value["modellens", s] for s in (0, 2)]))
+    assert (table[table.metric == "tau_top"].n_seeds == 3).all()

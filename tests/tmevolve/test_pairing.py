@@ -65,3 +65,21 @@ def test_a_diagnostic_no_fold_could_measure_is_dropped_and_one_some_could_is_ave
     assert "ari_final" not in out and "ari_tiles" not in out and "ari_final_per_unit" not in out
     assert out["ari_q0"] == pytest.approx(0.2) and out["train_s"] == pytest.approx(2.0)
     assert out["ari_q0_per_unit"]["ids"] == ["fold0", "fold1", "fold2"]  # the null unit is left out by the checker
+
+
+def test_tables_print_a_run_measured_on_one_unit_with_its_sd_missing(tmp_path):
+    """A fold without a comparable pair has no C-index (nan); a run with one fold measured has a mean and no sd (nan,
+    null in metrics.json). Table 1 prints the mean and n/a for the sd (it formatted the null and failed)."""
+    from repro.papers.tmevolve.experiment import make_tables
+
+    seeds = {(0, f): f for f in range(3)}
+    tmevolve = _summary("tmevolve", seeds, 0.7)
+    lonely = summarize_folds([{"metric": 0.64 if f == 0 else float("nan"), "metric_name": "c_index", "method": "abmil",
+                               "id": unit_id(r, f), "repeat": r, "fold": f, "seed": s, "diagnostics": {}}
+                              for (r, f), s in sorted(seeds.items())])
+    cfg = {**CFG, "tasks": ["survival"], "methods": ["abmil", "tmevolve"], "grid": {"task": "survival", "Q": [], "K": []}}
+    write_json(tmp_path / "metrics.json", aggregate_metrics({"spatial": {"survival": {"abmil": lonely,
+                                                                                     "tmevolve": tmevolve}}}, cfg))
+    table = make_tables(read_json(tmp_path / "metrics.json"), cfg)["table1"].set_index("method")["survival (c_index)"]
+    assert table["abmil"] == "0.640 +- n/a"
+    assert table["tmevolve"] == "0.710 +- 0.010"  # 0.70, 0.71, 0.72

@@ -31,6 +31,7 @@ import torch
 
 from repro.claims import sample
 from repro.methods.mil import SlideBag, create_mil_model
+from repro.missing import as_float
 
 __all__ = ["CohortData", "prepare_cohort", "save_prepared", "load_prepared", "make_folds", "fold_of", "MILTask", "fit_fold", "FoldResult",
            "summarize_folds", "region_ari", "tile_ari", "FIDELITY_KEYS"]
@@ -307,7 +308,7 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
 
 def summarize_folds(results: list[dict]) -> dict:
     """Mean, sample sd and per-fold values of each fold's ``metric`` and diagnostics."""
-    vals = np.array([r["metric"] if r["metric"] is not None else np.nan for r in results], float)
+    vals = np.array([as_float(r["metric"]) for r in results])  # an undefined metric (null) stays missing
     ids = [r.get("id") or f"fold{r.get('fold', i)}" for i, r in enumerate(results)]
     unit = "fold_seed" if any("id" in r for r in results) else "fold"
     # the folds overlap in their training slides: the checker widens their intervals (Nadeau-Bengio)
@@ -321,7 +322,7 @@ def summarize_folds(results: list[dict]) -> dict:
         if all(key in r["diagnostics"] for r in results):
             # a diagnostic a fold could not measure (nan; null once read back from its JSON), e.g. the region ARIs on
             # slides without ground-truth patch types: left out of the mean, and the key dropped if no fold has it
-            per_fold = [np.nan if r["diagnostics"][key] is None else float(r["diagnostics"][key]) for r in results]
+            per_fold = [as_float(r["diagnostics"][key]) for r in results]
             if np.isnan(per_fold).all():
                 continue
             out[key] = float(np.nanmean(per_fold))

@@ -60,6 +60,7 @@ import pandas as pd
 
 from repro import claims
 from repro.config import from_dict
+from repro.missing import as_float
 from repro.methods.gmm import chart_size, em_fit, fisher_information, loss_and_grad, mean_block, to_chart
 from repro.papers.collapse.synth import planted_mixture
 from repro.stats.intervals import min_units, wilson_interval
@@ -200,7 +201,7 @@ def generations_table(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def _finite(value) -> bool:
     """A number that is neither NaN nor missing (NaN reads back from JSON as null)."""
-    return value is not None and math.isfinite(value)
+    return math.isfinite(as_float(value))
 
 
 def _slope(x: np.ndarray, y: np.ndarray) -> float:

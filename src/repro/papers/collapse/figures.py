@@ -193,10 +193,12 @@ def table1(metrics: dict) -> pd.DataFrame:
         if model == "n_runs":
             continue
         for arm in ("synthetic_only", "injected", "fresh_only"):
-            arm_label = {"synthetic_only": "synthetic only", "fresh_only": "fresh data only (fraction 1)"}.get(
-                arm, f"fresh-data fraction {node['injected_fraction']:g}")
+            if arm not in node:  # not in the grid (without a fraction between 0 and 1, injected_fraction is null)
+                continue
+            arm_label = (f"fresh-data fraction {node['injected_fraction']:g}" if arm == "injected" else
+                         {"synthetic_only": "synthetic only", "fresh_only": "fresh data only (fraction 1)"}[arm])
             for key, label in NEURAL_TABLE_ROWS.items():
-                if key not in node.get(arm, {}):
+                if key not in node[arm]:
                     continue
                 est, lo, hi, n = _summary(node[arm][key])
                 rows.append({"quantity": f"neural {model}: {label}, {arm_label}", "estimate": est, "low": lo,

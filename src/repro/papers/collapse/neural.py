@@ -80,6 +80,7 @@ import torch
 from torch import nn
 
 from repro.config import from_dict
+from repro.missing import as_float
 from repro.papers.collapse.experiment import trend_change
 from repro.nn.generative import DDPM, VAE, SampleClassifier, VaDE, train_classifier
 from repro.stats.loss_geometry import LossGeometry, effective_rank
@@ -351,7 +352,7 @@ def neural_generations_table(records: list[dict[str, Any]]):
             row = {"model": r["model"], "inject": r["inject"], "seed": r["seed_index"], "generation": g["generation"]}
             top = g.get("hessian_top") or [None]
             for c in NEURAL_COLUMNS:
-                row[c] = _measured({c: top[0]}, c) if c == "hessian_max" and "hessian_top" in g else _measured(g, c)
+                row[c] = as_float(top[0]) if c == "hessian_max" and "hessian_top" in g else as_float(g.get(c))
             rows.append(row)
     return pd.DataFrame(rows).sort_values(["model", "inject", "seed", "generation"]).reset_index(drop=True)
 
@@ -394,16 +395,9 @@ def _seed_sample(values: dict[int, float], why: str):
     return claims.sample([ok[i] for i in ids], ids, "seed")
 
 
-def _measured(gen: dict, key: str) -> float:
-    """Diagnostic ``key`` of a generation's record; nan where it was not measured or failed (a failed one, recorded as
-    nan, reads back from the job's JSON as null)."""
-    value = gen.get(key)
-    return math.nan if value is None else float(value)
-
-
 def _change(gens: list[dict], key: str) -> float:
     """``key`` at generation G minus at generation 0; nan unless both are measured and finite."""
-    first, last = _measured(gens[0], key), _measured(gens[-1], key)
+    first, last = as_float(gens[0].get(key)), as_float(gens[-1].get(key))
     return float(last - first) if len(gens) >= 2 and np.isfinite(first) and np.isfinite(last) else math.nan
 
 
@@ -411,7 +405,7 @@ def _trend(gens: list[dict]) -> tuple[float, float]:
     """The LLC's least-squares trend over the diagnosed generations: (change over the horizon, that change / the fitted
     LLC at the first diagnosed generation); nan where fewer than 2 generations have a finite LLC (relative: or the
     fitted start is not positive)."""
-    pts = [(g["generation"], _measured(g, "llc")) for g in gens if np.isfinite(_measured(g, "llc"))]
+    pts = [(g["generation"], as_float(g.get("llc"))) for g in gens if np.isfinite(as_float(g.get("llc")))]
     if len(pts) < 2:
         return math.nan, math.nan
     g, v = np.array(pts, float).T
@@ -445,7 +439,7 @@ def summarise_neural(records: list[dict[str, Any]]) -> dict[str, Any]:
                                                  "have a finite LLC at two generations or more")
             m["llc_trend_rel"] = _seed_sample({s: _trend(r["generations"])[1] for s, r in rs.items()},
                                               "have a finite LLC at two generations or more and a positive fitted LLC(0)")
-            m["class_tv_final"] = _seed_sample({s: _measured(r["generations"][-1], "class_tv") for s, r in rs.items()},
+            m["class_tv_final"] = _seed_sample({s: as_float(r["generations"][-1].get("class_tv")) for s, r in rs.items()},
                                                "ran")
             m["digits_lost_final"] = _seed_sample({s: float(r["generations"][-1]["digits_lost"]) for s, r in rs.items()},
                                                   "ran")

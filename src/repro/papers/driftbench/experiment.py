@@ -32,6 +32,7 @@ import pandas as pd
 
 from repro.claims import interval, rate, sample
 from repro.config import from_dict
+from repro.missing import as_float
 from repro.papers.driftbench.agents import AgentProfile, ScriptedAgent
 from repro.papers.driftbench.briefs import Brief, brief_text
 from repro.papers.driftbench.harness import CONDITIONS, final_proposal, history, probe_replies
@@ -124,21 +125,18 @@ def run_table(transcripts: Sequence[dict], scores: Sequence[dict], briefs: Mappi
                "n_stretched": len(stretched_checks(final, brief)),
                "banned_taken": sum(bool(v) for k, v in checks.items() if k.startswith("b")),
                "adherence": checker_adherence(final, brief),
-               "judge_adherence": float(s["j_constraint_adherence"]),
-               "judge_complexity": float(s.get("j_complexity_inflation", math.nan)),
+               # NaN where the judge decided nothing (judge_verdicts): null once a release is read into one JSON
+               "judge_adherence": as_float(s["j_constraint_adherence"]),
+               "judge_complexity": as_float(s.get("j_complexity_inflation")),
                "tokens": token_count(final), "log_tokens": math.log1p(token_count(final)), "recall": recall,
                "judge_missed": missed, "checker_violations": violations}
         for name, below in ADHERENCE_THRESHOLDS.items():  # 1.0 / 0.0, NaN without a probe or a score
-            row[name] = _as_float(kbv(recall, row["judge_adherence"], adherence_below=below))
-            row[f"{name}_checker"] = _as_float(kbv(recall, row["adherence"], adherence_below=below))
+            row[name] = as_float(kbv(recall, row["judge_adherence"], adherence_below=below))
+            row[f"{name}_checker"] = as_float(kbv(recall, row["adherence"], adherence_below=below))
         rows.append(row)
     if not rows:
         raise ValueError("run_table: no run has both a transcript and a judge score")
     return pd.DataFrame(rows)
-
-
-def _as_float(flag: bool | None) -> float:
-    return math.nan if flag is None else float(flag)
 
 
 def recall_table(transcripts: Sequence[dict], briefs: Mapping[str, Brief]) -> pd.DataFrame:

@@ -29,6 +29,7 @@ import pandas as pd
 
 from repro import claims
 from repro.config import from_dict
+from repro.missing import as_float
 from repro.methods.grokking import (TASKS, GrokConfig, GrokTransformer, capacity_fit, count_parameters,
                                     crossing_point, fit_power_law, grokking_threshold, power_law_crossing,
                                     train_run)
@@ -70,10 +71,6 @@ def run_grokcap(cfg: dict[str, Any], *, task: str, width: int, replicate: int, d
 # Aggregation: runs -> per-width timescales, fits, crossing, threshold, capacity
 # ----------------------------------------------------------------------------------------------
 
-def _time(value) -> float:
-    return math.nan if value is None else float(value)
-
-
 def runs_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per run: task, width, seed, P, the times (NaN when censored) and their cap.
 
@@ -88,9 +85,9 @@ def runs_table(records: list[dict[str, Any]]) -> pd.DataFrame:
                      "variant": r.get("variant", "ours"), "time_unit": unit,
                      "n_train": int(r["n_train"]), "steps": int(r["steps"]), "max_steps": int(r["max_steps"]),
                      "cap": float(r.get("cap", r["max_steps"])),
-                     "t_train": _time(r["t_train"]), "t_val": _time(r["t_val"]),
-                     "t_train_step": _time(r.get("t_train_step", r["t_train"] if unit == "step" else None)),
-                     "t_val_step": _time(r.get("t_val_step", r["t_val"] if unit == "step" else None)),
+                     "t_train": as_float(r["t_train"]), "t_val": as_float(r["t_val"]),
+                     "t_train_step": as_float(r.get("t_train_step", r["t_train"] if unit == "step" else None)),
+                     "t_val_step": as_float(r.get("t_val_step", r["t_val"] if unit == "step" else None)),
                      "train_acc": r["train_acc"], "val_acc": r["val_acc"], "bits": r["bits"],
                      "dataset_bits": r["dataset_bits"]})
     if not rows:

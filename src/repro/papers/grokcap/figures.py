@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from repro.figures.style import Palette, legend, n_text, not_built, panel_letters, subplots
+from repro.missing import is_missing
+from repro.tables import MISSING
 
 __all__ = ["COLORS", "fig1_table", "fig1", "pick_widths", "fig2_table", "fig2", "fig3_table", "fig3", "table1"]
 
@@ -199,14 +201,9 @@ def fig3(df: pd.DataFrame, metrics: dict) -> plt.Figure:
 # Table 1: per width, P and the timescales; then the fits, crossing, threshold, capacity
 # ----------------------------------------------------------------------------------------------
 
-def _missing(value) -> bool:
-    """A metric that was not measured (JSON null, or NaN)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def _f(value, spec: str = ".3f") -> str:
-    """A number formatted, or "n/a" when missing."""
-    return "n/a" if _missing(value) else format(value, spec)
+    """A number formatted, or :data:`~repro.tables.MISSING` when missing (not measured: null, or NaN)."""
+    return MISSING if is_missing(value) else format(value, spec)
 
 
 def _fmt_time(entry: dict | None) -> str:
@@ -239,7 +236,7 @@ def table1(metrics: dict) -> pd.DataFrame:
     grok = metrics.get("grokking") or {}
     empirical = _f(cross.get("empirical_P"), ",.0f")
     for key, side in (("empirical_P_upper_bound", "<"), ("empirical_P_lower_bound", ">")):
-        if not _missing(cross.get(key)):  # the medians never cross in the grid: which side it lies on
+        if not is_missing(cross.get(key)):  # the medians never cross in the grid: which side it lies on
             empirical = f"{side} {cross[key]:,.0f} (outside the grid)"
     for label, value in (("crossing, medians", empirical),
                          ("crossing, power laws", _f(cross.get("power_law_P"), ",.0f")),

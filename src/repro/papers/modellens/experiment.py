@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from repro.claims import require_paired, sample
+from repro.missing import as_float
 from repro.stats.intervals import bootstrap_interval
 from repro.methods.modellens import name_tokens
 from repro.methods.recommenders import RECOMMENDERS, RecProblem, standardise
@@ -406,7 +407,11 @@ def table1(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
 
 def ablation_table(runs: dict[int, dict], ablation_runs: dict[int, dict], k: int) -> pd.DataFrame:
     """Each ablation beside the full ModelLens of the same seeds: NDCG@k and top-weighted tau per split,
-    and the paired difference (variant - full) with its 95% bootstrap interval over seeds."""
+    and the paired difference (variant - full) with its 95% bootstrap interval over seeds.
+
+    A seed without a value (NDCG@k where no group of the split has k candidates: NaN, null in the seed's
+    JSON) is left out of that row's mean and of its pairs; ``n_seeds`` counts the seeds a row is over, and a
+    split and metric that no seed has gets no row."""
     seeds = sorted(ablation_runs)
     if sorted(runs) != seeds:
         raise ValueError(f"ablation seeds {seeds} differ from the main runs' {sorted(runs)}")
@@ -417,38 +422,45 @@ def ablation_table(runs: dict[int, dict], ablation_runs: dict[int, dict], k: int
         ):
             raise ValueError(f"seed {s}: the ablation ran on other data or another method seed than the full model")
     variants = list(next(iter(ablation_runs.values()))["metrics"])
+
+    def values(by_seed: dict[int, dict], method: str, split: str, col: str) -> np.ndarray:
+        return np.array([as_float(by_seed[s]["metrics"][method].get(split, {}).get(col)) for s in seeds])
+
     rows = []
     for split in SPLITS:
         for col in (f"ndcg@{k}", "tau_top"):
-            full = np.array([runs[s]["metrics"]["modellens"].get(split, {}).get(col, np.nan) for s in seeds])
-            if np.isnan(full).any():
+            full = values(runs, "modellens", split, col)
+            have = ~np.isnan(full)
+            if not have.any():
                 continue
             rows.append(
                 {
                     "split": split,
                     "metric": col,
                     "variant": "full",
-                    "mean": full.mean(),
+                    "mean": full[have].mean(),
                     "diff": 0.0,
                     "low": np.nan,
                     "high": np.nan,
-                    "n_seeds": len(seeds),
+                    "n_seeds": int(have.sum()),
                 }
             )
             for v in variants:
-                x = np.array([ablation_runs[s]["metrics"][v][split][col] for s in seeds])
+                x = values(ablation_runs, v, split, col)
+                both = have & ~np.isnan(x)
+                d = x[both] - full[both]
                 row = {
                     "split": split,
                     "metric": col,
                     "variant": v,
-                    "mean": x.mean(),
-                    "diff": (x - full).mean(),
+                    "mean": x[both].mean() if both.any() else np.nan,
+                    "diff": d.mean() if both.any() else np.nan,
                     "low": np.nan,
                     "high": np.nan,
-                    "n_seeds": len(seeds),
+                    "n_seeds": int(both.sum()),
                 }
-                if len(seeds) >= 2:
-                    iv = bootstrap_interval(x - full, level=0.95, seed=0)
+                if both.sum() >= 2:
+                    iv = bootstrap_interval(d, level=0.95, seed=0)
                     row.update(low=iv.low, high=iv.high)
                 rows.append(row)
     return pd.DataFrame(rows)
