@@ -150,6 +150,15 @@ def test_empty_axes_fail_unless_they_say_why():
     assert "not built at this scale" in b.texts[0].get_text()
 
 
+def test_a_panel_in_a_subfigure_says_why_it_is_empty():
+    fig = new_figure("text", 2.0)
+    left, right = fig.subfigures(1, 2)
+    left.subplots().plot([0, 1], [0, 1])
+    empty = right.subplots()
+    not_built(empty, "no slide image")  # wrapped to the panel's width, which a subfigure does not have on its own
+    assert lint.check(fig) == [] and "no slide image" in empty.texts[0].get_text()
+
+
 def test_axes_whose_data_are_all_missing_are_empty():
     fig, ax = subplots(width="column", height=2.0)
     ax.plot([0, 1, 2], [np.nan, np.nan, np.nan], marker="o")

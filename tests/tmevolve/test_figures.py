@@ -34,3 +34,18 @@ def test_too_few_units_draw_no_interval_and_say_so():
     assert lint.uncertainty(fig) == lint.MISSING
     assert "no interval (too few units for 95%)" in _comparison_label(fig)
     assert lint.check(fig) == []
+
+
+def test_a_slide_without_ground_truth_titles_its_region_ari_missing_not_nan_and_says_why_b_is_empty():
+    """On a slide without ground-truth patch types (a real slide) the region ARIs are undefined (nan): the region
+    panels say "ARI n/a", and the tissue panel says why it is empty; a slide with them prints the ARI."""
+    patches, points, facts, thumb = tmevolve_inputs()
+    def titles(fig):  # panels (c) and (d), their letters in front
+        return [ax.get_title("left") for ax in fig.axes if ax.get_title("left")[4:].startswith("regions")]
+
+    assert titles(build_fig3(patches, points, facts, thumb)) == ["(c) regions, q = 0\n(ARI 0.12)",
+                                                                 f"(d) regions, q = {facts['Q']}\n(ARI 0.34)"]
+    unknown = patches.assign(truth=-1)
+    fig = build_fig3(unknown, points, {**facts, "ari_q0": float("nan"), "ari_final": float("nan")}, thumb)
+    assert titles(fig) == ["(c) regions, q = 0\n(ARI n/a)", f"(d) regions, q = {facts['Q']}\n(ARI n/a)"]
+    assert lint.check(fig) == []  # panel (b), with no tissue type to show, says so instead of empty axes

@@ -83,3 +83,18 @@ def test_tables_print_a_run_measured_on_one_unit_with_its_sd_missing(tmp_path):
     table = make_tables(read_json(tmp_path / "metrics.json"), cfg)["table1"].set_index("method")["survival (c_index)"]
     assert table["abmil"] == "0.640 +- n/a"
     assert table["tmevolve"] == "0.710 +- 0.010"  # 0.70, 0.71, 0.72
+
+
+def test_tables_print_a_run_of_one_fold_with_its_sd_missing_not_zero(tmp_path):
+    """A grid of one fold (one unit): the sd over it is undefined (null in metrics.json), and Table 1 prints it as
+    n/a, not as 0.000 (which reads as exact). Two folds give their sample sd as before."""
+    from repro.papers.tmevolve.experiment import make_tables
+
+    cfg = {**CFG, "tasks": ["survival"], "methods": ["abmil", "tmevolve"], "grid": {"task": "survival", "Q": [], "K": []}}
+    for seeds, cells in (({(0, 0): 0}, ("0.640 +- n/a", "0.700 +- n/a")),
+                         ({(0, 0): 0, (0, 1): 1}, ("0.645 +- 0.007", "0.705 +- 0.007"))):  # sd of two: 0.01 / sqrt(2)
+        runs = {"abmil": _summary("abmil", seeds, 0.64), "tmevolve": _summary("tmevolve", seeds, 0.7)}
+        assert (runs["abmil"]["sd"] > 0) == (len(seeds) > 1)   # NaN (one fold) compares false
+        write_json(tmp_path / "metrics.json", aggregate_metrics({"spatial": {"survival": runs}}, cfg))
+        table = make_tables(read_json(tmp_path / "metrics.json"), cfg)["table1"].set_index("method")["survival (c_index)"]
+        assert (table["abmil"], table["tmevolve"]) == cells

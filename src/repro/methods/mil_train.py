@@ -307,14 +307,18 @@ def _train_and_predict(method, task, train, test, fold, epochs, lr, weight_decay
 
 
 def summarize_folds(results: list[dict]) -> dict:
-    """Mean, sample sd and per-fold values of each fold's ``metric`` and diagnostics."""
+    """Mean, sample sd and per-fold values of each fold's ``metric`` and diagnostics.
+
+    The folds whose metric is undefined (null) are left out of the mean and the sd; the sd of one fold left is
+    undefined (NaN, null in the JSON; a table prints it as missing), not 0."""
     vals = np.array([as_float(r["metric"]) for r in results])  # an undefined metric (null) stays missing
+    defined = int(np.count_nonzero(~np.isnan(vals)))
     ids = [r.get("id") or f"fold{r.get('fold', i)}" for i, r in enumerate(results)]
     unit = "fold_seed" if any("id" in r for r in results) else "fold"
     # the folds overlap in their training slides: the checker widens their intervals (Nadeau-Bengio)
     sizes = [(r["diagnostics"].get("n_test"), r["diagnostics"].get("n_train")) for r in results]
     cv = float(np.mean([t / n for t, n in sizes])) if all(t and n for t, n in sizes) else None
-    out = {"mean": float(np.nanmean(vals)), "sd": float(np.nanstd(vals, ddof=1)) if len(vals) > 1 else 0.0,
+    out = {"mean": float(np.nanmean(vals)), "sd": float(np.nanstd(vals, ddof=1)) if defined > 1 else float("nan"),
            "folds": vals.tolist(), "metric": results[0]["metric_name"],
            "per_unit": sample(vals, ids, unit, cv=cv),
            "seeds": [r.get("seed") for r in results]}  # pairing across methods is checked on these

@@ -275,11 +275,13 @@ def aggregate_control(runs: dict[tuple[str, int], dict]) -> tuple[dict, pd.DataF
 
 
 def control_table(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Return (mean +- s.e. over seeds) per task and method, with planning compute per decision."""
+    """Return (mean +- s.e. over seeds) per task and method, with planning compute per decision.
+
+    Over one seed the s.e. is undefined: NaN, which the table prints as missing (never 0, which reads as exact)."""
     g = tidy.groupby(["task", "method"])
     out = pd.DataFrame({"return": g.ret.mean(), "return_se": g.ret.std(ddof=1) / np.sqrt(g.ret.count()),
                         "model_evals_per_decision": g.evals.mean(), "denoiser_calls_per_decision": g.denoiser.mean(),
                         "seeds": g.ret.count()}).reset_index()
     order = {m: i for i, m in enumerate(METHODS)}
     return out.sort_values(["task", "method"], key=lambda s: s.map(order) if s.name == "method" else s
-                           ).reset_index(drop=True).fillna(0.0)
+                           ).reset_index(drop=True)

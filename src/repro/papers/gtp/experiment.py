@@ -509,7 +509,9 @@ def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame]:
 
 
 def table1(tidy: pd.DataFrame, main_n: int) -> pd.DataFrame:
-    """Score and success (mean +- s.e. over seeds) per method at the main budget, with compute per decision."""
+    """Score and success (mean +- s.e. over seeds) per method at the main budget, with compute per decision.
+
+    Over one seed the s.e. is undefined: NaN, which the table prints as missing (never 0, which reads as exact)."""
     t = tidy[tidy.n_samples == main_n]
     per_seed = t.groupby(["method", "seed"]).agg(score=("score", "mean"), success=("success", "mean"),
                                                  evals=("evals", "mean"), denoiser=("denoiser", "mean")).reset_index()
@@ -519,4 +521,4 @@ def table1(tidy: pd.DataFrame, main_n: int) -> pd.DataFrame:
                         "model_evals_per_decision": g.evals.mean(), "denoiser_calls_per_decision": g.denoiser.mean(),
                         "seeds": g.score.count()}).reset_index()
     order = {m: i for i, m in enumerate(("oracle",) + METHODS)}
-    return out.sort_values("method", key=lambda s: s.map(order)).reset_index(drop=True).fillna(0.0)
+    return out.sort_values("method", key=lambda s: s.map(order)).reset_index(drop=True)

@@ -291,8 +291,13 @@ def aggregate(records: dict[int, dict], methods: list[str], models: list[str]
 
 
 def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
-    """Per model and defence: mean ± sd over seeds of utility, downstream trainability, cost, relearning and service columns."""
+    """Per model and defence: mean ± sd over seeds of utility, downstream trainability, cost, relearning and service columns.
+
+    A seed without a value (NaN) is left out of its cell; a cell over one seed has no sd and one over none no
+    mean: both print as missing (:func:`repro.tablecells.mean_spread_of`)."""
     import pandas as pd
+
+    from repro.tablecells import mean_spread_of
 
     cols = ["benign_acc", "downstream_acc", "time_s", "relearn_auc", "kappa_harmful_after", "kappa_benign_after", "rir"]
     cols += sorted(c for c in tidy.columns if c.startswith("service_harm_"))
@@ -300,7 +305,6 @@ def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
     for (model, method), g in tidy.groupby(["model", "method"], sort=False):
         row = {"model": model, "method": method, "n_params": int(g.n_params.iloc[0]), "n_seeds": len(g)}
         for c in cols:
-            v = g[c]
-            row[c] = f"{v.mean():.3g} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.2g}"
+            row[c] = mean_spread_of(g[c], "sd", fmt=".3g", spread_fmt=".2g", sep=" ± ")
         rows.append(row)
     return pd.DataFrame(rows)

@@ -520,8 +520,13 @@ def claim_intervals(metrics: dict[str, Any], claims: list) -> "pd.DataFrame":
 
 
 def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
-    """Per sequence and method: average accuracy, forgetting and BWT, mean ± sd over seeds."""
+    """Per sequence and method: average accuracy, forgetting and BWT, mean ± sd over seeds.
+
+    A seed without a value (NaN) is left out of its cell; a cell over one seed has no sd and one over none no
+    mean: both print as missing (:func:`repro.tablecells.mean_spread_of`)."""
     import pandas as pd
+
+    from repro.tablecells import mean_spread_of
 
     rows = []
     order = {m: k for k, m in enumerate(ORDER)}
@@ -530,7 +535,6 @@ def table1(tidy: "pd.DataFrame") -> "pd.DataFrame":
     ):
         row = {"sequence": sequence, "method": method, "n_seeds": len(g)}
         for c in ("avg_acc", "forgetting", "bwt"):
-            v = g[c].dropna()
-            row[c] = f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.3f}" if len(v) else "n/a"
+            row[c] = mean_spread_of(g[c], "sd", fmt=".3f", sep=" ± ")
         rows.append(row)
     return pd.DataFrame(rows)

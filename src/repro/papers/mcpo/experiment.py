@@ -37,6 +37,7 @@ from repro.claims import require_paired, sample
 from repro.papers.mcpo.safety import reference_gap, reference_quantity
 from repro.papers.mcpo.synth import Task, TaskConfig, make_task, sequence_logp
 from repro.rl.alpha_divergence import alpha_divergence, mcpo_loss, reverse_kl_pg_loss
+from repro.tablecells import mean_spread_of
 
 __all__ = ["TrainConfig", "alpha_key", "train_policy", "evaluate", "run_seed", "aggregate", "table1", "METRICS"]
 
@@ -232,7 +233,10 @@ def _summarise_safety(runs: dict[int, dict[str, Any]], alphas: list[float],
 
 
 def table1(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Mean +- s.e. over seeds of every metric per task and method (alphas in order, then baseline, oracle, floor)."""
+    """Mean +- s.e. over seeds of every metric per task and method (alphas in order, then baseline, oracle, floor).
+
+    A seed without a value (NaN) is left out of its cell; a cell over one seed has no s.e. and one over none no
+    mean: both print as missing (:func:`repro.tablecells.mean_spread_of`), never as ``nan``."""
     if "task" not in tidy.columns:
         tidy = tidy.assign(task="bandit")
     return pd.concat([_table1_task(part.dropna(axis=1, how="all").assign(alpha=part.alpha), task)
@@ -249,7 +253,6 @@ def _table1_task(tidy: pd.DataFrame, task: str) -> pd.DataFrame:
         part = tidy[tidy.method == method]
         row = {"task": task, "method": method, "alpha": part.alpha.iloc[0], "n_seeds": len(part)}
         for c in cols:
-            se = part[c].std(ddof=1) / np.sqrt(len(part)) if len(part) > 1 else float("nan")
-            row[c] = f"{part[c].mean():.3f} +- {se:.3f}"
+            row[c] = mean_spread_of(part[c], "se")
         out.append(row)
     return pd.DataFrame(out)

@@ -29,6 +29,7 @@ import pandas as pd
 
 from repro.claims import INTERVAL_COLUMNS, interval_rows, lookup_metric, sample
 from repro.data.captions import ImageCaptionCorpus, load_corpus
+from repro.tablecells import mean_spread
 
 __all__ = ["corpus_for_source", "tidy_recalls", "unit_id", "table1", "init_gap", "init_gap_units", "cost_table",
            "cost_summary", "unseen_sample", "summary_metrics", "claim_intervals", "RECALL_KEYS", "UNIT"]
@@ -83,7 +84,9 @@ def unit_id(distill_seed: int, run: int) -> str:
 
 
 def table1(tidy: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
-    """TR/IR@1,5,10 and mR under unseen initialisations, as "mean +- sd", one row per method and size."""
+    """TR/IR@1,5,10 and mR under unseen initialisations, as "mean +- sd", one row per method and size.
+
+    A row over one unit has no sd: it prints as missing (:func:`repro.tablecells.mean_spread`), never as 0."""
     unseen = tidy[tidy["init"] == "unseen"]
     stats = unseen.groupby(["method", "n_pairs", "metric"])["value"].agg(["mean", "std"]).reset_index()
     rows = []
@@ -91,7 +94,7 @@ def table1(tidy: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
         row = {"method": method, "pairs": n}
         for k in RECALL_KEYS:
             r = g[g["metric"] == k].iloc[0]
-            row[k] = f"{r['mean']:.1f} +- {0.0 if np.isnan(r['std']) else r['std']:.1f}"
+            row[k] = mean_spread(r["mean"], r["std"], fmt=".1f")
         rows.append(row)
     out = pd.DataFrame(rows)
     order = {m: i for i, m in enumerate(methods)}

@@ -26,6 +26,7 @@ import pandas as pd
 from repro.claims import require_paired, sample
 from repro.missing import as_float
 from repro.stats.intervals import bootstrap_interval
+from repro.tablecells import mean_spread_of
 from repro.methods.modellens import name_tokens
 from repro.methods.recommenders import RECOMMENDERS, RecProblem, standardise
 from repro.metrics.ranking import (
@@ -394,13 +395,15 @@ def aggregate(runs: dict[int, dict], cfg: dict) -> tuple[dict, pd.DataFrame, pd.
 
 
 def table1(tidy: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Mean +- s.e. over seeds of NDCG@k, Recall@k, Hit@k, Hit@1 and both taus, methods x splits."""
+    """Mean +- s.e. over seeds of NDCG@k, Recall@k, Hit@k, Hit@1 and both taus, methods x splits.
+
+    A seed without a value (NaN: no group with k candidates in that seed) is left out of its cell; a cell over
+    one seed has no s.e. and one over none no mean: both print as missing (:func:`repro.tablecells.mean_spread_of`)."""
     out = []
     for (m, split), g in tidy.groupby(["method", "split"], sort=True):
         row = {"method": m, "split": split, "n_seeds": len(g)}
         for col in (f"ndcg@{k}", f"recall@{k}", f"hit@{k}", "hit@1", "tau_bottom", "tau_top"):
-            x = g[col].dropna()  # NaN: no group with k candidates in that seed
-            row[col] = f"{x.mean():.3f} +- {x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else 0:.3f}"
+            row[col] = mean_spread_of(g[col], "se")
         out.append(row)
     return pd.DataFrame(out)
 

@@ -54,6 +54,7 @@ from repro.methods.unlearning import (
     unlearn,
 )
 from repro.papers.munkey.synth import forget_indices, make_regime
+from repro.tablecells import mean_spread_of
 
 __all__ = ["GAP_METRICS", "POST_HOC", "aggregate", "run_sweep", "run_unit", "table1"]
 
@@ -233,7 +234,10 @@ def aggregate(runs: dict[tuple[str, str, int], dict], sweeps: dict[tuple[str, in
 
 
 def table1(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Per regime, forget set and method: mean +- sd over seeds of Table 1's columns."""
+    """Per regime, forget set and method: mean +- sd over seeds of Table 1's columns.
+
+    A seed without a value (NaN) is left out of its cell; a cell over one seed has no sd and one over none no
+    mean: both print as missing (:func:`repro.tablecells.mean_spread_of`)."""
 
     cols = ["acc_forget", "acc_retain", "acc_test", "mia_auc", "mia_shadow", "canary_memorised", "gap_own", "gap_plain",
             "time_s"]
@@ -241,7 +245,6 @@ def table1(tidy: pd.DataFrame) -> pd.DataFrame:
     for (regime, fs, method), g in tidy.groupby(["regime", "forget_set", "method"], sort=True):
         row = {"regime": regime, "forget_set": fs, "method": method, "n_seeds": len(g)}
         for c in cols:
-            v = g[c].dropna()
-            row[c] = f"{v.mean():.3g} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.2g}" if len(v) else "n/a"
+            row[c] = mean_spread_of(g[c], "sd", fmt=".3g", spread_fmt=".2g", sep=" ± ")
         rows.append(row)
     return pd.DataFrame(rows)

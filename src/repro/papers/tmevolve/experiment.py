@@ -50,10 +50,10 @@ from repro.methods.tmevolve import DESIGN_CHOICES
 from repro.methods.tmevolve_variants import grid_name
 from repro.nn.graph import grid_neighbours, knn_neighbours
 from repro.papers.tmevolve.grid import ORACLES, SHUFFLED, base_method
-from repro.missing import is_missing
 from repro.metrics.survival import concordance_index, discretize, nll_survival_loss, risk_from_logits, time_bins
 from repro.registry import Registry
 from repro.tables import MISSING
+from repro.tablecells import mean_spread
 
 __all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shuffle_positions", "oracle_summaries",
            "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
@@ -454,11 +454,10 @@ def check_paired(summaries: dict[str, dict[str, dict]]) -> None:
 
 def _fmt(s: dict | None) -> str:
     """A run's cell: mean +- sd over its units. Missing where the run is not built or its metric is defined on no
-    unit (null); the sd alone where the metric is defined on one unit only (a fold without a comparable pair or
-    with one class has none: nan, so the sd over the others is null)."""
-    if not s or is_missing(s.get("mean")):
-        return MISSING
-    return f"{s['mean']:.3f} +- " + (MISSING if is_missing(s.get("sd")) else f"{s['sd']:.3f}")
+    unit (null); the sd alone where the metric is defined on one unit only (one fold in the grid, or the others
+    without a value: a fold without a comparable pair or with one class has none), so the sd is null
+    (:func:`repro.tablecells.mean_spread`)."""
+    return mean_spread(s.get("mean"), s.get("sd")) if s else MISSING
 
 
 def make_tables(metrics: dict, cfg: dict) -> dict[str, pd.DataFrame]:

@@ -1,8 +1,9 @@
 """TMEvolve Fig. 3 (our reconstruction, spec ``tmevolve.md``): one test slide's evolution, and C-index of every method.
 
 Panels: (a) the slide's thumbnail with the WSI stage's patch grid, each patch outlined in the colour
-of its ground-truth tissue (when the slide exists); (b) the ground-truth tissue type of each patch;
-(c) soft regions (argmax S) at q = 0; (d) after Q steps; (e) boundary flux magnitude
+of its ground-truth tissue (when the slide exists); (b) the ground-truth tissue type of each patch (said to be missing on a slide without them);
+(c) soft regions (argmax S) at q = 0; (d) after Q steps, each titled with its ARI against the tissue types
+("n/a" on a slide without ground-truth patch types); (e) boundary flux magnitude
 ``||sum_j rho_ij (W_f(h_j - h_i) + W_c(c_j - c_i))||``; (f) concept response a_i;
 (g) every method, position-shuffle control (hollow) and oracle or random score (grey) as its survival
 C-index minus the best baseline's, paired over the (repeat, fold) units, with the interval the survival
@@ -21,6 +22,8 @@ import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 
 from repro.figures.style import FLOOR, PALETTE, Palette, interval_err, legend, n_text, new_figure, not_built, panel_letters
+from repro.missing import is_missing
+from repro.tables import MISSING
 
 __all__ = ["COLORS", "build_fig3", "fig3_table"]
 
@@ -38,6 +41,12 @@ def _grid_image(df: pd.DataFrame, column: str, fill=np.nan) -> np.ndarray:
     img = np.full((df.gy.max() + 1, df.gx.max() + 1), fill, dtype=float)
     img[df.gy.to_numpy(), df.gx.to_numpy()] = df[column].to_numpy(dtype=float)
     return img
+
+
+def _ari(value) -> str:
+    """A region ARI as the panel title prints it: missing on a slide without ground-truth patch types (NaN), never
+    ``nan``."""
+    return MISSING if is_missing(value) else f"{value:.2f}"
 
 
 def fig3_table(patches: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
@@ -113,16 +122,19 @@ def build_fig3(patches: pd.DataFrame, points: pd.DataFrame, facts: dict, thumbna
         _thumbnail_panel(ax_thumb, thumbnail, patches, facts, type_cmap)
     else:
         not_built(ax_thumb, "no slide image (bags of features only)")
-    ax_truth.imshow(_grid_image(patches.assign(truth=patches.truth.where(patches.truth >= 0)), "truth"),
-                    cmap=type_cmap, vmin=-0.5, vmax=n_types - 0.5)
+    if (patches.truth >= 0).any():
+        ax_truth.imshow(_grid_image(patches.assign(truth=patches.truth.where(patches.truth >= 0)), "truth"),
+                        cmap=type_cmap, vmin=-0.5, vmax=n_types - 0.5)
+    else:  # a real slide: no patch has a ground-truth tissue type
+        not_built(ax_truth, "no ground-truth tissue type on this slide")
     ax_truth.set_title(f"tissue per patch\n(slide {facts['slide_id']})")
     shown = [i for i in range(len(types)) if (patches.truth == i).any()]
     handles = [plt.Rectangle((0, 0), 1, 1, color=type_cmap(i)) for i in shown]
     if handles:
         legend(top, where="below", handles=handles, labels=[types[i] for i in shown], handlelength=0.8,
                ncol=len(handles), title="tissue (a, b)")
-    for ax, col, title in ((ax_q0, "region_q0", f"regions, q = 0\n(ARI {facts['ari_q0']:.2f})"),
-                           (ax_final, "region_final", f"regions, q = {facts['Q']}\n(ARI {facts['ari_final']:.2f})")):
+    for ax, col, title in ((ax_q0, "region_q0", f"regions, q = 0\n(ARI {_ari(facts.get('ari_q0'))})"),
+                           (ax_final, "region_final", f"regions, q = {facts['Q']}\n(ARI {_ari(facts.get('ari_final'))})")):
         ax.imshow(_grid_image(patches, col), cmap=region_cmap, vmin=-0.5, vmax=facts["K"] - 0.5)
         ax.set_title(title)
     for ax, col, title, cmap in ((ax_flux, "flux", "boundary flux\n||Σ ρ (·)||", "magma"),

@@ -1,0 +1,31 @@
+"""munkey's Table 1: mean ± sd over seeds; one seed has no sd (missing, never 0), no seed no mean."""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from repro.papers.munkey.experiment import table1
+from repro.tables import MISSING
+
+COLS = ["acc_forget", "acc_retain", "acc_test", "mia_auc", "mia_shadow", "canary_memorised", "gap_own", "gap_plain",
+        "time_s"]
+
+
+def _tidy(values: dict[int, float]) -> pd.DataFrame:
+    return pd.DataFrame([{"regime": "natural", "forget_set": "random10", "method": "munkey", "seed": s,
+                          **dict.fromkeys(COLS, v)} for s, v in values.items()])
+
+
+def test_one_seed_has_a_missing_sd_and_no_seed_the_missing_marker():
+    row = table1(_tidy({0: 0.8125})).iloc[0]
+    assert all(row[c] == f"0.812 ± {MISSING}" for c in COLS)
+    assert table1(_tidy({0: 0.8125, 1: math.nan})).iloc[0]["acc_test"] == f"0.812 ± {MISSING}"
+    assert table1(_tidy({0: math.nan, 1: math.nan})).iloc[0]["acc_test"] == MISSING
+
+
+def test_two_seeds_give_the_sample_sd():
+    x = np.array([0.8125, 0.7])
+    row = table1(_tidy(dict(enumerate(x)))).iloc[0]
+    assert row.n_seeds == 2
+    assert all(row[c] == f"{x.mean():.3g} ± {abs(x[0] - x[1]) / math.sqrt(2):.2g}" for c in COLS)  # sd of two
