@@ -21,7 +21,8 @@ from repro.figures.lint import check
 from repro.figures.style import MISSING_GID
 from repro.io import write_json
 from repro.papers.opinion.experiment import aggregate, outcome
-from repro.papers.opinion.figures import fig2, sweep_table, table1
+from repro.papers.opinion.experiment import table1
+from repro.papers.opinion.figures import fig2, sweep_table
 from repro.papers.opinion.game import WAIT, GameConfig, OpinionGame
 from repro.papers.opinion.graphs import scale_free
 

@@ -2,8 +2,7 @@
 from repro.tables import save_csv, save_table
 from repro.io import read_json
 from repro.jobs import Job
-from repro.papers.opinion.experiment import aggregate, training_curves
-from repro.papers.opinion.figures import table1
+from repro.papers.opinion.experiment import aggregate, table1, training_curves
 
 job = Job.from_snakemake(snakemake)
 inp, out = snakemake.input, snakemake.output

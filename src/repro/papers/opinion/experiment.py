@@ -101,7 +101,7 @@ from repro.stats.rank import spearman
 
 __all__ = ["FamilyConfig", "TrainConfig", "graph_sampler", "train_agent", "evaluate_agent", "evaluate_baselines",
            "train_and_evaluate", "VARIANTS", "CURVES", "training_curves",
-           "outcome", "aggregate", "CENTRALITIES", "weight_rhos"]
+           "outcome", "aggregate", "CENTRALITIES", "weight_rhos", "MEASURED_BY", "UNDEFINABLE", "table1"]
 
 log = logging.getLogger(__name__)
 CENTRALITIES = ("degree", "eigenvector", "pagerank")
@@ -490,3 +490,29 @@ def train_and_evaluate(cfg: TrainConfig, family: str, alpha: float, variant: str
                           "last_belief_loss": history[-1]["belief_loss"], "iterations": len(history),
                           "curves": [{k: stats[k] for k in CURVES} for stats in history]}
     return save_policy(policy), record
+
+
+#: Quantities only some methods measure (the belief probe is the learned agents'); the others measure all.
+MEASURED_BY = {"lying_rate": tuple(VARIANTS)}
+
+#: Table 1's rates that can be undefined for a seed (no denominator): each gets the count of seeds where it is defined.
+UNDEFINABLE = ("agreement", "lying_rate", "contrary_rate", "label_bias")
+
+
+def table1(results: pd.DataFrame) -> pd.DataFrame:
+    """Table 1: every method per family and alpha: accuracy, agreement, lying and contrary rates, label bias.
+
+    Means over the seeds where each is defined (blank where none is), ``n_<rate>`` the count of those seeds
+    (blank where the method does not measure the rate: :data:`MEASURED_BY`), ``n_seeds`` all seeds.
+    """
+    cols = [c for c in ("accuracy", "agreement", "lying_rate", "contrary_rate", "label_bias", "mean_return")
+            if c in results]
+    keys = ["family", "alpha", "method"]
+    out = results.groupby(keys)[cols].mean().reset_index()
+    counts = results.groupby(keys)[[c for c in UNDEFINABLE if c in results]].count().reset_index()
+    for c in UNDEFINABLE:
+        if c in results:
+            n = counts[c].astype(float)
+            out[f"n_{c}"] = n.where(out.method.isin(MEASURED_BY[c])) if c in MEASURED_BY else n
+    out["n_seeds"] = results.groupby(keys).size().to_numpy()
+    return out

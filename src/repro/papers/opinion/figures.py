@@ -24,10 +24,10 @@ from matplotlib.lines import Line2D
 from repro.claims import Claim, claim_interval, lookup_metric
 from repro.figures.style import (FLOOR, REFERENCE, Palette, interval_err, legend, mark_missing, n_text, not_built,
                                  panel_letters, se_err, subplots)
-from repro.papers.opinion.experiment import VARIANTS
+from repro.papers.opinion.experiment import MEASURED_BY
 from repro.stats.intervals import min_units
 
-__all__ = ["COLORS", "MEASURED_BY", "sweep_table", "fig1", "fig2", "fig3_table", "fig3", "table1"]
+__all__ = ["COLORS", "sweep_table", "fig1", "fig2", "fig3_table", "fig3"]
 
 COLORS = Palette("opinion", {"marl_noop": "#E69F00", "bayes_honest": "#0072B2", "degroot": "#009E73",
                              "voter": "#CC79A7", "majority": "#56B4E9", "oracle": REFERENCE, "random": FLOOR,
@@ -36,8 +36,6 @@ ORDER = ("marl", "marl_noop", "bayes_honest", "degroot", "voter", "majority", "o
 QUANTITY_LABELS = {"lying_rate": "lying rate (belief probe)", "contrary_rate": "contrary to own signal"}
 QUANTITY_SHORT = {"lying_rate": "lying", "contrary_rate": "contrary"}
 FAMILY_TITLES = {"static": "static (scale-free)", "dynamic": "dynamic (camps, ties switching)"}
-#: Quantities only some methods measure (the belief probe is the learned agents'); the others measure all.
-MEASURED_BY = {"lying_rate": tuple(VARIANTS)}
 
 
 def sweep_table(results: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -200,26 +198,3 @@ def fig3(table: pd.DataFrame) -> plt.Figure:
                  f"{min_units(0.95)} seeds),\n{n_text(drawn, 'seed') if len(drawn) else 'no seed'}")
         legend(fig, where="right", title=title)
     return fig
-
-
-#: Table 1's rates that can be undefined for a seed (no denominator): each gets the count of seeds where it is defined.
-UNDEFINABLE = ("agreement", "lying_rate", "contrary_rate", "label_bias")
-
-
-def table1(results: pd.DataFrame) -> pd.DataFrame:
-    """Table 1: every method per family and alpha: accuracy, agreement, lying and contrary rates, label bias.
-
-    Means over the seeds where each is defined (blank where none is), ``n_<rate>`` the count of those seeds
-    (blank where the method does not measure the rate: :data:`MEASURED_BY`), ``n_seeds`` all seeds.
-    """
-    cols = [c for c in ("accuracy", "agreement", "lying_rate", "contrary_rate", "label_bias", "mean_return")
-            if c in results]
-    keys = ["family", "alpha", "method"]
-    out = results.groupby(keys)[cols].mean().reset_index()
-    counts = results.groupby(keys)[[c for c in UNDEFINABLE if c in results]].count().reset_index()
-    for c in UNDEFINABLE:
-        if c in results:
-            n = counts[c].astype(float)
-            out[f"n_{c}"] = n.where(out.method.isin(MEASURED_BY[c])) if c in MEASURED_BY else n
-    out["n_seeds"] = results.groupby(keys).size().to_numpy()
-    return out
