@@ -11,7 +11,7 @@ from repro.claims import main as claims_main
 from repro.claims import read_claim_file
 from repro.provenance import git_commit
 from repro.publish import publish
-from repro.staleness import BANNER_END, BANNER_START, banner, fingerprint, mark, paper_inputs, stale
+from repro.staleness import BANNER_END, BANNER_START, banner, fingerprint, is_report_file, mark, paper_inputs, stale
 from tests.conftest import REPO
 
 
@@ -74,6 +74,18 @@ def test_figure_and_table_code_is_left_out_unless_verdict_code_imports_it(tree):
     assert "src/repro/staleness.py" not in paper_inputs("cmcboot", REPO)  # the --stale command judges no claim
     (tree / "workflow/scripts/a/run.py").write_text("from repro.papers.a.figures import z\n")  # verdict code draws on it
     assert {"src/repro/papers/a/figures.py", "src/repro/unused.py"} <= set(paper_inputs("a", tree))
+
+
+def test_no_papers_verdicts_depend_on_figure_code():
+    """A verdict is read from what an aggregate computes, never from how a figure is drawn: were a paper's
+    verdict code to import its figures (or the shared style), every change to a figure would mark its
+    published verdicts stale."""
+    import yaml
+
+    keys = [p["key"] for p in yaml.safe_load((REPO / "workflow/papers.yaml").read_text())["papers"]]
+    drawn = {key: [f for f in paper_inputs(key, REPO) if f.startswith("src/repro/figures/")
+                   or (f.startswith(("src/repro/papers/", "workflow/scripts/")) and is_report_file(f))] for key in keys}
+    assert not {k: v for k, v in drawn.items() if v}, drawn
 
 
 def test_stale_names_exactly_the_papers_whose_inputs_changed(tree):
