@@ -273,8 +273,9 @@ def not_built(ax: plt.Axes, why: str, *, chars: int | None = None) -> None:
     for artist in [*ax.lines, *ax.patches, *ax.collections, *ax.images]:
         artist.remove()
     ax.set_axis_off()
-    if chars is None:  # wrap to the panel's width at the text's size
-        chars = max(16, int(ax.get_position().width * ax.figure.get_figwidth() * 72 / (0.55 * RC["font.size"])))
+    if chars is None:  # wrap to the panel's width at the text's size (a subfigure's ``figure`` is the root figure)
+        width = ax.figure.figure.get_figwidth()
+        chars = max(16, int(ax.get_position().width * width * 72 / (0.55 * RC["font.size"])))
     ax.text(0.5, 0.5, textwrap.fill(f"not built at this scale: {why}", chars), transform=ax.transAxes,
             ha="center", va="center", color="0.3", gid=NOT_BUILT_GID)
 
