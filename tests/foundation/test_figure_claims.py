@@ -86,7 +86,8 @@ def drawn_bars(ax) -> np.ndarray:
     out = []
     for c in ax.containers:
         x, y = (float(np.asarray(v, dtype=float)[0]) for v in c.lines[0].get_data())
-        seg = np.asarray(c.lines[2][0].get_segments()) if c.lines[2] else np.empty((0, 2, 2))
+        # a bar with missing bounds has one empty segment (matplotlib drops the NaN ends)
+        seg = np.asarray(c.lines[2][0].get_segments()).reshape(-1, 2, 2) if c.lines[2] else np.empty((0, 2, 2))
         out.append([x, y, seg[0, 0, 1], seg[0, 1, 1]] if len(seg) else [x, y, np.nan, np.nan])
     return np.array(out)
 
@@ -102,6 +103,9 @@ def test_draw_claims_draws_the_tables_bounds_and_the_claimed_relation(tmp_path):
     assert lint.check(fig) == [] and lint.uncertainty(fig) == lint.DRAWN
     assert [relation_text(r) for _, r in table.iterrows()] == ["> 0", "within 0 ± 0.05", "> 0", "> 0"]
     assert relation_text(table.iloc[1], short=True) == "in ±0.05" and no_interval_text(table, "seed") == ""
+    margin = {**table.iloc[0], "op": "noninferior", "tol": 5.0}  # a non-inferiority claim's label, in two lines
+    assert relation_text(margin) == "non-inferior to 0, margin 5"
+    assert relation_text(margin, short=True) == "non-inferior,\nmargin 5"
 
 
 def test_too_few_units_draw_the_estimate_without_a_bar_and_a_missing_one_as_na(tmp_path):

@@ -46,7 +46,7 @@ def test_each_claim_on_the_variant_is_drawn_with_the_interval_its_verdict_is_dec
         iv = results[row["claim"]].interval
         assert (row["estimate"], row["low"], row["high"], row["level"], row["n"]) == \
             (iv.estimate, iv.low, iv.high, iv.level, iv.n)
-        assert row["status"] == results[row["claim"]].status and row["threshold"] == 0.0
+        assert row["status"] == results[row["claim"]].status and row["threshold"] == 0.0 and np.isnan(row["tol"])
         assert "paired difference" in row["interval"] or row["claim"] == "gain_largest_early"
     table = fig1_table(pd.DataFrame(recovery), rows)
     assert set(table["quantity"]) == {"recovery", "claim"}
@@ -54,6 +54,12 @@ def test_each_claim_on_the_variant_is_drawn_with_the_interval_its_verdict_is_dec
     bars = [c for ax in fig.axes for c in ax.containers if isinstance(c, ErrorbarContainer)]
     drawn = sorted((float(seg[0][1]), float(seg[1][1])) for c in bars for seg in c.lines[2][0].get_segments())
     np.testing.assert_allclose(drawn, sorted(zip(rows["low"], rows["high"])))
+    # each claim's threshold dashed beside its point, and its claimed side under its label
+    levels = [seg[0][1] for ax in fig.axes for c in ax.collections for seg in c.get_segments()
+              if len(seg) == 2 and seg[0][1] == seg[1][1]]
+    assert levels == [0.0] * len(rows)
+    ticks = [t.get_text() for ax in fig.axes[3:] if ax.axison for t in ax.get_xticklabels()]
+    assert sorted(t.rsplit("(", 1)[1] for t in ticks) == sorted(f"{op} 0)" for op in rows["op"])
     assert lint.check(fig) == []
 
 

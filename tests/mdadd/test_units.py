@@ -25,6 +25,7 @@ from repro.papers.mdadd.experiment import (RECALL_KEYS, UNIT, claim_intervals, c
 from repro.papers.mdadd.grid import distill_params
 from repro.seeding import job_seed
 from tests.conftest import REPO
+from tests.foundation.test_figure_claims import drawn_bars
 
 BASELINES = ["random", "herding", "covmatch", "lors"]
 SEEN = {"random": 0, "herding": 0, "covmatch": 1, "lors": 2, "mdadd_noqueue": 1, "mdadd": 2}
@@ -122,15 +123,10 @@ def test_claims_decide_the_planted_effects_paired(metrics, tmp_path):
     assert r.interval.high - r.interval.low > 2 * paired_width  # pairing removes the shared init effect
 
 
-def _drawn(ax) -> np.ndarray:
-    """(x, low, high) of each error bar drawn in ``ax`` (in drawing order; NaN where none)."""
-    segments = [np.array(c.lines[2][0].get_segments()) for c in ax.containers]
-    return np.concatenate([np.c_[s[:, 0, 0], s[:, 0, 1], s[:, 1, 1]] for s in segments if len(s)])
-
-
 def test_figures_draw_the_interval_each_claim_is_decided_on(metrics, tmp_path):
-    """Fig. 1 (c) and Fig. 2 (b) draw the claims' paired differences with the bounds evaluate judges, through
-    the aggregate's table as the figures read it; the per-method bars are sd and say so."""
+    """Fig. 1 (c), Fig. 2 (b) and Fig. 3 (c) draw the claims' paired differences with the bounds evaluate judges,
+    and their claimed relations, through the tables as the figures read them (Figs. 1-2 the aggregate's, Fig. 3
+    its own from the timings); the per-method bars are sd and say so."""
     path = tmp_path / "metrics.json"
     path.write_text(json.dumps(metrics))
     claims = load_claims(REPO / "workflow/claims/mdadd.yaml", REPO / "workflow/schemas/claims.schema.yaml")
@@ -142,19 +138,37 @@ def test_figures_draw_the_interval_each_claim_is_decided_on(metrics, tmp_path):
         assert (row.estimate, row.low, row.high) == (iv.estimate, iv.low, iv.high), row.claim
     assert table.set_index("claim").loc["tr1_beats_baselines_100", "rhs_method"] == "covmatch"
     tidy = tidy_recalls(_records())
-    t1, t2 = figures.fig1_table(tidy, table), figures.fig2_table(tidy, table)
+    t1, t2, t3 = figures.fig1_table(tidy, table), figures.fig2_table(tidy, table), figures.fig3_table(_cost(), claims)
     c1 = t1[t1["panel"] == "claim"]
-    assert list(c1["claim"]) == ["tr1_beats_baselines_100", "ir1_beats_baselines_100"]
-    assert list(c1["metric"]) == ["TR@1", "IR@1"] and (c1["method"] == "mdadd - covmatch").all()
+    assert list(c1["claim"]) == list(figures.FIG1_CLAIMS)
+    assert list(c1["metric"]) == ["TR@1", "IR@1", "mR", "mR"] and (c1["method"] == "mdadd - covmatch").all()
+    assert list(c1["rhs_pairs"]) == [10, 10, 40, 40] and (c1["n_pairs"] == 10).all()
     (c2,) = t2[t2["claim"] == "queue_reduces_init_overfitting"].itertuples()
-    for claim, (low, high) in [*zip(c1["claim"], c1[["low", "high"]].to_numpy()), (c2.claim, (c2.low, c2.high))]:
-        assert (low, high) == (results[claim].interval.low, results[claim].interval.high)
+    (c3,) = t3[t3["panel"] == "claim"].itertuples()
+    drawn = [*zip(c1["claim"], c1[["low", "high"]].to_numpy()), (c2.claim, (c2.low, c2.high)),
+             (c3.claim, (c3.low, c3.high))]
+    for claim, (low, high) in drawn:
+        assert (low, high) == (results[claim].interval.low, results[claim].interval.high), claim
+        assert np.isfinite([low, high]).all()
+    assert (c3.op, c3.threshold, c3.status) == ("<", 0.0, results["socm_cost_scales_better"].status)
+    assert c1.set_index("claim").loc["hundred_pairs_match_baselines_at_500_noninferior", "tol"] == 5.0
     fig = figures.fig1(t1)
     assert not check(fig)  # the figure lint, with the claims' intervals drawn
-    np.testing.assert_allclose(_drawn(fig.axes[2])[:, 1:], c1[["low", "high"]].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(drawn_bars(fig.axes[2])[:, 2:], c1[["low", "high"]].to_numpy(), rtol=1e-12)
+    # the claimed relation beside each slot: 0, dashed (the non-inferiority claim's margin in its label)
+    levels = [seg[0][1] for c in fig.axes[2].collections for seg in c.get_segments()
+              if len(seg) == 2 and seg[0][1] == seg[1][1]]
+    assert levels == [0.0] * 4
+    ticks = [t.get_text() for t in fig.axes[2].get_xticklabels()]
+    assert ticks[0].endswith("(> 0)") and "at 40" in ticks[2] and ticks[3].endswith("margin 5)")
     fig = figures.fig2(t2)
     assert not check(fig)
-    np.testing.assert_allclose(_drawn(fig.axes[1])[:, 1:], [[c2.low, c2.high]], rtol=1e-12)
+    bars = drawn_bars(fig.axes[1])  # per size without a bar (no claim reads one size), then the claim's
+    assert np.isnan(bars[:-1, 2:]).all()
+    np.testing.assert_allclose(bars[-1, 2:], [c2.low, c2.high], rtol=1e-12)
+    fig = figures.fig3(t3)
+    assert not check(fig)
+    np.testing.assert_allclose(drawn_bars(fig.axes[2])[:, 2:], [[c3.low, c3.high]], rtol=1e-12)
     recall = t1[t1["panel"] == "recall"]
     assert (recall["interval"] == figures.SD_BARS).all() and (recall["n"] == 12).all()
     # Fig. 2 (b): the per-size paired differences average to the claim's quantity (sizes weigh equally)
@@ -176,7 +190,8 @@ def test_one_distillation_seed_draws_the_claims_difference_without_an_interval()
     diff = np.subtract(ev["mdadd_tr1_smallest"]["values"], ev["best_baseline_tr1_smallest"]["per_unit"]["values"])
     assert c1["mean"].iloc[0] == pytest.approx(diff.mean())
     fig = figures.fig1(t1)
-    assert "no interval: 6 seeds" in fig.axes[2].get_xlabel()
+    assert "no interval: 6 distillation seeds" in fig.axes[2].get_xlabel()
+    assert np.isnan(drawn_bars(fig.axes[2])[:, 2:]).all() and not check(fig)
 
 
 def test_cost_slopes_per_repeat_are_paired_and_match_the_minimum():

@@ -127,7 +127,12 @@ def test_smoke_dag_builds_table_figures_and_metrics(smoke_dir, workflow_run):
                                   want[["estimate", "low", "high"]].to_numpy(float))
     fig1 = pd.read_csv(tmp_path / "reports/mdadd_fig1.csv")
     drawn = fig1[fig1["panel"] == "claim"].set_index("claim")
-    assert set(drawn.index) == {"tr1_beats_baselines_100", "ir1_beats_baselines_100"}
+    assert list(drawn.index) == ["tr1_beats_baselines_100", "ir1_beats_baselines_100",
+                                 "hundred_pairs_match_baselines_at_500", "hundred_pairs_match_baselines_at_500_noninferior"]
     assert drawn["low"].isna().all() and drawn["interval"].str.startswith("none").all()
     fig2 = pd.read_csv(tmp_path / "reports/mdadd_fig2.csv")
     assert "queue_reduces_init_overfitting" in set(fig2["claim"].dropna())
+    fig3 = pd.read_csv(tmp_path / "reports/mdadd_fig3.csv")  # the cost claim, from the same timings as metrics.json's
+    (cost,) = fig3[fig3["panel"] == "claim"].itertuples()
+    (verdict,) = [r for r in results if r.claim.id == "socm_cost_scales_better"]
+    assert cost.claim == "socm_cost_scales_better" and cost.status == verdict.status and cost.n == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -79,19 +80,29 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
         assert unseen and all(r["necessary"] for r in unseen)
     table = pd.read_csv(tmp_path / "reports/toolgap_table1.csv")
     assert (table.cognition_to_action + table.cognition + table.undecided == table.missed_call + table.over_call).all()
-    layers = pd.read_csv(tmp_path / "reports/toolgap_fig2.csv")
-    assert set(layers.layer) == {0, 1, 2}
+    fig2 = pd.read_csv(tmp_path / "reports/toolgap_fig2.csv")
+    assert set(fig2[fig2.panel == "layer"].layer) == {0, 1, 2}
+    # the claims' intervals the figures draw are the checker's own on metrics.json, to the last bit
+    from repro.claims import interval_rows
+
+    checked = pd.read_csv(tmp_path / "results/toolgap/claim_intervals.csv", float_precision="round_trip")
+    want = pd.DataFrame(interval_rows(load_claims(REPO / "workflow/claims/toolgap.yaml",
+                                                  REPO / "workflow/schemas/claims.schema.yaml"), metrics))
+    assert list(checked.claim) == list(want.claim)
+    np.testing.assert_array_equal(checked[["estimate", "low", "high"]].to_numpy(float),
+                                  want[["estimate", "low", "high"]].to_numpy(float))
+    assert set(fig2[fig2.panel == "claim"].claim) <= set(checked.claim)
     # fig1 draws each mismatch rate with the interval its claim is decided on: Wilson over the pair's items at
     # the Bonferroni level of the six pairs, as the checker computes it from metrics.json
     from repro.claims import evaluate
-    from repro.papers.toolgap.experiment import MISMATCH_CLAIM
     from repro.stats.intervals import wilson_interval
 
+    mismatch_claim = "mismatch_substantial_every_model"
     # (the CSV keeps 6 significant digits: repro.tables.save_csv)
     fig1 = pd.read_csv(tmp_path / "reports/toolgap_fig1.csv")
     totals = fig1[fig1.direction == "mismatch"]
     totals = totals.set_index(totals.model + "__" + totals.task)
-    assert len(totals) == 6 and (totals.claim == MISMATCH_CLAIM).all()
+    assert len(totals) == 6 and (totals.claim == mismatch_claim).all()
     level = 1 - 0.05 / 6
     for key, rate in metrics["mismatch"].items():
         iv = wilson_interval(rate["successes"], rate["trials"], level=level)
@@ -99,6 +110,6 @@ def test_smoke_dag_builds_from_empty_folder(smoke_dir, workflow_run):
         assert [row.rate, row.low, row.high, row.level] == pytest.approx([iv.estimate, iv.low, iv.high, level], rel=1e-5)
         assert row.n == iv.n and row.threshold == 0.2
     claims = load_claims(REPO / "workflow/claims/toolgap.yaml", REPO / "workflow/schemas/claims.schema.yaml")
-    (result,) = evaluate([c for c in claims if c.id == MISMATCH_CLAIM], tmp_path / "results/toolgap/metrics.json")
+    (result,) = evaluate([c for c in claims if c.id == mismatch_claim], tmp_path / "results/toolgap/metrics.json")
     shown = totals.loc[result.reason.split("shown: ")[1].split(")")[0]]
     assert [shown.low, shown.high] == pytest.approx([result.interval.low, result.interval.high], rel=1e-5)

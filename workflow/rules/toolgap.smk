@@ -118,13 +118,14 @@ rule toolgap_aggregate:
         runs=lambda wc: toolgap_grid.run_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
         probes=lambda wc: toolgap_grid.probe_targets(preset("toolgap"), source_of("toolgap", TOOLGAP_SOURCES)),
         losses=lambda wc: toolgap_grid.loss_targets(preset("toolgap")),
-        # fig1 draws each mismatch rate with the interval its claim is decided on, written into the table here
+        # the figures draw each claim's quantity with the interval it is decided on, written here
         claims=repo_path("workflow/claims/toolgap.yaml"),
         claims_schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         metrics="results/toolgap/metrics.json",
         table="results/toolgap/mismatch.csv",
         layers="results/toolgap/layers.csv",
+        claims="results/toolgap/claim_intervals.csv",
     log:
         logs("toolgap/aggregate"),
     benchmark:
@@ -141,6 +142,7 @@ rule toolgap_aggregate:
 rule toolgap_fig1:
     input:
         table=rules.toolgap_aggregate.output.table,
+        claims=rules.toolgap_aggregate.output.claims,
         upstream_logs=logs_of(rules.toolgap_aggregate),
     output:
         pdf=figure("toolgap", "fig1"),
@@ -161,6 +163,7 @@ rule toolgap_fig1:
 rule toolgap_fig2:
     input:
         layers=rules.toolgap_aggregate.output.layers,
+        claims=rules.toolgap_aggregate.output.claims,
         upstream_logs=logs_of(rules.toolgap_aggregate),
     output:
         pdf=figure("toolgap", "fig2"),

@@ -31,8 +31,9 @@ __all__ = ["draw_claims", "relation_text", "no_interval_text"]
 
 
 def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
-    """The claimed relation of a row of :func:`repro.claimtables.claim_table`: "> 0", "within 0 ± 0.02", "beyond 0 ± 0.05"
-    (``short``, for a tick label: "in ±0.02", "beyond ±0.05" around 0)."""
+    """The claimed relation of a row of :func:`repro.claimtables.claim_table`: "> 0", "within 0 ± 0.02", "beyond 0 ± 0.05",
+    "non-inferior to 0, margin 5" (``short``, for a tick label: "in ±0.02", "beyond ±0.05" around 0, and
+    "non-inferior,\nmargin 5" in two lines)."""
     op, threshold, tol = row["op"], float(row["threshold"]), float(row["tol"])
     if math.isnan(threshold):
         return ""
@@ -42,6 +43,8 @@ def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
     if op == "outside":
         return f"beyond {around}"
     if op == "noninferior":
+        if short:
+            return f"non-inferior{'' if threshold == 0 else f' to {threshold:g}'},\nmargin {tol:g}"
         return f"non-inferior to {threshold:g}, margin {tol:g}"
     return f"{op} {threshold:g}"
 

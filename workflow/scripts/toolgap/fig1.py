@@ -1,4 +1,5 @@
-"""toolgap_fig1: mismatch rate per model and task, split into missed calls and over-calls."""
+"""toolgap_fig1: mismatch rate per model and task, split into missed calls and over-calls, and the claims on it with
+the intervals their verdicts are decided on."""
 
 import pandas as pd
 
@@ -7,5 +8,6 @@ from repro.jobs import Job
 from repro.papers.toolgap.figures import fig1, fig1_table
 
 Job.from_snakemake(snakemake)
-table = fig1_table(pd.read_csv(snakemake.input.table))
+claims = pd.read_csv(snakemake.input.claims, float_precision="round_trip")
+table = fig1_table(pd.read_csv(snakemake.input.table), claims)
 save(fig1(table), table, snakemake.output.pdf)

@@ -1,11 +1,13 @@
-"""toolgap_fig2: probe accuracy (cognition, action) and the cosine of their directions by layer."""
+"""toolgap_fig2: probe accuracy (cognition, action) and the cosine of their directions by layer, and the claims on
+them with the intervals their verdicts are decided on."""
 
 import pandas as pd
 
 from repro.figures.style import save
 from repro.jobs import Job
-from repro.papers.toolgap.figures import fig2
+from repro.papers.toolgap.figures import fig2, fig2_table
 
 Job.from_snakemake(snakemake)
-table = pd.read_csv(snakemake.input.layers)
+claims = pd.read_csv(snakemake.input.claims, float_precision="round_trip")
+table = fig2_table(pd.read_csv(snakemake.input.layers), claims)
 save(fig2(table), table, snakemake.output.pdf)

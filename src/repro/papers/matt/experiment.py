@@ -397,14 +397,15 @@ FIG1_CLAIMS = {
 
 #: The columns of :func:`comparisons`, in order.
 COMPARISON_COLUMNS = ["task", "comparator", "label", "estimate", "low", "high", "level", "n", "op", "threshold",
-                      "interval", "claim", "status"]
+                      "tol", "interval", "claim", "status"]
 
 
 def comparisons(metrics: dict, claims: list) -> list[dict]:
     """Each claim of :data:`FIG1_CLAIMS` that ``metrics`` can check, with the interval its verdict is
     decided on (:func:`repro.claims.interval_rows`: the mean paired difference over items at the last
     budget, MATT minus the comparator, or the early-minus-late gain; bounds at ``level`` over ``n``
-    items, the claim's ``op`` against ``threshold``, the interval's kind and the verdict); a claim whose
+    items, the claim's ``op`` against ``threshold`` (``tol``: a band's half-width or a margin, else NaN), the
+    interval's kind and the verdict); a claim whose
     metric the run lacks (a method not trained) gives no row."""
     from repro.claims import interval_rows
 

@@ -1,6 +1,7 @@
 """matt's fig1 (recovery vs training budget per method, and the claims on that variant with the intervals
-their verdicts are decided on), table1 (recovery at fixed budgets, the token-budget variant) and table2 (the
-paper's comparison at equal CPU time)."""
+their verdicts are decided on, drawn by :func:`repro.figures.claims.draw_claims` from the aggregate's
+:func:`repro.papers.matt.experiment.comparisons`), table1 (recovery at fixed budgets, the token-budget variant)
+and table2 (the paper's comparison at equal CPU time)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.style import FLOOR, REFERENCE, Palette, interval_err, legend, n_text, not_built, panel_letters, subplots
+from repro.figures.claims import draw_claims, no_interval_text, relation_text
+from repro.figures.style import FLOOR, Palette, legend, n_text, not_built, panel_letters, subplots
 
 __all__ = ["COLORS", "fig1_table", "fig1", "table1", "table2"]
 
@@ -36,7 +38,8 @@ def fig1_table(recovery: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFram
 def fig1(table: pd.DataFrame) -> plt.Figure:
     """Top row: recovery per task against the target-language tokens trained on, one line per method.
     Bottom row: beneath its task, each claim on this variant, its compared quantity (a mean paired
-    difference over items) with the interval its verdict is decided on and the claim's threshold.
+    difference over items) with the interval its verdict is decided on and the claimed relation (its
+    threshold dashed, in the comparator's colour; :func:`repro.figures.claims.draw_claims`).
 
     A task the source model never gets right has no recovery (NaN in the table): its panel says so; a
     task no claim reads says that too.
@@ -67,23 +70,19 @@ def fig1(table: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("training budget\n(target tokens)")
     top[0].set_ylabel("recovery (fraction of source)")
     for bx, task in zip(bottom, TASKS):
-        sub = claims[claims["task"] == task] if len(claims) else claims
+        sub = claims[claims["task"] == task].reset_index(drop=True) if len(claims) else claims
         if not len(sub):
             not_built(bx, "no claim reads this task in the token-budget variant")
             continue
-        x = np.arange(len(sub))
-        for xi, (_, r) in zip(x, sub.iterrows()):
-            bx.errorbar([xi], [r["estimate"]], yerr=interval_err([r["estimate"]], [r["low"]], [r["high"]]), fmt="o",
-                        color=COLORS(r["comparator"]), capsize=2)
-        for threshold in sub["threshold"].dropna().unique():
-            bx.axhline(threshold, color=REFERENCE, ls="--", lw=0.8, label="claim's threshold")
-        ticks = [r["label"].replace(" gain", "\ngain") + f"\n({r['op']} {r['threshold']:g})" for _, r in sub.iterrows()]
-        bx.set_xticks(x, ticks)
-        bx.set_xlim(-0.6, len(sub) - 0.4)
-        bx.grid(axis="x", visible=False)
+        draw_claims(bx, sub, colors=[COLORS(c) for c in sub["comparator"]])
+        bx.set_xticks(np.arange(len(sub)), [r["label"].replace(" gain", "\ngain") +
+                                            f"\n({relation_text(r, short=True)})" for _, r in sub.iterrows()])
         bx.set_ylabel(f"paired difference\n({SCORE_UNITS[task]})")
         counts = sub["n"].dropna()
-        bx.set_title(f"claims, {n_text(counts)}" if len(counts) else "claims")
+        bx.set_title(f"claims,\n{n_text(counts, 'item')}" if len(counts) else "claims")
+        why = no_interval_text(sub, "item")
+        if why:
+            bx.set_xlabel(why)
     panel_letters(axes.flat)
     legend(fig, where="right")
     return fig

@@ -82,14 +82,14 @@ from typing import Any
 
 import numpy as np
 
-from repro.claims import Claim, interval_rows, rate, sample
+from repro.claims import rate, sample
 from repro.papers.toolgap.synth import (TOOLS, Item, arithmetic_items, corpus, detect_call, extract_answer,
                                         is_correct, knowledge_items, plain_prompt)
 from repro.probes import ProbeConfig, cosine, cross_fit, random_abs_cosine, train_probes, train_test_split
 
 __all__ = ["build_data", "prompts_for", "necessity", "mismatch", "mismatch_floors", "evaluate", "probe_analysis", "decompose",
            "late_layers", "summarise", "TASKS", "truthfulqa_items", "tiny_train_config", "prompt_style",
-           "free_token_budget", "truncated", "generation_diagnostics", "MISMATCH_CLAIM"]
+           "free_token_budget", "truncated", "generation_diagnostics"]
 
 log = logging.getLogger(__name__)
 
@@ -421,22 +421,17 @@ def probe_analysis(hidden: np.ndarray, records: Sequence[dict], cfg: dict, *, se
 # Aggregate
 # ----------------------------------------------------------------------------------------------
 
-#: The claim whose quantity, per model and task, is the mismatch rate that Fig. 1 draws.
-MISMATCH_CLAIM = "mismatch_substantial_every_model"
-
-
-def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[float]] | None = None,
-              claims: list[Claim] | None = None) -> tuple[dict[str, Any], list[dict], list[dict]]:
+def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[float]] | None = None
+              ) -> tuple[dict[str, Any], list[dict], list[dict]]:
     """metrics.json, the per-(model, task) table and the per-layer probe table from every run.
 
     ``runs[(model, task)]`` holds ``records`` (from :func:`evaluate`), ``probes`` (from
     :func:`probe_analysis`) and ``generation`` (the tool-free replies' diagnostics; reported per pair
     under ``generation``, with the share of replies cut by the token budget). ``losses[model]``: a
     tiny model's training loss per step (nats per byte), reported under ``training`` with the loss at
-    the end of training (mean of the last ``END_WINDOW`` steps). With the paper's ``claims``, each
-    row of the table carries the interval :data:`MISMATCH_CLAIM` decides its mismatch rate on
-    (``claim_*`` columns, :func:`repro.claims.interval_rows`: Wilson over items at the Bonferroni
-    level of the model x task pairs), which Fig. 1 draws.
+    the end of training (mean of the last ``END_WINDOW`` steps). The intervals the claims are decided on,
+    which the figures draw, are the checker's own on these metrics (:func:`repro.claimtables.claim_table`,
+    written by the aggregate beside them).
     """
     mis_rate, mis_items, mis_floor, detail, table, layers = {}, {}, {"call_rate": {}, "permuted": {}}, {}, [], []
     decodable = {"cognition": {}, "action": {}}
@@ -531,16 +526,7 @@ def summarise(runs: dict[tuple[str, str], dict], losses: dict[str, Sequence[floa
         "generation": generation,
         "training": {m: training_summary(v) for m, v in sorted((losses or {}).items())},
     }
-    if claims is not None:
-        intervals = {r["setting"]: r for r in interval_rows(claims, metrics, [MISMATCH_CLAIM])}
-        for row in table:
-            found = intervals.get(f"{row['model']}__{row['task']}", {})
-            row.update({f"claim_{k}" if k != "claim" else k: found.get(k) for k in CLAIM_COLUMNS})
     return metrics, table, layers
-
-
-#: What the table keeps of each row of :func:`repro.claims.interval_rows` (prefixed ``claim_``, but ``claim``).
-CLAIM_COLUMNS = ("claim", "estimate", "low", "high", "level", "n", "op", "threshold", "interval", "status")
 
 
 #: Steps averaged for the loss at the end of training (one step's loss is a noisy batch of 16 windows).
