@@ -365,3 +365,14 @@ def test_a_panel_of_a_subfigure_says_why_it_is_empty_wrapped_to_its_width():
     not_built(narrow, "no claim's metric in this build, so nothing to draw here")
     (text,) = [t for t in narrow.texts if t.get_gid() == NOT_BUILT_GID]
     assert "\n" in text.get_text() and lint.check(fig) == []
+
+
+def test_a_grid_of_more_than_26_panels_is_lettered_on_after_z():
+    """immunize's Fig. 1 at small is three models by ten settings: its panels go on from (z) to (aa), (ab), ..."""
+    from repro.figures.style import panel_letter, panel_letters
+
+    assert [panel_letter(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == ["a", "z", "aa", "ab", "az", "ba", "zz", "aaa"]
+    fig, axes = subplots(3, 10, width="text", height=4.0, squeeze=False)
+    panel_letters(axes.flat)
+    letters = [ax.get_title(loc="left") for ax in axes.flat]
+    assert letters[25:28] == ["(z)", "(aa)", "(ab)"] and len(set(letters)) == 30

@@ -50,7 +50,7 @@ from repro.tables import markdown_table, save_csv, save_table  # re-exported: bu
 
 __all__ = ["apply_style", "Palette", "mean_se", "save", "save_table", "save_csv", "markdown_table", "PALETTE",
            "OURS", "REFERENCE", "FLOOR", "TEXT_WIDTH", "COLUMN_WIDTH", "MIN_FONT_PT", "subplots", "new_figure",
-           "legend", "panel_letters", "not_built", "not_built_figure", "interval_err", "mark_missing", "se_err", "n_text", "categorical",
+           "legend", "panel_letter", "panel_letters", "not_built", "not_built_figure", "interval_err", "mark_missing", "se_err", "n_text", "categorical",
            "lint_on_save", "NOT_BUILT_GID", "PANEL_LETTER_GID", "MISSING_GID"]
 
 #: A page's text width and one column's width (inches): a figure is drawn at one of the two.
@@ -255,15 +255,24 @@ def legend(target, *, where: str = "right", ncol: int | None = None, handles=Non
                          ncol=ncol or 1, **kwargs)
 
 
+def panel_letter(i: int) -> str:
+    """The ``i``-th panel's letter (from 0): a, b, ..., z, then aa, ab, ... (a grid of more than 26 panels)."""
+    letters = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        letters = chr(ord("a") + r) + letters
+    return letters
+
+
 def panel_letters(axes: Iterable[plt.Axes], start: int = 0) -> None:
-    """Letter the panels "(a)", "(b)", ... in order, in each panel's left title (before its title, if any)."""
+    """Letter the panels "(a)", "(b)", ... in order (after "(z)": "(aa)", ...), in each panel's left title
+    (before its title, if any)."""
     for i, ax in enumerate(axes, start=start):
-        if i >= 26:
-            raise ValueError("more than 26 panels to letter")
         title = ax.get_title()
         if title:
             ax.set_title("")
-        letter = f"({chr(ord('a') + i)})"
+        letter = f"({panel_letter(i)})"
         text = ax.set_title(f"{letter} {title}" if title else letter, loc="left")
         text.set_gid(PANEL_LETTER_GID)
 
