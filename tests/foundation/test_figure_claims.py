@@ -117,3 +117,25 @@ def test_too_few_units_draw_the_estimate_without_a_bar_and_a_missing_one_as_na(t
     draw_claims(ax, table.assign(estimate=[np.nan, *table["estimate"].iloc[1:]]))
     assert lint.uncertainty(fig) == lint.MISSING
     assert [t.get_text() for t in ax.texts if t.get_gid() == MISSING_GID] == ["n/a"]
+
+
+def test_a_non_inferiority_claim_is_dashed_at_the_edge_its_interval_must_clear(tmp_path):
+    """With the side that is better (a ``better`` column), a non-inferiority row's dashed line is its margin's edge
+    (threshold - margin where higher is better: PASS when the interval lies above it), the margin shaded between
+    it and the threshold; without it, the threshold as before (the row does not say which side the edge is on)."""
+    from repro.figures.claims import noninferior_edge
+
+    claims, metrics = _claims(tmp_path), _metrics(8)
+    row = claim_table(claims, metrics).iloc[[0]].assign(op="noninferior", tol=0.05)
+    for better, edge in (("higher", -0.05), ("lower", 0.05), (None, None)):
+        fig, ax = subplots(width="column", height=2.2)
+        rows = row.assign(better=better) if better else row
+        draw_claims(ax, rows)
+        levels = [seg[0][1] for c in ax.collections for seg in c.get_segments()
+                  if len(seg) == 2 and seg[0][1] == seg[1][1]]
+        assert levels == [0.0 if edge is None else edge]
+        assert [(p.get_y(), p.get_height()) for p in ax.patches] == \
+            ([] if edge is None else [(pytest.approx(min(edge, 0.0)), pytest.approx(0.05))])
+        assert (np.isnan(noninferior_edge(rows.iloc[0])) if edge is None else
+                noninferior_edge(rows.iloc[0]) == pytest.approx(edge))
+        plt.close(fig)

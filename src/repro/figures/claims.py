@@ -8,8 +8,9 @@ report show one interval. The aggregate of a paper writes the table (:func:`repr
 :func:`draw_claims`.
 
 - :func:`draw_claims`: each row's quantity at its slot with its interval (none where the checker forms
-  none: the estimate alone), and the claimed relation (a threshold, or the band of a ``within`` /
-  ``outside`` claim); a quantity without an estimate is marked "n/a".
+  none: the estimate alone), and the claimed relation (a threshold, the band of a ``within`` /
+  ``outside`` claim, or the edge a non-inferiority claim's interval must clear where the row says which
+  side is better); a quantity without an estimate is marked "n/a".
 - :func:`relation_text` and :func:`no_interval_text`: the claimed relation and why no interval is drawn,
   for tick labels and axis labels.
 """
@@ -27,7 +28,7 @@ import pandas as pd
 from repro.figures.style import REFERENCE, interval_err, mark_missing
 from repro.stats.intervals import min_units
 
-__all__ = ["draw_claims", "relation_text", "no_interval_text"]
+__all__ = ["draw_claims", "noninferior_edge", "relation_text", "no_interval_text"]
 
 
 def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
@@ -61,27 +62,44 @@ def no_interval_text(rows: pd.DataFrame, unit: str) -> str:
     return "no interval where\nthe checker forms none"
 
 
+def noninferior_edge(row: Mapping[str, Any]) -> float:
+    """The line a non-inferiority claim's interval must lie beyond: ``threshold - tol`` where higher is better
+    (PASS when the interval's lower end is above it), ``threshold + tol`` where lower is better; NaN where
+    the row is no non-inferiority claim or does not say which side is better (a ``better`` column, from
+    :attr:`repro.claims.Claim.better`: :func:`repro.claimtables.claim_table` does not carry it)."""
+    better = row.get("better")
+    if row["op"] != "noninferior" or better not in ("higher", "lower"):
+        return math.nan
+    threshold, tol = float(row["threshold"]), float(row["tol"])
+    return threshold - tol if better == "higher" else threshold + tol
+
+
 def draw_claims(ax: plt.Axes, rows: pd.DataFrame, x=None, *, colors: Sequence[str] | str = REFERENCE,
                 filled: Sequence[bool] | None = None, half_width: float = 0.3) -> np.ndarray:
     """Draw each row of ``rows`` (:func:`repro.claimtables.claim_table` / :func:`repro.claimtables.same_rule_table`) at ``x`` (default 0, 1, ...):
     its ``estimate`` with the interval ``[low, high]`` its verdict is decided on (no bar where the bounds are
     missing), and the claimed relation beside it as a dashed line at ``threshold`` (with the grey band
-    ``threshold ± tol`` of a ``within`` / ``outside`` claim), ``half_width`` either side of the slot. A row
-    without an estimate is marked "n/a". ``filled``: per row, a filled marker (default: the rows that are a
-    claim's) or an open one (the claim's rule on a quantity no claim reads). Returns the slots used.
+    ``threshold ± tol`` of a ``within`` / ``outside`` claim; for a non-inferiority claim whose row says which
+    side is better, at its edge, :func:`noninferior_edge`, with the grey band of the margin between it and
+    ``threshold``), ``half_width`` either side of the slot. A row without an estimate is marked "n/a".
+    ``filled``: per row, a filled marker (default: the rows that are a claim's) or an open one (the claim's
+    rule on a quantity no claim reads). Returns the slots used.
     """
     x = np.arange(len(rows), dtype=float) if x is None else np.asarray(x, dtype=float)
     colors = [colors] * len(rows) if isinstance(colors, str) else list(colors)
     if filled is None:
         filled = [bool(c) for c in rows["claim"].fillna("")]
     for xi, colour, full, (_, r) in zip(x, colors, filled, rows.iterrows()):
-        threshold, tol = float(r["threshold"]), float(r["tol"])
+        threshold, tol, edge = float(r["threshold"]), float(r["tol"]), noninferior_edge(r)
         if not math.isnan(threshold):
             if r["op"] in ("within", "outside") and not math.isnan(tol):
                 ax.add_patch(plt.Rectangle((xi - half_width, threshold - tol), 2 * half_width, 2 * tol,
                                            facecolor="0.88", edgecolor="none", zorder=0.8))
-            ax.hlines(threshold, xi - half_width, xi + half_width, colors=REFERENCE, linestyles="--", lw=0.8,
-                      zorder=1.5)
+            if not math.isnan(edge):  # the margin, between the edge to clear and the threshold
+                ax.add_patch(plt.Rectangle((xi - half_width, min(edge, threshold)), 2 * half_width, tol,
+                                           facecolor="0.88", edgecolor="none", zorder=0.8))
+            ax.hlines(threshold if math.isnan(edge) else edge, xi - half_width, xi + half_width, colors=REFERENCE,
+                      linestyles="--", lw=0.8, zorder=1.5)
         estimate = float(r["estimate"])
         if math.isnan(estimate):
             mark_missing(ax, [xi], threshold if not math.isnan(threshold) else 0.0)
