@@ -248,6 +248,9 @@ rule gtp_aggregate:
 rule gtp_fig1:
     input:
         tidy="results/gtp/online_summary.csv",
+        metrics="results/gtp/metrics.json",
+        claims=repo_path("workflow/claims/gtp.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
         upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         pdf=figure("gtp", "fig1"),
@@ -268,6 +271,9 @@ rule gtp_fig1:
 rule gtp_fig2:
     input:
         tidy="results/gtp/summary.csv",
+        metrics="results/gtp/metrics.json",
+        claims=repo_path("workflow/claims/gtp.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
         upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         pdf=figure("gtp", "fig2"),
@@ -290,6 +296,9 @@ rule gtp_fig2:
 rule gtp_fig3:
     input:
         tidy="results/gtp/summary.csv",
+        metrics="results/gtp/metrics.json",
+        claims=repo_path("workflow/claims/gtp.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
         upstream_logs=logs_of(rules.gtp_aggregate),
     output:
         pdf=figure("gtp", "fig3"),
