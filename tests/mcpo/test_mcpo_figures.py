@@ -97,9 +97,12 @@ def test_each_figure_draws_the_interval_each_claim_is_decided_on(tmp_path):
         assert (curves["interval"] == CURVE_BARS).all()
         fig = build(table)
         assert lint.check(fig) == [], name
-        panels = [ax for ax in fig.axes if ax.get_title("left").endswith("claims")]
+        panels = [ax for ax in fig.axes if ax.get_title("left").endswith(("claims", "claim"))]
+        if name == "fig2":  # one quantity per axis: each claim in its own panel, beneath the quantity it reads
+            drawn = {(task, cid): [cid] for task, ids in drawn.items() for cid in ids}
         assert len(panels) == len(drawn), name
         for ax, (task, ids) in zip(panels, drawn.items()):
+            task = task[0] if isinstance(task, tuple) else task
             want = rows[rows["task"] == task].set_index("claim").loc[list(ids)]
             for cid, r in want.iterrows():
                 iv = results[cid].interval
@@ -131,4 +134,28 @@ def test_too_few_seeds_draw_the_paired_estimate_without_a_bar_and_say_why(tmp_pa
     fig = fig1(table, 8)
     panel = next(ax for ax in fig.axes if ax.get_title("left").endswith("claims"))
     assert "no interval: 6 seeds\nneeded at 95%" in panel.get_xlabel()
+    assert lint.check(fig) == []
+
+
+def test_fig2_puts_each_quantity_on_its_own_axis_and_each_claim_beneath_its_quantity(tmp_path):
+    """Fig. 2 mixes no quantities on an axis: one curve metric per panel, and each claim, in its metric's unit,
+    in a panel of its own directly beneath the panel of the metric it reads."""
+    from repro.papers.mcpo.figures import FIG2_PANELS
+
+    _, claims, tidy = _built(tmp_path, seeds=6)
+    table = fig2_table(tidy, claims)
+    fig = fig2(table)
+    curve_axes = [ax for ax in fig.axes if ax.get_xlabel().startswith("alpha")]
+    labels = [ax.get_ylabel() for ax in curve_axes]
+    assert labels == [label for task in ("bandit", "arithmetic") for _, label, _, _ in FIG2_PANELS[task]]
+    mcpo_lines = [[line for line in ax.get_lines() if line.get_label() == "MCPO"] for ax in curve_axes]
+    assert all(len(lines) <= 1 for lines in mcpo_lines)  # one MCPO curve per axis
+    claim_axes = [ax for ax in fig.axes if ax.get_title("left").endswith("claim")]
+    reads = [label for task in ("bandit", "arithmetic") for _, label, cid, _ in FIG2_PANELS[task] if cid]
+    assert len(claim_axes) == len(reads)
+    for ax, label in zip(claim_axes, reads):  # directly beneath the panel of the metric it reads
+        box = ax.get_position()
+        column = [c for c in curve_axes if abs(c.get_position().x0 - box.x0) < 1e-6 and c.get_position().y0 > box.y1]
+        nearest = min(column, key=lambda c: c.get_position().y0 - box.y1)
+        assert nearest.get_ylabel() == label and "claim: paired" in ax.get_ylabel()
     assert lint.check(fig) == []

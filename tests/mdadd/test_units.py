@@ -138,7 +138,8 @@ def test_figures_draw_the_interval_each_claim_is_decided_on(metrics, tmp_path):
         assert (row.estimate, row.low, row.high) == (iv.estimate, iv.low, iv.high), row.claim
     assert table.set_index("claim").loc["tr1_beats_baselines_100", "rhs_method"] == "covmatch"
     tidy = tidy_recalls(_records())
-    t1, t2, t3 = figures.fig1_table(tidy, table), figures.fig2_table(tidy, table), figures.fig3_table(_cost(), claims)
+    t1, t2 = figures.fig1_table(tidy, table, claims), figures.fig2_table(tidy, table)
+    t3 = figures.fig3_table(_cost(), claims)
     c1 = t1[t1["panel"] == "claim"]
     assert list(c1["claim"]) == list(figures.FIG1_CLAIMS)
     assert list(c1["metric"]) == ["TR@1", "IR@1", "mR", "mR"] and (c1["method"] == "mdadd - covmatch").all()
@@ -155,10 +156,10 @@ def test_figures_draw_the_interval_each_claim_is_decided_on(metrics, tmp_path):
     fig = figures.fig1(t1)
     assert not check(fig)  # the figure lint, with the claims' intervals drawn
     np.testing.assert_allclose(drawn_bars(fig.axes[2])[:, 2:], c1[["low", "high"]].to_numpy(), rtol=1e-12)
-    # the claimed relation beside each slot: 0, dashed (the non-inferiority claim's margin in its label)
+    # the claimed relation beside each slot, dashed: 0, and the non-inferiority claim's edge, 5 points below
     levels = [seg[0][1] for c in fig.axes[2].collections for seg in c.get_segments()
               if len(seg) == 2 and seg[0][1] == seg[1][1]]
-    assert levels == [0.0] * 4
+    assert levels == [0.0, 0.0, 0.0, -5.0] and list(c1["better"]) == ["higher"] * 4
     ticks = [t.get_text() for t in fig.axes[2].get_xticklabels()]
     assert ticks[0].endswith("(> 0)") and "at 40" in ticks[2] and ticks[3].endswith("margin 5)")
     fig = figures.fig2(t2)

@@ -228,6 +228,9 @@ rule mdadd_fig1:
         tidy="results/mdadd/recall_tidy.csv",
         claims="results/mdadd/claim_intervals.csv",
         upstream_logs=logs_of(rules.mdadd_aggregate),
+        # which side each claim favours (a non-inferiority claim is drawn at its margin's edge)
+        paper_claims=repo_path("workflow/claims/mdadd.yaml"),
+        schema=repo_path("workflow/schemas/claims.schema.yaml"),
     output:
         pdf=figure("mdadd", "fig1"),
         csv="reports/mdadd_fig1.csv",

@@ -12,7 +12,8 @@ report show one interval. The aggregate of a paper writes the table (:func:`repr
   ``outside`` claim, or the edge a non-inferiority claim's interval must clear where the row says which
   side is better); a quantity without an estimate is marked "n/a".
 - :func:`relation_text` and :func:`no_interval_text`: the claimed relation and why no interval is drawn,
-  for tick labels and axis labels.
+  for tick labels and axis labels; :func:`with_better`: the side each row's claim favours, which the table
+  does not carry (a non-inferiority claim's edge depends on it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pandas as pd
 from repro.figures.style import REFERENCE, interval_err, mark_missing
 from repro.stats.intervals import min_units
 
-__all__ = ["draw_claims", "noninferior_edge", "relation_text", "no_interval_text"]
+__all__ = ["draw_claims", "noninferior_edge", "with_better", "relation_text", "no_interval_text"]
 
 
 def relation_text(row: Mapping[str, Any], *, short: bool = False) -> str:
@@ -60,6 +61,14 @@ def no_interval_text(rows: pd.DataFrame, unit: str) -> str:
     if (none["n"].fillna(0) < min_units(level)).all():
         return f"no interval: {min_units(level)} {unit}s\nneeded at {100 * level:.4g}%"
     return "no interval where\nthe checker forms none"
+
+
+def with_better(rows: pd.DataFrame, claims: Sequence[Any]) -> pd.DataFrame:
+    """``rows`` (of :func:`repro.claimtables.claim_table`) with ``better``: the side each row's claim favours
+    (:attr:`repro.claims.Claim.better`, of ``claims``), so that :func:`draw_claims` dashes a non-inferiority
+    claim at its margin's edge; empty for a row that is no claim's."""
+    by_id = {c.id: c.better for c in claims}
+    return rows.assign(better=[by_id.get(c, "") if isinstance(c, str) else "" for c in rows["claim"]])
 
 
 def noninferior_edge(row: Mapping[str, Any]) -> float:

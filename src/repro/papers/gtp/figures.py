@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.figures.claims import draw_claims, no_interval_text, relation_text
+from repro.figures.claims import draw_claims, no_interval_text, relation_text, with_better
 from repro.figures.style import (FLOOR, REFERENCE, Palette, interval_err, legend, mean_se, n_text, new_figure,
                                  not_built, not_built_figure, panel_letters, se_err, subplots)
 from repro.stats.intervals import t_interval
@@ -50,10 +50,8 @@ def claim_rows(claims: list, metrics: dict, match) -> pd.DataFrame:
 
     chosen = [c for c in claims if isinstance(c.rhs, str) and c.metric.endswith(".gtp")
               and match(c.metric, c.rhs.rsplit(".", 1)[1])]
-    rows = claim_table(chosen, metrics)
-    by_id = {c.id: c for c in chosen}
-    return rows.assign(better=[by_id[c].better for c in rows["claim"]],
-                       baseline=[by_id[c].rhs.rsplit(".", 1)[1] for c in rows["claim"]])
+    rows = with_better(claim_table(chosen, metrics), chosen)
+    return rows.assign(baseline=[str(r).rsplit(".", 1)[1] for r in rows["rhs"]])
 
 
 def _claim_part(rows: pd.DataFrame, **keys) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from repro.figures.claims import draw_claims, no_interval_text, relation_text
 from repro.figures.style import (FLOOR, REFERENCE, Palette, interval_err, legend, n_text, not_built, not_built_figure,
                                  panel_letters, subplots)
 
-__all__ = ["COLORS", "CURVE_BARS", "FIG1_CLAIMS", "FIG2_CLAIMS", "FIG3_CLAIMS", "curve_table", "claim_rows",
+__all__ = ["COLORS", "CURVE_BARS", "FIG1_CLAIMS", "FIG2_CLAIMS", "FIG2_PANELS", "FIG3_CLAIMS", "curve_table", "claim_rows",
            "fig1_table", "fig1", "fig2_table", "fig2", "frontier_table", "fig3"]
 
 COLORS = Palette("mcpo", {"rloo": "#0072B2", "pi_star": REFERENCE, "pi_ref": FLOOR}, ours="mcpo")
@@ -89,7 +89,7 @@ def claim_rows(claims: pd.DataFrame, drawn: dict[str, str], task: str) -> pd.Dat
 def _with_claims(curves: pd.DataFrame, claims: pd.DataFrame, drawn: dict[str, dict[str, str]]) -> pd.DataFrame:
     """A figure's table: the curves (``panel`` "curve") and, per task, the claims of ``drawn`` (``panel`` "claim")."""
     parts = [curves.assign(panel="curve")]
-    parts += [claim_rows(claims, drawn[task], task).assign(panel="claim") for task in set(curves.task) if task in drawn]
+    parts += [claim_rows(claims, drawn[task], task).assign(panel="claim") for task in _rows(curves) if task in drawn]
     return pd.concat([p for p in parts if len(p)], ignore_index=True)
 
 
@@ -100,20 +100,23 @@ def _split(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return table[table["panel"] == "curve"], table[table["panel"] == "claim"]
 
 
-def _claims_panel(ax, rows: pd.DataFrame, what: str) -> None:
+def _claims_panel(ax, rows: pd.DataFrame, what: str, *, title: str = "claims", labels: dict | None = None) -> None:
     """The claims of one task (rows of :func:`claim_rows`) with the intervals their verdicts are decided on and
-    their claimed relations; the x label gives n and why no interval is drawn."""
+    their claimed relations (each slot labelled from ``labels``, default :data:`CLAIM_LABELS`); the x label gives
+    n and why no interval is drawn."""
     if rows.empty:
         not_built(ax, "no claim's metric in this build")
         return
     rows = rows.reset_index(drop=True)
+    labels = CLAIM_LABELS if labels is None else labels
     draw_claims(ax, rows.rename(columns={"mean": "estimate"}), colors=COLORS("mcpo"))
     ax.set_xticks(np.arange(len(rows)),
-                  [f"{CLAIM_LABELS[r['claim']]}\n({relation_text(r, short=True)})" for _, r in rows.iterrows()])
+                  [f"{labels[r['claim']]}\n({relation_text(r, short=True)})" for _, r in rows.iterrows()])
     why = no_interval_text(rows.rename(columns={"mean": "estimate", "n_seeds": "n"}), "seed")
-    ax.set_xlabel(f"paired by seed, {n_text(rows['n_seeds'], 'seed')}" + (f"\n{why}" if why else ""))
+    ax.set_xlabel(f"paired by seed,{' ' if len(rows) > 1 else chr(10)}{n_text(rows['n_seeds'], 'seed')}" +
+                  (f"\n{why}" if why else ""))
     ax.set_ylabel(what)
-    ax.set_title("claims")
+    ax.set_title(title)
 
 
 def _bars(rows: pd.DataFrame) -> np.ndarray:
@@ -179,35 +182,47 @@ def fig2_table(tidy: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
     return _with_claims(curves, claims, FIG2_CLAIMS)
 
 
+#: Fig. 2's panels per task, in order: the metric (one quantity per axis), its axis label, and the claim on it
+#: (drawn beneath it, in the metric's unit) with the slot's label, or None.
+FIG2_PANELS = {"bandit": [("coverage", "mode coverage of pi*", "coverage_grows_toward_mode_covering", "α1 − α0"),
+                          ("kl_reverse", "KL(pi || pi*) (nats)", "alpha0_reproduces_reverse_kl_divergence", "α0 − RLOO"),
+                          ("kl_forward", "KL(pi* || pi) (nats)", None, None)],
+               "arithmetic": [("coverage", "mode coverage of pi*", "arithmetic_coverage_grows_toward_mode_covering",
+                               "α1 − α0"),
+                              ("form_tv", "TV of forms to pi*'s", None, None),
+                              ("form_entropy", "form entropy (nats)", "arithmetic_forms_kept_grow_toward_mode_covering",
+                               "α1 − α0")]}
+#: The unit of each metric's paired difference, for the claim's axis beneath it.
+UNITS = {"coverage": "share of modes", "kl_reverse": "nats", "kl_forward": "nats", "form_tv": "TV",
+         "form_entropy": "nats"}
+
+
 def fig2(table: pd.DataFrame):
-    """Per task (a row): mode coverage and the divergences to pi* (task ii: the forms' distance and entropy)
-    against alpha, mean ± s.e. over seeds; and the task's claims, paired by seed, with their intervals (each
-    quantity in its metric's unit)."""
+    """Per task (two rows): mode coverage and the divergences to pi* (task ii: the forms' distance to pi*'s and
+    their entropy) against alpha, one quantity per axis, mean ± s.e. over seeds, with the reverse-KL baseline,
+    the oracle and the floor; beneath a quantity that a claim reads, that claim, paired by seed, with the interval
+    its verdict is decided on, in the quantity's unit (a quantity no claim reads has nothing beneath it)."""
     curves, claims = _split(table)
     tasks = _rows(curves)
-    fig, axes = subplots(len(tasks), 3, width="text", height=1.0 + 2.1 * len(tasks), squeeze=False,
-                         gridspec_kw={"width_ratios": [1, 1, 1.05]})
-    for row, task in zip(axes, tasks):
-        part = curves[curves.task == task]
-        _panel(row[0], part, "coverage", "mode coverage of pi*")
-        row[0].set_title(f"{TITLES[task]}\n{n_text(part.n_seeds, 'seed')}")
-        lines = (("kl_reverse", "o", "KL(pi || pi*)"), ("kl_forward", "^", "KL(pi* || pi)"))
-        if task == "arithmetic":
-            lines = (("form_tv", "o", "TV of forms to pi*'s"), ("form_entropy", "^", "form entropy (nats)"))
-        for metric, marker, name in lines:
-            curve = part[(part.metric == metric) & part.alpha.notna()].sort_values("alpha")
-            row[1].errorbar(curve.alpha, curve["mean"], yerr=_bars(curve), color=COLORS("mcpo"), marker=marker,
-                            ls="-" if marker == "o" else "--", label=f"MCPO {name}")
-            ref = part[(part.metric == metric) & (part.method == "pi_star")]
-            if task == "arithmetic" and len(ref):
-                row[1].axhline(ref["mean"].iloc[0], color=COLORS("pi_star"), linestyle=":" if marker == "o" else "-.",
-                               linewidth=0.8,
-                               marker=None, label=f"oracle pi* {name}")
-        row[1].set_xlabel("alpha (0: reverse KL,\n1: forward KL)")
-        row[1].set_ylabel("divergence to pi*" if task == "bandit" else "forms")
-        _claims_panel(row[2], claims[claims.task == task], "claim: paired difference\n(in its metric's unit)")
-    panel_letters(axes.flat)
-    legend(fig, where="below", ncol=3, title="(curves) mean ± s.e. over seeds")
+    fig, axes = subplots(2 * len(tasks), 3, width="text", height=0.7 + 3.0 * len(tasks), squeeze=False,
+                         gridspec_kw={"height_ratios": [1.6, 1.25] * len(tasks)})
+    shown = []
+    for t, task in enumerate(tasks):
+        part, top, below = curves[curves.task == task], axes[2 * t], axes[2 * t + 1]
+        beneath = []
+        for ax, cx, (metric, label, cid, slot) in zip(top, below, FIG2_PANELS[task]):
+            _panel(ax, part, metric, label)
+            rows = claims[(claims.task == task) & (claims.claim == cid)] if cid else claims.iloc[:0]
+            if rows.empty:  # no claim reads this quantity (or the build lacks its metric): nothing beneath it
+                cx.remove()
+                continue
+            _claims_panel(cx, rows, f"claim: paired\ndifference ({UNITS[metric]})", title="claim",
+                          labels={cid: slot})
+            beneath.append(cx)
+        top[0].set_title(f"{TITLES[task]}\n{n_text(part.n_seeds, 'seed')}")
+        shown += [*top, *beneath]
+    panel_letters(shown)
+    legend(fig, where="below", ncol=4, title="(curves) mean ± s.e. over seeds")
     return fig
 
 

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.figures.claims import draw_claims, no_interval_text, relation_text
+from repro.figures.claims import draw_claims, no_interval_text, relation_text, with_better
 from repro.figures.style import (FLOOR, OURS, REFERENCE, Palette, interval_err, legend, n_text, new_figure,
                                  not_built, panel_letters, subplots)
 from repro.papers.mdadd.experiment import init_gap_units
@@ -80,14 +80,16 @@ def _claim_row(row: pd.Series, **columns) -> dict:
             **{c: row[c] for c in CLAIM_FIELDS}}
 
 
-def fig1_table(tidy: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
+def fig1_table(tidy: pd.DataFrame, claims: pd.DataFrame, paper_claims: list | None = None) -> pd.DataFrame:
     """Fig. 1's rows. ``panel`` "recall": mean, sd and number ``n`` of the units (distillation seed x unseen
     initialisation) of TR@1 and IR@1 per method and size, ``low``/``high`` the sd bar cut at 0 and 100.
     ``panel`` "claim": each claim of :data:`FIG1_CLAIMS` the build checks (rows of ``claims``, the aggregate's
     :func:`repro.papers.mdadd.experiment.claim_intervals`), in that order: MDA-DD's recall at the smallest size
     (``n_pairs``) minus the best baseline's (``method``) at the smallest or, for the mean recall, the largest
     size (``rhs_pairs``), the mean paired difference over units, with the interval the claim is decided on
-    (NaN: none), its claimed relation (``op``, ``threshold``, ``tol``) and verdict (``status``)."""
+    (NaN: none), its claimed relation (``op``, ``threshold``, ``tol``; with ``paper_claims``, the paper's
+    :func:`repro.claims.load_claims`, ``better``: the side a non-inferiority claim's margin lies on) and verdict
+    (``status``)."""
     sel = tidy[(tidy["init"] == "unseen") & tidy["metric"].isin(["TR@1", "IR@1"])]
     recall = _sd_rows(sel, ["metric", "method", "n_pairs"], (0, 100))
     recall.insert(0, "panel", "recall")
@@ -97,7 +99,10 @@ def fig1_table(tidy: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
                        n_pairs=smallest, rhs_pairs=largest if FIG1_CLAIMS[r["claim"]][1] else smallest)
             for _, r in claims.set_index("claim").reindex([c for c in FIG1_CLAIMS if c in set(claims["claim"])])
             .reset_index().iterrows()]
-    return pd.concat([recall, pd.DataFrame(rows)], ignore_index=True)
+    drawn = pd.DataFrame(rows)
+    if paper_claims is not None and len(drawn):
+        drawn = with_better(drawn, paper_claims)
+    return pd.concat([recall, drawn], ignore_index=True)
 
 
 def _claims_panel(ax, rows: pd.DataFrame, x, ticks: list[str]) -> None:
