@@ -167,7 +167,7 @@ def fig1(table: pd.DataFrame):
                 ax.axhline(float(part["mean"].iloc[0]), color=COLORS(m), ls="--" if m != "random" else ":", lw=0.8,
                            label=m)
         ax.set_title(task)
-        ax.set_xlabel("environment steps (online)")
+        ax.set_xlabel("environment steps\n(online)")
     axes[0][0].set_ylabel("return (mean, 95% CI over seeds)")
     shown = list(axes[0])
     legend(top, where="below", ncol=7,

@@ -162,7 +162,7 @@ def fig2_table(layers: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
 def _decodable_panel(ax, rows: pd.DataFrame, colours: dict[str, str]) -> None:
     rows = _setting_rows(rows, rows["claim"].iloc[0]).reset_index(drop=True)
     draw_claims(ax, rows, colors=[colours.get(m, FLOOR) for m in rows["model"]])
-    ax.set_xticks(np.arange(len(rows)), [f"{m}\n{t}" for m, t in zip(rows["model"], rows["task"])], rotation=90)
+    ax.set_xticks(np.arange(len(rows)), [f"{m}, {t}" for m, t in zip(rows["model"], rows["task"])], rotation=90)
     why = no_interval_text(rows, "item")
     ax.set_xlabel(f"paired by item ({relation_text(rows.iloc[0])}), {n_text(rows['n'], 'item')}" +
                   (f";\n{why}" if why else ""))
@@ -182,7 +182,7 @@ def fig2(table: pd.DataFrame) -> plt.Figure:
     models = list(dict.fromkeys(layers.model))
     colours = categorical(models)
     curves_height = 0.6 + 1.8 * len(tasks)
-    claims_height = 2.2
+    claims_height = 2.8
     fig = new_figure("text", curves_height + claims_height)
     top, bottom = fig.subfigures(2, 1, height_ratios=[curves_height, claims_height])
     axes = top.subplots(len(tasks), 2, sharex=True, squeeze=False)
@@ -210,7 +210,7 @@ def fig2(table: pd.DataFrame) -> plt.Figure:
     claim_axes = bottom.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 0.8]})
     for ax, cid in zip(claim_axes[:2], FIG2_CLAIMS):
         rows = claims[claims["claim"] == cid]
-        ax.set_title(FIG2_CLAIMS[cid].replace("\n", " "))
+        ax.set_title(FIG2_CLAIMS[cid])
         if rows.empty:
             not_built(ax, "no model has this probe trained")
             continue
