@@ -51,6 +51,7 @@ from repro.io import atomic_open, read_json, write_json
 from repro.provenance import git_commit
 from repro.resources import collect as benchmark_rows
 from repro.staleness import banner, fingerprint, stale
+from repro.timedbuild import clear_outputs
 
 __all__ = ["publish", "assemble", "evidence_files", "MAX_HTML_BYTES", "EVIDENCE"]
 
@@ -203,7 +204,7 @@ def _replace_evidence(key: str, build_dir: Path, evidence: Path, repo: Path) -> 
         for rel in evidence_files(key, build_dir, repo):
             (staged / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(build_dir / rel, staged / rel)
-        _remove_evidence(key, evidence)
+        clear_outputs(evidence, [key])
         for sub in ("results", "benchmarks"):
             if (staged / sub / key).exists():
                 (evidence / sub).mkdir(exist_ok=True)
@@ -213,13 +214,6 @@ def _replace_evidence(key: str, build_dir: Path, evidence: Path, repo: Path) -> 
             os.replace(path, evidence / "reports" / path.name)
     finally:
         shutil.rmtree(staged, ignore_errors=True)
-
-
-def _remove_evidence(key: str, evidence: Path) -> None:
-    for sub in ("results", "benchmarks"):
-        shutil.rmtree(evidence / sub / key, ignore_errors=True)
-    for path in (evidence / "reports").glob(f"{key}_*") if (evidence / "reports").is_dir() else []:
-        path.unlink()
 
 
 def assemble(to: str | Path = "docs/results", repo: str | Path = ".", record: dict[str, Any] | None = None) -> dict[str, Any]:
