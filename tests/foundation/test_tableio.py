@@ -1,7 +1,7 @@
 """The reader of the CSV tables jobs write (repro.tableio.read_csv): a table cut short at any byte but a line end,
 an empty file and binary garbage are each a ValueError naming the file, where pandas alone reads a truncated
 table as a shorter one with a wrong last number; an intact table reads as pandas reads it; a missing file stays
-a FileNotFoundError. The workflow's figure and table scripts read their tables through it."""
+a FileNotFoundError. The workflow's scripts read the tables jobs wrote through it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 from repro.tableio import read_csv
 from repro.tables import save_csv
 from tests.conftest import REPO
-from repro.staleness import is_report_file
 
 
 @pytest.fixture
@@ -79,7 +78,7 @@ def test_a_missing_table_stays_file_not_found(tmp_path):
         read_csv(tmp_path / "absent.csv")
 
 
-#: Report scripts that still read their tables with pandas alone, each with its reason.
+#: Scripts that still read their tables with pandas alone, each with its reason.
 PANDAS_READERS_LEFT = {
     "workflow/scripts/m2le/fig1.py": "m2le's scripts are changing elsewhere: moved to the reader with that change",
     "workflow/scripts/m2le/fig2.py": "as fig1.py",
@@ -87,8 +86,9 @@ PANDAS_READERS_LEFT = {
 }
 
 
-def test_figure_and_table_scripts_read_job_tables_through_the_reader():
-    """A figure or table script reads what a job wrote; pandas' reader would draw a truncated table."""
+def test_the_workflow_scripts_read_job_tables_through_the_reader():
+    """A script reads tables a job wrote (a figure's tidy table, a cohort's folds); pandas' reader alone would draw
+    or train on a truncated one."""
     offenders = [str(p.relative_to(REPO)) for p in sorted((REPO / "workflow/scripts").rglob("*.py"))
-                 if is_report_file(p) and "pd.read_csv(" in p.read_text(encoding="utf-8")]
+                 if "pd.read_csv(" in p.read_text(encoding="utf-8")]
     assert sorted(set(offenders) - set(PANDAS_READERS_LEFT)) == []
