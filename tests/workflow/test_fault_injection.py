@@ -1,11 +1,11 @@
 """Faults injected into the jobs of a built workflow: a full disk, a job killed mid-run, a corrupted input.
 
 One paper's smoke DAG holds every rule type the sample needs (grokcap: a data job writing an ``.npz``,
-training jobs reading it, an aggregate reading their JSON, figures), and the session has built it
-already (tests/grokcap): the module copies that build and forces one job at a time, so it adds no
-build of a whole paper. Each fault must end in a clear error naming the file (or, for a kill, in
-nothing under the output's name), leave nothing partial under a final name, and the next run must
-rebuild exactly what the first build made.
+training jobs reading it, an aggregate reading their JSON, figures reading its CSV tables), and the
+session has built it already (tests/grokcap): the module copies that build and forces one job at a
+time, so it adds no build of a whole paper. Each fault must end in a clear error naming the file (or,
+for a kill, in nothing under the output's name), leave nothing partial under a final name, and the
+next run must rebuild exactly what the first build made.
 
 A full disk is a file-size limit (``RLIMIT_FSIZE``, with ``SIGXFSZ`` ignored so that a write past it
 fails with ``EFBIG`` as a full disk fails with ``ENOSPC``), set on Snakemake and inherited by its jobs.
@@ -130,7 +130,18 @@ def test_faults_in_a_data_job_a_training_job_an_aggregate_and_a_figure(built):
     assert not (work / pdf).exists() and not (work / pdf).with_suffix(".csv").exists()
     assert _leftovers(work) == []
 
-    # 3. aggregate, corrupted input: a truncated run record is named, with how to rebuild it
+    # 3. figure, corrupted input: the aggregate's table cut inside a row (pandas alone would draw it, NaN and a
+    # number cut short) is named, and the figure is not written
+    table = work / "results/grokcap/runs.csv"
+    raw = table.read_bytes()
+    table.write_bytes(raw[: raw.rindex(b",", 0, len(raw) - 2)])
+    failed = run_snakemake(work, pdf, check=False)
+    out = failed.stdout + failed.stderr
+    assert failed.returncode != 0 and f"{table.relative_to(work)}: a truncated CSV table" in out, out[-4000:]
+    assert "delete it to rebuild" in out and not (work / pdf).exists() and _leftovers(work) == []
+    shutil.copy2(source / "results/grokcap/runs.csv", table)  # put it back as built
+
+    # 4. aggregate, corrupted input: a truncated run record is named, with how to rebuild it
     other = work / "results/grokcap/runs/random/w8_s0.json"
     other.write_text(other.read_text()[:40])
     failed = run_snakemake(work, "results/grokcap/metrics.json", check=False)
@@ -139,7 +150,7 @@ def test_faults_in_a_data_job_a_training_job_an_aggregate_and_a_figure(built):
     assert "delete it to rebuild" in out and not (work / "results/grokcap/metrics.json").exists()
     other.unlink()
 
-    # 4. training job, killed (SIGKILL, as the OOM killer does) half way through its CPU time in the first build
+    # 5. training job, killed (SIGKILL, as the OOM killer does) half way through its CPU time in the first build
     with open(work / "benchmarks/grokcap/train/modular/w16_s0.tsv", newline="") as fh:
         cpu = float(next(csv.DictReader(fh, delimiter="\t"))["cpu_time"])
     killed = []

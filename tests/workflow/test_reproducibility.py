@@ -94,7 +94,9 @@ def test_a_failed_aggregate_makes_the_figure_command_rebuild_it(tmp_path):
     chunk = sorted((tmp_path / "results/cmcboot/chunks").rglob("chunk*.json"))[0]
     chunk.write_text(chunk.read_text()[:100])  # a corrupt chunk: the aggregate fails on it
     failed = run_snakemake(tmp_path, "reports/cmcboot_fig1.pdf", check=False)
-    assert failed.returncode != 0 and "cmcboot_aggregate" in failed.stdout + failed.stderr
+    out = failed.stdout + failed.stderr
+    assert failed.returncode != 0 and "cmcboot_aggregate" in out
+    assert f"{chunk.relative_to(tmp_path)}: not valid JSON" in out, out[-3000:]  # the damaged chunk is named
     assert fig.exists() and not metrics.exists()  # what the probe found: a figure from the old aggregate
     again = run_snakemake(tmp_path, "reports/cmcboot_fig1.pdf", check=False)
     out = again.stdout + again.stderr

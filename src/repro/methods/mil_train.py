@@ -32,6 +32,7 @@ import torch
 from repro.claims import sample
 from repro.methods.mil import SlideBag, create_mil_model
 from repro.missing import as_float
+from repro.tableio import read_csv
 
 __all__ = ["CohortData", "prepare_cohort", "save_prepared", "load_prepared", "make_folds", "fold_of", "MILTask", "fit_fold", "FoldResult",
            "summarize_folds", "region_ari", "tile_ari", "FIDELITY_KEYS"]
@@ -65,7 +66,7 @@ def prepare_cohort(bags_path: str, manifest_path: str, *, pca_dim: int | None = 
 
     attrs = read_bag_attrs(bags_path)
     raw = load_bags(bags_path)
-    table = pd.read_csv(manifest_path)
+    table = read_csv(manifest_path)  # a damaged table: a ValueError naming it
     missing = [c for c in MANIFEST_COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"{manifest_path}: missing columns {missing}")

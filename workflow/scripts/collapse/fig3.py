@@ -1,13 +1,12 @@
 """collapse_fig3: curvature in a dying component's mean directions against its weight (log-log)."""
 
-import pandas as pd
-
 from repro.figures.style import save
 from repro.io import read_json
 from repro.jobs import Job
 from repro.papers.collapse.figures import fig3, fig3_table
+from repro.tableio import read_csv
 
 Job.from_snakemake(snakemake)
 metrics = read_json(snakemake.input.metrics)
-df = fig3_table(pd.read_csv(snakemake.input.generations), metrics)
+df = fig3_table(read_csv(snakemake.input.generations), metrics)
 save(fig3(df, metrics), df, snakemake.output.pdf)

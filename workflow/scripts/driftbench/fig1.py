@@ -1,11 +1,10 @@
 """driftbench_fig1: adherence and complexity per condition (final state), probe recall by turn."""
 
-import pandas as pd
-
 from repro.figures.style import save
 from repro.jobs import Job
 from repro.papers.driftbench.figures import fig1, fig1_table
+from repro.tableio import read_csv
 
 Job.from_snakemake(snakemake)
-tidy = fig1_table(pd.read_csv(snakemake.input.runs), pd.read_csv(snakemake.input.recall))
+tidy = fig1_table(read_csv(snakemake.input.runs), read_csv(snakemake.input.recall))
 save(fig1(tidy), tidy, snakemake.output.pdf)

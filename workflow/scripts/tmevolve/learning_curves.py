@@ -23,6 +23,7 @@ import yaml
 
 from repro.methods.mil_train import load_prepared
 from repro.papers.tmevolve.experiment import learning_curve, load_concepts, loss_floors
+from repro.tableio import read_csv
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("cohort_dir", type=Path, help="results/tmevolve/<cohort> of a built run")
@@ -38,7 +39,7 @@ args = parser.parse_args()
 
 cfg = yaml.safe_load(args.config.read_text())["tmevolve"][args.scale]
 data = load_prepared(str(args.cohort_dir / "dataset.pt"))
-folds = pd.read_csv(args.cohort_dir / "folds.csv", dtype={"slide_id": str})
+folds = read_csv(args.cohort_dir / "folds.csv", dtype={"slide_id": str})
 split = folds[folds.repeat == 0][["slide_id", "fold"]]
 concepts = load_concepts(args.cohort_dir.parent / "concepts" / "minilm.npz")
 rows = []

@@ -1,14 +1,14 @@
 """Oracles and random scores of every task of one cohort on every cross-validation unit (the same units as the methods)."""
-import pandas as pd
 
 from repro.jobs import Job
 from repro.methods.mil_train import load_prepared
 from repro.papers.tmevolve.experiment import oracle_summaries, train_seed
+from repro.tableio import read_csv
 
 job = Job.from_snakemake(snakemake)
 cohort = snakemake.wildcards.cohort
 data = load_prepared(snakemake.input.dataset)
-folds = pd.read_csv(snakemake.input.folds, dtype={"slide_id": str})
+folds = read_csv(snakemake.input.folds, dtype={"slide_id": str})
 out = {}
 for task in job.cfg["tasks"]:
     seeds = {(r, f): train_seed(job, cohort=cohort, task=task, fold=f, repeat=r)

@@ -1,9 +1,9 @@
 """Train the runs of one job (one method, or every run of a task) on every fold of one repeat; predict the held-out folds."""
-import pandas as pd
 
 from repro.jobs import Job
 from repro.methods.mil_train import load_prepared
 from repro.papers.tmevolve.experiment import load_concepts, save_repeat, train_repeat, train_seed
+from repro.tableio import read_csv
 
 job = Job.from_snakemake(snakemake)
 wc = snakemake.wildcards
@@ -11,7 +11,7 @@ repeat = int(wc.repeat)
 # the seed of a unit is the same for every method, ablation and control
 seeds = {f: train_seed(job, cohort=wc.cohort, task=wc.task, fold=f, repeat=repeat) for f in range(job.cfg["n_folds"])}
 data = load_prepared(snakemake.input.dataset)
-folds = pd.read_csv(snakemake.input.folds, dtype={"slide_id": str})
+folds = read_csv(snakemake.input.folds, dtype={"slide_id": str})
 concepts = load_concepts(snakemake.input.concepts)
 results = {method: train_repeat(method, wc.task, data, folds, repeat, job.cfg, seeds=seeds, concept_emb=concepts,
                                 device=snakemake.config["device"])

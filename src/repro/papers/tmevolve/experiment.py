@@ -54,6 +54,7 @@ from repro.metrics.survival import concordance_index, discretize, nll_survival_l
 from repro.registry import Registry
 from repro.tables import MISSING
 from repro.tablecells import mean_spread
+from repro.tableio import read_csv
 
 __all__ = ["TASKS", "train_fold", "train_repeat", "save_repeat", "unit_id", "shuffle_positions", "oracle_summaries",
            "make_repeated_folds", "ridge_cox", "slide_features", "train_seed", "save_fold", "check_paired", "summarize_fold_files",
@@ -487,7 +488,7 @@ def trace_slide(dataset_path: str, folds_path: str, model_path: str, concepts_pa
     Q, K, ARI at q = 0 and after evolution, the patch side in level-0 pixels).
     """
     data = load_prepared(dataset_path)
-    folds = pd.read_csv(folds_path, dtype={"slide_id": str})
+    folds = read_csv(folds_path, dtype={"slide_id": str})
     if "repeat" in folds:
         folds = folds[folds.repeat == repeat]
     test_ids = set(folds.slide_id[folds.fold == fold])
