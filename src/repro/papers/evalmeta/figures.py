@@ -10,7 +10,8 @@ eval-like vs deployment-like phrasing.
 Every bar is one row of the aggregate's shift table, with its interval as the aggregate forms it (a
 bootstrap over items of the paired differences, :func:`repro.papers.evalmeta.experiment.summarise`);
 nothing is pooled here, since a pooled interval cannot be formed from the per-phrasing ones. A
-missing shift (no unit left, e.g. no unaware pair) is marked "n/a", never drawn as a zero bar.
+missing shift (no unit left, e.g. no unaware pair) is marked "n/a", never drawn as a zero bar. In Table 1 a
+rate whose interval is missing (one item) says so beside its mean, with the count of items.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from repro.figures.style import Palette, interval_err, legend, mark_missing, n_text, panel_letters, subplots
+from repro.missing import is_missing
+from repro.tables import MISSING
 
 __all__ = ["COLORS", "table1", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -28,18 +31,24 @@ COLORS = Palette("evalmeta", {"all": "#0072B2", "unaware": "#E69F00", "eval": "#
 COMPARISON = "trait_vs_control"
 
 
-def _ci(mean: float, low: float, high: float) -> str:
-    if np.isnan(mean):
-        return "n/a"
-    return f"{mean:.2f} [{low:.2f}, {high:.2f}]" if not np.isnan(low) else f"{mean:.2f}"
+def _ci(mean: float, low: float, high: float, n: float) -> str:
+    """A rate's cell: "0.52 [0.40, 0.61]"; where the bootstrap formed no interval (fewer than two items), the mean
+    and why ("0.52 [no interval: n = 1 item]"), never the mean alone, which would read as exact; no mean at all:
+    :data:`~repro.tables.MISSING`."""
+    if is_missing(mean):
+        return MISSING
+    if is_missing(low) or is_missing(high):
+        why = f"no interval: {n_text(n, 'item')}" if not is_missing(n) else "no interval"
+        return f"{mean:.2f} [{why}]"
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
 
 
 def table1(table: pd.DataFrame) -> pd.DataFrame:
     """One row per column x model: safe and refusal rates with intervals, unaware-only and log-prob rates."""
     rows = []
     for r in table.itertuples(index=False):
-        rows.append({"benchmark": r.column, "model": r.model, "safe": _ci(r.safe, r.safe_low, r.safe_high),
-                     "refusal": _ci(r.refusal, r.refusal_low, r.refusal_high), "safe_unaware": r.safe_unaware,
+        rows.append({"benchmark": r.column, "model": r.model, "safe": _ci(r.safe, r.safe_low, r.safe_high, r.n_items),
+                     "refusal": _ci(r.refusal, r.refusal_low, r.refusal_high, r.n_items), "safe_unaware": r.safe_unaware,
                      "safe_logprob (variant)": r.safe_logprob, "aware": r.aware, "n_items": r.n_items})
     return pd.DataFrame(rows)
 
