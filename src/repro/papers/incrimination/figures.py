@@ -22,23 +22,28 @@ __all__ = ["COLORS", "fig1", "fig2", "table1"]
 COLORS = Palette("incrimination", {"interventions_only": "#0072B2", "cot_only": "#009E73", "random": FLOOR,
                                    "oracle": REFERENCE}, ours="combined")
 LINES = {"random": ":", "oracle": "--"}
+LABELS = {"cot_only": "CoT only", "interventions_only": "interventions only", "combined": "combined (ours)",
+          "random": "random floor", "oracle": "oracle ceiling"}
 
 
 def fig1(table: pd.DataFrame) -> plt.Figure:
-    """One panel per samples-per-condition; accuracy (Wilson 95% band over cases) vs faithfulness."""
+    """One panel per samples-per-condition; accuracy (Wilson 95% band over cases) vs faithfulness. One x label and
+    one legend (below) for all panels, so that the narrow panels keep their titles apart."""
     ns = sorted(table.n.unique())
-    fig, axes = subplots(1, len(ns), width="text", height=2.2, sharey=True, squeeze=False)
+    fig, axes = subplots(1, len(ns), width="text", height=2.5, sharey=True, squeeze=False)
     for ax, n in zip(axes[0], ns):
         for method in ("cot_only", "interventions_only", "combined", "random", "oracle"):
             sub = table[(table.n == n) & (table.method == method)].sort_values("faithfulness")
-            ax.plot(sub.faithfulness, sub.accuracy, LINES.get(method, "-o"), color=COLORS(method), label=method)
+            ax.plot(sub.faithfulness, sub.accuracy, LINES.get(method, "-o"), color=COLORS(method),
+                    label=LABELS[method])
             ax.fill_between(sub.faithfulness, sub.low, sub.high, color=COLORS(method), alpha=0.15, lw=0)
-        ax.set_title(f"{n} episodes per condition")
-        ax.set_xlabel("CoT faithfulness")
+        ax.set_title(f"{n} episodes\nper condition")
         ax.set_ylim(-0.02, 1.02)
-    axes[0][0].set_ylabel("verdict = planted motive")
+        ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])  # short labels: neighbouring panels' ends stay apart
+    axes[0][len(ns) // 2].set_xlabel("CoT faithfulness")
+    axes[0][0].set_ylabel("accuracy (verdict\n= planted motive)")
     panel_letters(axes[0])
-    legend(fig, where="right", title=f"Wilson 95% band\nover cases,\n{n_text(table.cases, 'case')}")
+    legend(fig, where="below", ncol=5, title=f"Wilson 95% band over cases, {n_text(table.cases, 'case')}")
     return fig
 
 
