@@ -20,6 +20,8 @@ COLORS = Palette("groupfdr", {"group_ngm": "#CC79A7", "gm": "#0072B2", "ngm": "#
                               "group_gm_plus": "#999933", "group_gm_whitened": "#AA4499"}, ours="group_gm")
 #: Fig. 2: true groups and nulls.
 TRUE, NULL = "#009E73", FLOOR
+#: Fig. 2: the data-adaptive threshold tau_q, in both panels.
+TAU = "#CC79A7"
 
 
 def fig1(table: pd.DataFrame, q: float):
@@ -70,7 +72,7 @@ def fig1(table: pd.DataFrame, q: float):
         ax.set_xlabel(xlabel)
     axes[0, 0].set_ylabel("empirical FDR")
     axes[1, 0].set_ylabel("power")
-    axes[2, 0].set_ylabel("power gain over\nthe method (paired)")
+    axes[2, 0].set_ylabel("power gain over each\nmethod (paired)")
     axes[1, 0].set_ylim(-0.02, 1.02)
     panel_letters(axes.flat)
     claimed = pd.concat([sub[sub.fdr_interval.str.startswith("claim ")][["fdr_low"]].set_axis(["low"], axis=1),
@@ -94,23 +96,25 @@ def fig2_tables(stats: np.ndarray, is_true: np.ndarray, q: float) -> tuple[pd.Da
 
 
 def fig2(groups: pd.DataFrame, curve: pd.DataFrame, tau: float, q: float):
-    """Left: the mirror statistic of each group, sorted, true groups in orange; right: FDP^(t) and tau_q."""
+    """Left: the mirror statistic of each group, sorted, true groups green, nulls grey, with the selection threshold
+    ±tau_q; right: FDP^(t) and tau_q, where it first falls to q. One legend, right of both panels: tau_q is drawn in
+    one colour in both, so that the line in (a) is not read as q."""
     fig, (a, b) = subplots(1, 2, width="text", height=2.3)
     colors = np.where(groups.is_true, TRUE, NULL)
     a.bar(groups["rank"], groups.M, color=colors, width=0.9)
     if np.isfinite(tau):
-        a.axhline(tau, color="black", ls="--", lw=0.8)
-        a.axhline(-tau, color="black", ls=":", lw=0.8)
+        a.axhline(tau, color=TAU, lw=0.8, label=rf"$\tau_q$ = {tau:.3g}")
+        a.axhline(-tau, color=TAU, ls=":", lw=0.8, label=r"$-\tau_q$")
     a.set_xlabel("group (sorted by M)")
     a.set_ylabel("mirror statistic M")
     a.set_title("true groups (green), nulls (grey)")
     b.step(curve.t, curve.fdp_hat, where="post", color="#0072B2")
     b.axhline(q, color="black", ls="--", lw=0.8, label=f"q = {q:g}")
     if np.isfinite(tau):
-        b.axvline(tau, color="#CC79A7", lw=0.8, label=f"tau_q = {tau:.3g}")
-    b.set_xlabel("t")
-    b.set_ylabel("FDP^(t)")
+        b.axvline(tau, color=TAU, lw=0.8, label=rf"$\tau_q$ = {tau:.3g}")
+    b.set_xlabel("threshold t")
+    b.set_ylabel(r"estimated FDP, $\widehat{\mathrm{FDP}}(t)$")
     b.set_ylim(0, 1.05)
     panel_letters([a, b])
-    legend(b)
+    legend(fig, where="right")
     return fig
