@@ -29,6 +29,8 @@ __all__ = ["COLORS", "table1", "fig1_table", "fig1", "fig2_table", "fig2"]
 #: The response sets and phrasings compared (evalmeta measures; no colour means "ours").
 COLORS = Palette("evalmeta", {"all": "#0072B2", "unaware": "#E69F00", "eval": "#009E73", "deploy": "#CC79A7"})
 COMPARISON = "trait_vs_control"
+#: The legend's words for the response sets and phrasings.
+LABELS = {"all": "all responses", "unaware": "unaware pairs", "eval": "eval-like", "deploy": "deployment-like"}
 
 
 def _ci(mean: float, low: float, high: float, n: float) -> str:
@@ -74,7 +76,7 @@ def _bars(ax: plt.Axes, tidy: pd.DataFrame, group: str, columns: list[str]) -> N
         sub = tidy[tidy[group] == g].set_index("column").reindex(columns)
         xs = x + (k - (len(groups) - 1) / 2) * width
         shift = sub["shift"].to_numpy(dtype=float)
-        ax.bar(xs, shift, width, color=COLORS(str(g)), label=str(g),
+        ax.bar(xs, shift, width, color=COLORS(str(g)), label=LABELS.get(str(g), str(g)),
                yerr=interval_err(sub["shift"], sub["low"], sub["high"]), error_kw={"lw": 0.8})
         mark_missing(ax, xs[np.isnan(shift)], rotation=90, fontsize=6)
     ax.axhline(0, color="black", lw=0.6)
