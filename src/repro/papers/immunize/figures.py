@@ -69,10 +69,22 @@ def fig2_table(tidy: pd.DataFrame, scaling: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)[cols]
 
 
+def _one_three_ticks(lo: float, hi: float) -> list[float]:
+    """The values 1 and 3 x 10^k within [lo, hi] (a little beyond each end), for a log axis spanning a decade or so."""
+    ks = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    return [m * 10.0 ** k for k in ks for m in (1, 3) if lo / 1.2 <= m * 10.0 ** k <= hi * 1.2]
+
+
 def fig2(table: pd.DataFrame):
     fig, axes = subplots(1, 3, width="text", height=3.0)
     eig = table[table.panel == "eigen"]
     pairs = list(dict.fromkeys(zip(eig.model, eig.method)))
+    # the probe Hessian is positive semi-definite: a mean eigenvalue <= 0 is 0 up to round-off (a rank-deficient
+    # feature map), which a log axis cannot show; it is drawn at the axis' floor, a decade below the smallest
+    # positive mean, with a hollow marker (the CSV keeps the value)
+    positive = eig["mean"][eig["mean"] > 0]
+    floor = positive.min() / 10 if len(positive) else 1e-12
+    at_floor = False
     for i, (model, method) in enumerate(pairs):
         sel = eig[(eig.model == model) & (eig.method == method)]
         for which, marker in (("harmful", "o"), ("benign", "s")):
@@ -80,9 +92,13 @@ def fig2(table: pd.DataFrame):
                 before = sel[sel.series == f"{which} λ_{ext} before"]["mean"].iloc[0]
                 after = sel[sel.series == f"{which} λ_{ext} after"]["mean"].iloc[0]
                 x = i + (0.15 if which == "benign" else -0.15)
-                axes[0].plot([x, x], [before, after], color=COLORS(method), lw=1)
-                axes[0].plot([x], [after], marker=marker, color=COLORS(method), ms=4)
+                axes[0].plot([x, x], [max(before, floor), max(after, floor)], color=COLORS(method), lw=1)
+                hollow = after <= 0
+                at_floor |= bool(hollow)
+                axes[0].plot([x], [max(after, floor)], marker=marker, color=COLORS(method), ms=4,
+                             mfc="white" if hollow else COLORS(method))
     axes[0].set_yscale("log")
+    axes[0].set_ylim(bottom=floor / 2)
     axes[0].set_xticks(range(len(pairs)), [f"{mo}/{me}" for mo, me in pairs], rotation=90)
     axes[0].grid(axis="x", visible=False)
     axes[0].set_ylabel("probe Hessian eigenvalue\n(line: before, marker: after)")
@@ -104,8 +120,12 @@ def fig2(table: pd.DataFrame):
     axes[2].set_ylabel("seconds")
     for ax in axes:
         ax.yaxis.set_minor_formatter(NullFormatter())  # decade labels only: minor ones overlap
+    sizes = table.x.dropna()
     for ax in axes[1:]:
         ax.xaxis.set_minor_formatter(NullFormatter())
+        if len(sizes):  # the decades alone label at most one tick over small's range of D: label 1, 3 x 10^k too
+            ticks = _one_three_ticks(sizes.min(), sizes.max())
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     panel_letters(axes)
     handles, labels = [], []
     for ax in axes[1:]:
@@ -113,6 +133,9 @@ def fig2(table: pd.DataFrame):
         handles, labels = handles + h, labels + lab
     handles += [Line2D([], [], ls="none", marker=m, color="0.3") for m in ("o", "s")]
     labels += ["harmful probe (a)", "benign probe (a)"]
+    if at_floor:
+        handles += [Line2D([], [], ls="none", marker="o", color="0.3", mfc="white")]
+        labels += ["λ ≤ 0 (round-off), at the floor (a)"]
     legend(fig, where="below", handles=handles, labels=labels, ncol=3,
            title=f"means over seeds, {n_text(table.n_seeds, 'seed')}; in (c) ± s.e.")
     return fig
