@@ -50,7 +50,7 @@ from repro.claims import KINDS, read_claim_file
 from repro.io import atomic_open, read_json, write_json
 from repro.provenance import git_commit
 from repro.resources import collect as benchmark_rows
-from repro.staleness import banner, fingerprint, stale
+from repro.staleness import adopt_unchanged, banner, built_at, fingerprint, stale
 from repro.timedbuild import clear_outputs
 
 __all__ = ["publish", "assemble", "evidence_files", "MAX_HTML_BYTES", "EVIDENCE"]
@@ -190,6 +190,8 @@ def _check(key: str, build_dir: Path, repo: Path, measured: Mapping[str, Any], h
         raise ValueError(f"{key} is not complete in {build_dir}/costs.json: rerun python -m repro.timedbuild there")
     now = fingerprint(key, repo)
     built_from = entry.pop("fingerprint", None)
+    if built_from is not None and entry.get("commit"):
+        built_from = adopt_unchanged(key, built_from, entry["commit"], repo)
     if built_from is not None and built_from != now:
         diffs = stale({key: built_from}, repo)[key]
         raise ValueError(f"{key} was built from other inputs than commit {head[:12]} has "
@@ -233,6 +235,7 @@ def assemble(to: str | Path = "docs/results", repo: str | Path = ".", record: di
     for e in entries:
         if e.built:
             rec = record["papers"][e.key]
+            rec["fingerprint"] = adopt_unchanged(e.key, rec["fingerprint"], built_at(record, e.key), repo)
             measured = rec.get("cost", {}).get("measured")
             rec.update(claims={r.claim.id: r.status for r in e.results}, counts=_counts_text(e.results),
                        cost=_costs(e, evidence / "benchmarks") | ({"measured": measured} if measured else {}))

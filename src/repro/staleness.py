@@ -33,13 +33,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from repro.io import atomic_open, read_json
 
-__all__ = ["paper_inputs", "stage_inputs", "fingerprint", "stale", "module_file", "is_report_file", "repro_imports", "read_build", "banner", "built_at", "mark",
+__all__ = ["paper_inputs", "stage_inputs", "fingerprint", "stale", "module_file", "is_report_file", "repro_imports", "adopt_unchanged", "read_build", "banner", "built_at", "mark",
            "BANNER_START", "BANNER_END"]
 
 #: Files that judge every paper's claims, beside repro.claims and its imports.
@@ -159,7 +160,8 @@ def paper_inputs(key: str, repo: str | Path = ".", stages: Iterable[str] = ("wsi
                     if (repo / f).is_file())]
     code = _files_under(src / "repro/papers" / key) + _files_under(repo / f"workflow/scripts/{key}")
     own += [p for p in code if not is_report_file(p)]
-    text = rules.read_text()
+    # A stage is named by the rule file or by the code that builds the paper's rules (a grid's input paths).
+    text = "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in [rules, *code] if f.suffix in (".smk", ".py"))
     for stage in stages:
         if f"resources/{stage}/" in text or f"results/{stage}/" in text:
             own += _stage_files(repo, stage)
@@ -196,6 +198,25 @@ def stale(published: Mapping[str, Mapping[str, str]], repo: str | Path = ".") ->
         if diffs:
             out[key] = diffs
     return out
+
+
+def adopt_unchanged(key: str, recorded: Mapping[str, str], commit: str, repo: str | Path = ".") -> dict[str, str]:
+    """``recorded`` (``key``'s fingerprint as its build at ``commit`` recorded it) with the files that
+    :func:`paper_inputs` names now but did not then, where each is the same at ``commit`` as now.
+
+    When what a fingerprint covers grows (a dependency the reading of imports and paths missed before), a paper
+    built before stays current if those files are what it was built with; a file that is not (changed since, or
+    absent at ``commit``) is left out, so :func:`stale` reports it as added.
+    """
+    repo = Path(repo).resolve()
+    out = dict(recorded)
+    for rel, sha in fingerprint(key, repo).items():
+        if rel in out:
+            continue
+        then = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{rel}"], capture_output=True)
+        if then.returncode == 0 and hashlib.sha256(then.stdout).hexdigest()[:16] == sha:
+            out[rel] = sha
+    return dict(sorted(out.items()))
 
 
 def read_build(results: str | Path) -> dict[str, Any]:

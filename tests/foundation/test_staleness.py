@@ -11,7 +11,10 @@ from repro.claims import main as claims_main
 from repro.claims import read_claim_file
 from repro.provenance import git_commit
 from repro.publish import publish
-from repro.staleness import BANNER_END, BANNER_START, banner, fingerprint, is_report_file, mark, paper_inputs, stale
+import subprocess
+
+from repro.staleness import (BANNER_END, BANNER_START, adopt_unchanged, banner, fingerprint, is_report_file, mark,
+                             paper_inputs, stale)
 from tests.conftest import REPO
 
 
@@ -63,6 +66,25 @@ def test_inputs_follow_imports_transitively_and_name_the_stages_a_paper_reads(tr
     assert {"src/repro/stats/other.py", "workflow/rules/wsi.smk"} <= set(b) and "src/repro/stats/boot.py" not in b
     with pytest.raises(FileNotFoundError, match="no rule file"):
         paper_inputs("nope", tree)
+
+
+def test_a_stage_named_only_by_a_papers_code_is_an_input_and_a_record_without_it_adopts_it_if_unchanged(tree):
+    """A paper whose rule file reads a stage's output through a path its grid module builds (the language-model
+    cache: ``resources/llm/<name>/...``) depends on that stage's files. A fingerprint recorded before that was
+    seen gains the stage's files only where they are the same at the build's commit as now."""
+    _write(tree, {"src/repro/papers/a/grid.py": "PRETRAINED = 'resources/llm/{name}/model.safetensors'\n",
+                  "workflow/rules/llm.smk": "rule llm_cache:\n    output: 'resources/llm/{name}/model.safetensors'\n"})
+    assert "workflow/rules/llm.smk" in paper_inputs("a", tree)
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "built"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    recorded = {k: v for k, v in fingerprint("a", tree).items() if k != "workflow/rules/llm.smk"}
+    assert stale({"a": recorded}, tree) == {"a": ["added workflow/rules/llm.smk"]}
+    assert adopt_unchanged("a", recorded, commit, tree) == fingerprint("a", tree)  # the same file as at the build
+    (tree / "workflow/rules/llm.smk").write_text("rule llm_cache:\n    output: 'resources/llm/{name}/other'\n")
+    assert "workflow/rules/llm.smk" not in adopt_unchanged("a", recorded, commit, tree)  # changed since: stays stale
 
 
 def test_figure_and_table_code_is_left_out_unless_verdict_code_imports_it(tree):
