@@ -134,7 +134,7 @@ def _page(build: Mapping[str, Any], repo: Path, papers: list[dict[str, Any]], ha
            "with the sittings it took; a sitting lost without a record makes that a lower bound. The build's CPU-s "
            "is the measure: a benchmark file's cpu_time misses what a job spent after Snakemake's last sample of its "
            "process tree (every 0.5 s for the first 15 s, then every 30 s), so the jobs' sum reads low, most for "
-           "jobs of half a minute to a few minutes (collapse: 1,963 of the ~2,986 CPU-s its jobs' own clocks count). "
+           "jobs of half a minute to a few minutes. "
            "A job shared by "
            "several papers (the WSI stage, the language-model cache) is counted with the first paper built that "
            "needs it.", "",

@@ -5,7 +5,7 @@ being so, each paper's verdicts are tied to the files that can change them:
 
 - its experiment package ``src/repro/papers/<key>/``, its rule file, scripts, preset and claims file;
 - the shared stages it reads (``workflow/rules/<stage>.smk``, scripts and preset, when the paper's
-  rule file names the stage's ``resources/<stage>/`` or ``results/<stage>/`` folder);
+  rule file or its own code names the stage's ``resources/<stage>/`` or ``results/<stage>/`` folder);
 - every ``repro`` module those Python files import, followed transitively (imports found anywhere in a
   module, a function's lazy import included; a package's ``__init__`` counts for each module under it);
 - what judges every paper's claims: :mod:`repro.claims` with its imports, the claims schema, and
@@ -170,14 +170,14 @@ def paper_inputs(key: str, repo: str | Path = ".", stages: Iterable[str] = ("wsi
     return _with_imports(repo, own, [claims_module] if claims_module else [])
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def fingerprint(key: str, repo: str | Path = ".") -> dict[str, str]:
     """``{path: sha256 prefix}`` of every file :func:`paper_inputs` names."""
     repo = Path(repo).resolve()
-    return {rel: _sha(repo / rel) for rel in paper_inputs(key, repo)}
+    return {rel: _sha((repo / rel).read_bytes()) for rel in paper_inputs(key, repo)}
 
 
 def stale(published: Mapping[str, Mapping[str, str]], repo: str | Path = ".") -> dict[str, list[str]]:
@@ -214,7 +214,7 @@ def adopt_unchanged(key: str, recorded: Mapping[str, str], commit: str, repo: st
         if rel in out:
             continue
         then = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{rel}"], capture_output=True)
-        if then.returncode == 0 and hashlib.sha256(then.stdout).hexdigest()[:16] == sha:
+        if then.returncode == 0 and _sha(then.stdout) == sha:
             out[rel] = sha
     return dict(sorted(out.items()))
 
