@@ -24,7 +24,8 @@ The helpers every builder shares:
   (the lint's ``uncertainty-n``).
 
 :func:`save` writes a figure as a PDF whose bytes depend only on what was drawn (no creation date,
-fixed producer, cropped to a tight bounding box; its Keywords record whether it draws error bars or
+fixed producer, the layout done once and rounded so that every process draws the same bytes:
+:func:`freeze_layout`; cropped to a tight bounding box; its Keywords record whether it draws error bars or
 bands, :func:`repro.figures.lint.uncertainty`) and, beside it under the same stem, the CSV of the
 numbers it plots. With ``REPRO_FIGURE_LINT=1`` in the environment (or :func:`lint_on_save`) it first
 runs :mod:`repro.figures.lint` and refuses a figure that fails it. Tables go through
@@ -442,7 +443,8 @@ def freeze_layout(fig: plt.Figure) -> None:
 def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``fig`` to ``path`` (PDF, deterministic bytes) and ``table`` as CSV under the same stem.
 
-    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. The PDF's
+    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. The layout is done
+    once and frozen (:func:`freeze_layout`): the same figure is the same bytes in every process. The PDF's
     Keywords record whether the figure draws error bars or bands (``uncertainty: drawn``, ``missing``
     or ``none``: :func:`repro.figures.lint.uncertainty`), for the check of its caption
     (:func:`repro.figures.lint.check_captions`). With the lint on (:func:`lint_on_save`), a figure that
