@@ -368,7 +368,8 @@ def test_a_panel_of_a_subfigure_says_why_it_is_empty_wrapped_to_its_width():
 
 
 def test_a_grid_of_more_than_26_panels_is_lettered_on_after_z():
-    """immunize's Fig. 1 at small is three models by ten settings: its panels go on from (z) to (aa), (ab), ..."""
+    """immunize's Fig. 1 at small has 39 panels (six model-and-mode rows of six settings, three relearning panels):
+    its letters go on from (z) to (aa), (ab), ..."""
     from repro.figures.style import panel_letter, panel_letters
 
     assert [panel_letter(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == ["a", "z", "aa", "ab", "az", "ba", "zz", "aaa"]

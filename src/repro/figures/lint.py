@@ -263,9 +263,10 @@ def _legends(fig: plt.Figure) -> list[Legend]:
 def check(fig: plt.Figure, *, drawn: bool = False) -> list[Problem]:
     """Every problem of ``fig`` (see the module docstring); an empty list is a clean figure.
 
-    ``drawn``: the figure was just laid out (``fig.draw_without_rendering()``) and must not be again;
-    :func:`repro.figures.style.save` lays out once whether or not it lints, because each layout pass of
-    the constrained layout engine moves the artists a little and the PDF must not depend on the lint.
+    ``drawn``: the figure was just drawn (``fig.draw_without_rendering()``) and need not be again. Each layout
+    pass of the constrained layout engine moves the artists a little, so :func:`repro.figures.style.save` lays a
+    figure out once and freezes that layout (:func:`repro.figures.style.freeze_layout`) before it lints: the
+    lint's draw moves nothing, and the PDF does not depend on whether the lint ran.
     """
     if not drawn:
         fig.draw_without_rendering()

@@ -24,7 +24,8 @@ The helpers every builder shares:
   (the lint's ``uncertainty-n``).
 
 :func:`save` writes a figure as a PDF whose bytes depend only on what was drawn (no creation date,
-fixed producer, cropped to a tight bounding box; its Keywords record whether it draws error bars or
+fixed producer, the layout done once and rounded so that every process draws the same bytes:
+:func:`freeze_layout`; cropped to a tight bounding box; its Keywords record whether it draws error bars or
 bands, :func:`repro.figures.lint.uncertainty`) and, beside it under the same stem, the CSV of the
 numbers it plots. With ``REPRO_FIGURE_LINT=1`` in the environment (or :func:`lint_on_save`) it first
 runs :mod:`repro.figures.lint` and refuses a figure that fails it. Tables go through
@@ -42,6 +43,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.transforms import Bbox
 import numpy as np
 import pandas as pd
 
@@ -51,7 +53,7 @@ from repro.tables import markdown_table, save_csv, save_table  # re-exported: bu
 __all__ = ["apply_style", "Palette", "mean_se", "save", "save_table", "save_csv", "markdown_table", "PALETTE",
            "OURS", "REFERENCE", "FLOOR", "TEXT_WIDTH", "COLUMN_WIDTH", "MIN_FONT_PT", "subplots", "new_figure",
            "legend", "panel_letter", "panel_letters", "not_built", "not_built_figure", "interval_err", "mark_missing", "se_err", "n_text", "categorical",
-           "lint_on_save", "NOT_BUILT_GID", "PANEL_LETTER_GID", "MISSING_GID"]
+           "lint_on_save", "freeze_layout", "LAYOUT_GRID", "NOT_BUILT_GID", "PANEL_LETTER_GID", "MISSING_GID"]
 
 #: A page's text width and one column's width (inches): a figure is drawn at one of the two.
 TEXT_WIDTH = 5.5
@@ -392,10 +394,57 @@ def _pdf_metadata(title: str, keywords: str) -> dict:
             "Producer": "neurips26-repro (matplotlib)", "CreationDate": None, "ModDate": None}
 
 
+#: The grid :func:`freeze_layout` rounds a laid-out figure to, as a fraction of its (sub)figure: 2**-30 (a billionth,
+#: about 4e-7 pt across a text-wide figure, far below the PDF's 1e-6 pt precision and invisible), a power of two so
+#: that a rounded value is exact.
+LAYOUT_GRID = 2.0 ** -30
+
+
+def _on_grid(values) -> np.ndarray:
+    return np.round(np.asarray(values, dtype=float) / LAYOUT_GRID) * LAYOUT_GRID
+
+
+def freeze_layout(fig: plt.Figure) -> None:
+    """Lay ``fig`` out once, round the layout to :data:`LAYOUT_GRID` and keep it: the figure draws the same bytes in
+    every process.
+
+    The constrained layout solves for the panels' positions with a linear-constraint solver (kiwisolver) whose
+    order of operations follows the memory addresses of its variables, so the same figure's positions differ in
+    the last bits from one process to another. In a plain grid of panels those bits rarely reach the PDF; a figure
+    with subfigures (each laid out inside a box the solver placed) turns them into different coordinates in the
+    PDF (different bytes from the same inputs, whatever ``PYTHONHASHSEED``). The layout runs once here; what it
+    placed (each subfigure's box, each panel's position, the suptitles and super labels) is rounded to a grid far
+    coarser than that noise, and the layout engine is removed so that later draws (the lint's, ``savefig``'s two
+    for the tight bounding box) do not solve again. Everything drawn afterwards is computed from the rounded
+    values, so it is the same to the bit. A figure without a layout engine is drawn once and left as it is.
+    """
+    fig.draw_without_rendering()
+    if fig.get_layout_engine() is None:
+        return
+    figures, stack = [], [fig]
+    while stack:
+        f = stack.pop()
+        figures.append(f)
+        stack.extend(f.subfigs)
+    for f in figures:
+        if f is not fig:  # a subfigure's box, in its parent's coordinates
+            x0, y0, x1, y1 = _on_grid(f.bbox_relative.extents)
+            f._redo_transform_rel_fig(bbox=Bbox([[x0, y0], [x1, y1]]))
+        for text in (f._suptitle, f._supxlabel, f._supylabel):
+            if text is not None:
+                text.set_position(tuple(_on_grid(text.get_position())))
+    for ax in fig.get_axes():  # every panel and colour bar, subfigures' too, in its subfigure's coordinates
+        x0, y0, x1, y1 = _on_grid(ax.get_position(original=True).extents)
+        # as the layout sets it (``set_position`` would also take the panel out of the layout)
+        ax._set_position(Bbox([[x0, y0], [x1, y1]]), which="both")
+    fig.set_layout_engine("none")
+
+
 def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``fig`` to ``path`` (PDF, deterministic bytes) and ``table`` as CSV under the same stem.
 
-    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. The PDF's
+    ``table`` is the tidy DataFrame the figure plots, so a reader can check every number. The layout is done
+    once and frozen (:func:`freeze_layout`): the same figure is the same bytes in every process. The PDF's
     Keywords record whether the figure draws error bars or bands (``uncertainty: drawn``, ``missing``
     or ``none``: :func:`repro.figures.lint.uncertainty`), for the check of its caption
     (:func:`repro.figures.lint.check_captions`). With the lint on (:func:`lint_on_save`), a figure that
@@ -408,11 +457,9 @@ def save(fig: plt.Figure, table: pd.DataFrame, path: str | os.PathLike) -> None:
     path = Path(path)
     if path.suffix != ".pdf":
         raise ValueError(f"figures are written as PDF; got {path}")
-    # One layout pass before saving, linted or not: each pass of the constrained layout moves the artists
-    # a little, so the PDF's bytes must not depend on whether the lint drew the figure first.
-    fig.draw_without_rendering()
+    freeze_layout(fig)
     if _lint_enabled():
-        problems = check(fig, drawn=True)
+        problems = check(fig)
         if problems:
             plt.close(fig)
             raise ValueError(f"figure {path.name} fails the figure lint:\n" + "\n".join(map(str, problems)))

@@ -5,12 +5,15 @@ Each builder takes the tidy DataFrame it plots (written beside the PDF as CSV).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import LogLocator, NullFormatter
 
-from repro.figures.style import REFERENCE, Palette, legend, mean_se, n_text, not_built, panel_letters, se_err, subplots
+from repro.figures.style import (REFERENCE, Palette, legend, mean_se, n_text, new_figure, not_built, panel_letters, se_err,
+                                 subplots)
 
 __all__ = ["COLORS", "LABELS", "fig1_table", "fig1", "fig2_table", "fig2"]
 
@@ -26,29 +29,87 @@ def fig1_table(curves: pd.DataFrame) -> pd.DataFrame:
     return mean_se(curves, ["model", "setting", "method", "step"], "harmful_acc")
 
 
+_SETTING = re.compile(r"^(?P<mode>[a-z]+)_(?P<optimizer>[a-z]+)_lr(?P<lr>[0-9pme]+)$")
+_MODE = {"full": "full fine-tuning", "probe": "probe only"}
+_OPTIMIZER = {"adam": "Adam", "sgd": "SGD"}
+
+
+def _parse_setting(key: str) -> tuple[str, str, float]:
+    """``probe_sgd_lr0p1`` -> ("probe", "sgd", 0.1): the inverse of :func:`repro.papers.immunize.experiment.setting_key`."""
+    m = _SETTING.match(key)
+    if m is None:
+        raise ValueError(f"immunize fig1: setting {key!r} is neither 'relearn' nor <mode>_<optimizer>_lr<rate>")
+    return m["mode"], m["optimizer"], float(m["lr"].replace("p", ".").replace("m", "-"))
+
+
+def _curves(ax, sel: pd.DataFrame) -> None:
+    for method, g in sel.groupby("method", sort=False):
+        ax.errorbar(g.step, g["mean"], yerr=se_err(g["mean"], g["se"], bounds=(0, 1)), marker="o", ms=2,
+                    lw=0.9, elinewidth=0.6, color=COLORS(method), label=LABELS[method])
+
+
+def _steps_axis(ax, steps) -> None:
+    ax.set_xscale("log")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_yticks([0, 0.5, 1], ["0", "0.5", "1"])
+    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if len(steps):
+        ax.set_xlim(min(steps) / 1.6, max(steps) * 1.6)
+
+
 def fig1(table: pd.DataFrame):
-    """One row of panels per model, one column per adversary setting (and relearning)."""
-    settings = sorted(s for s in set(table.setting) if s != "relearn") + ["relearn"]
+    """Harmful accuracy against adversary steps: (top) the open-weights adversary, one row per model and mode
+    (full fine-tuning, probe only), one column per optimiser and learning rate; (bottom) relearning after
+    unlearning, one panel per model. One shared legend below; every panel lettered."""
     models = list(dict.fromkeys(table.model))
-    ncol, nrow = len(settings), len(models)
-    fig, axes = subplots(nrow, ncol, width="text", height=0.6 + 1.25 * nrow, squeeze=False, sharey=True, sharex=True)
-    for ax, (model, setting) in zip(axes.flat, [(mo, st) for mo in models for st in settings]):
-        sel = table[(table.setting == setting) & (table.model == model)]
-        for method, g in sel.groupby("method", sort=False):
-            ax.errorbar(g.step, g["mean"], yerr=se_err(g["mean"], g["se"], bounds=(0, 1)), marker="o", ms=2.5,
-                        color=COLORS(method), label=LABELS[method])
-        ax.set_xscale("log")
-        name = (setting.replace("_lr", "\nlr ").replace("_", " ").replace("p", ".").replace(".robe", "probe")
-                if setting != "relearn" else "relearn\n(adam)")
-        if model == models[0]:
-            ax.set_title(name)
-        if sel.empty:
-            not_built(ax, "not run")
-    for ax in axes[-1, :]:
-        ax.set_xlabel("adversary steps")
-    for ax, model in zip(axes[:, 0], models):
-        ax.set_ylabel(f"{model}:\nharmful test acc.")
-    panel_letters(axes.flat)
+    keys = sorted(s for s in set(table.setting) if s != "relearn")
+    parsed = {k: _parse_setting(k) for k in keys}
+    modes = [m for m in ("full", "probe") if any(p[0] == m for p in parsed.values())]
+    modes += sorted({p[0] for p in parsed.values()} - set(modes))
+    columns = sorted({(p[1], p[2]) for p in parsed.values()})  # (optimiser, lr): Adam's first, lr ascending
+    by_cell = {(p[0], p[1], p[2]): k for k, p in parsed.items()}
+    steps = sorted(set(table.step))
+    rows = [(mo, md) for mo in models for md in modes]
+    relearn = "relearn" in set(table.setting)
+    row_h = 0.78
+    top_h = 0.45 + row_h * max(len(rows), 1)
+    bottom_h = 1.3 if relearn else 0.0
+    fig = new_figure("text", height=top_h + bottom_h + 0.45)
+    if relearn:
+        top, bottom = fig.subfigures(2, 1, height_ratios=[top_h, bottom_h])
+    else:
+        top, bottom = fig, None
+    grid = top.subplots(max(len(rows), 1), max(len(columns), 1), squeeze=False, sharex=True, sharey=True)
+    for i, (model, mode) in enumerate(rows):
+        for j, (opt, lr) in enumerate(columns):
+            ax = grid[i, j]
+            key = by_cell.get((mode, opt, lr))
+            sel = table[(table.model == model) & (table.setting == key)] if key else table.iloc[:0]
+            _curves(ax, sel)
+            _steps_axis(ax, steps)
+            if i == 0:
+                ax.set_title(f"{_OPTIMIZER.get(opt, opt)}\nlr {lr:g}")
+            if sel.empty:
+                not_built(ax, "left out for cost")
+        grid[i, 0].set_ylabel(f"{model}\n{_MODE.get(mode, mode)}")
+    top.supxlabel("adversary steps")
+    top.supylabel("harmful test accuracy, open-weights adversary")
+    axes = list(grid.flat)
+    if bottom is not None:
+        panels = bottom.subplots(1, len(models), squeeze=False, sharex=True, sharey=True)[0]
+        for ax, model in zip(panels, models):
+            sel = table[(table.model == model) & (table.setting == "relearn")]
+            _curves(ax, sel)
+            _steps_axis(ax, steps)
+            ax.set_title(model)
+            ax.set_xlabel("relearning steps")
+            if sel.empty:
+                not_built(ax, "not run")
+        panels[0].set_ylabel("harmful test acc.")
+        bottom.suptitle("relearning after unlearning (Adam)")
+        axes += list(panels)
+    panel_letters(axes)
     legend(fig, where="below", ncol=4, title=f"mean ± s.e. over seeds, {n_text(table.n_seeds, 'seed')}")
     return fig
 
