@@ -31,8 +31,9 @@ def test_a_key_of_another_form_is_named():
         _parse_setting("full_adam")
 
 
-def _table() -> pd.DataFrame:
-    """Two models; the mlp lacks full fine-tuning with SGD. Each curve's level encodes its panel and method."""
+def _table() -> tuple[pd.DataFrame, list[tuple[str, str, str, float]]]:
+    """The table and its open-weights cells (model, mode, optimiser, lr): two models; the mlp lacks full fine-tuning
+    with SGD. Each curve's level encodes its panel and method."""
     rows = []
     cells = [(mo, md, opt, lr) for mo in ("linear", "mlp") for md in ("full", "probe")
              for opt, lr in (("adam", 0.1), ("sgd", 1.0)) if not (mo == "mlp" and md == "full" and opt == "sgd")]

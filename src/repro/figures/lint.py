@@ -260,16 +260,15 @@ def _legends(fig: plt.Figure) -> list[Legend]:
     return out
 
 
-def check(fig: plt.Figure, *, drawn: bool = False) -> list[Problem]:
+def check(fig: plt.Figure) -> list[Problem]:
     """Every problem of ``fig`` (see the module docstring); an empty list is a clean figure.
 
-    ``drawn``: the figure was just drawn (``fig.draw_without_rendering()``) and need not be again. Each layout
-    pass of the constrained layout engine moves the artists a little, so :func:`repro.figures.style.save` lays a
-    figure out once and freezes that layout (:func:`repro.figures.style.freeze_layout`) before it lints: the
-    lint's draw moves nothing, and the PDF does not depend on whether the lint ran.
+    The lint draws the figure to measure it. Each layout pass of the constrained layout engine moves the artists a
+    little, so :func:`repro.figures.style.save` lays a figure out once and freezes that layout
+    (:func:`repro.figures.style.freeze_layout`) before it lints: the lint's draw moves nothing, and the PDF does not
+    depend on whether the lint ran.
     """
-    if not drawn:
-        fig.draw_without_rendering()
+    fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     problems: list[Problem] = []
     px_per_pt = fig.dpi / 72.0
